@@ -1,0 +1,164 @@
+"""Host and environment facts that travel with every campaign (pyperf's
+_collect_metadata): a plain record, gathered once before measuring."""
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import subprocess
+import sys
+from dataclasses import asdict, dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+import psutil
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+LIBRARIES = ("cffi", "numpy", "scipy", "pandas", "pyarrow", "matplotlib", "seaborn", "papermill", "psutil", "tqdm")
+
+
+def _read(path: str | Path, default: str = "") -> str:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return default
+
+
+def _cmd(*argv: str) -> str:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def cpu_model() -> str:
+    for line in _read("/proc/cpuinfo").splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor()
+
+
+def virtualization() -> str:
+    """Hypervisor and container, e.g. 'kvm' or 'kvm+docker'; 'none' on bare metal.
+
+    Both matter: a VM changes the cost of cross-CPU wake-ups, a container
+    changes little but the filesystem under /tmp."""
+    vm = _cmd("systemd-detect-virt", "--vm")
+    if vm in ("", "none") and "hypervisor" in _read("/proc/cpuinfo"):
+        vm = "vm"
+    container = _cmd("systemd-detect-virt", "--container")
+    parts = [p for p in (vm, container) if p and p != "none"]
+    return "+".join(parts) or "none"
+
+
+def mitigations() -> dict[str, str]:
+    d = Path("/sys/devices/system/cpu/vulnerabilities")
+    return {p.name: _read(p) for p in sorted(d.glob("*"))} if d.is_dir() else {}
+
+
+def filesystem_type(path: str | Path) -> str:
+    """Type of the filesystem holding `path` (longest mount-point prefix)."""
+    real = os.path.realpath(path)
+    best, fstype = "", ""
+    for part in psutil.disk_partitions(all=True):
+        mp = part.mountpoint
+        if (real == mp or real.startswith(mp.rstrip("/") + "/")) and len(mp) >= len(best):
+            best, fstype = mp, part.fstype
+    return fstype or "unknown"
+
+
+def git_state(repo: Path = REPO_ROOT) -> dict:
+    commit = _cmd("git", "-C", str(repo), "rev-parse", "HEAD")
+    dirty = bool(_cmd("git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"))
+    return {"commit": commit or "unknown", "dirty": dirty if commit else None}
+
+
+def probe_sources_sha256(probes_dir: Path = REPO_ROOT / "probes") -> str:
+    """Same hash as probes/build_probes.py computes at build time."""
+    h = hashlib.sha256()
+    if not probes_dir.is_dir():
+        return "unavailable"
+    for p in sorted(probes_dir.rglob("*")):
+        if p.suffix in (".c", ".h") and p.is_file():
+            h.update(p.relative_to(probes_dir).as_posix().encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def probe_build_info() -> dict:
+    from osbench_analysis._probes import ffi, lib
+
+    info = dict(kv.split("=", 1) for kv in ffi.string(lib.osb_build_info()).decode().split(";"))
+    info["extension"] = Path(sys.modules["osbench_analysis._probes"].__file__).name
+    info["source_sha256_now"] = probe_sources_sha256()
+    # A mismatch means probes/ changed since the extension was built: rebuild (pip install -e .).
+    info["stale"] = info["source_sha256_now"] not in ("unavailable", info.get("source_sha256"))
+    return info
+
+
+def library_versions() -> dict[str, str]:
+    out = {}
+    for name in LIBRARIES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+@dataclass
+class HostInfo:
+    hostname: str
+    os: str
+    kernel_release: str
+    kernel_version: str
+    machine: str
+    cpu_model: str
+    cpu_count_logical: int
+    cpus_allowed: list[int]
+    memory_bytes: int
+    clocksource: str
+    virtualization: str
+    cpuidle_governor: str
+    guest_halt_poll_ns: str
+    mitigations: dict[str, str]
+    python: str
+    libraries: dict[str, str]
+    probes: dict
+    git: dict
+    loadavg_at_start: list[float] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def os_release() -> str:
+    for line in _read("/etc/os-release").splitlines():
+        if line.startswith("PRETTY_NAME="):
+            return line.split("=", 1)[1].strip('"')
+    return platform.system()
+
+
+def collect_host_info() -> HostInfo:
+    u = platform.uname()
+    return HostInfo(
+        hostname=u.node,
+        os=os_release(),
+        kernel_release=u.release,
+        kernel_version=u.version,
+        machine=u.machine,
+        cpu_model=cpu_model(),
+        cpu_count_logical=psutil.cpu_count(logical=True) or 0,
+        cpus_allowed=sorted(os.sched_getaffinity(0)),
+        memory_bytes=psutil.virtual_memory().total,
+        clocksource=_read("/sys/devices/system/clocksource/clocksource0/current_clocksource", "unknown"),
+        virtualization=virtualization(),
+        cpuidle_governor=_read("/sys/devices/system/cpu/cpuidle/current_governor", "unknown"),
+        guest_halt_poll_ns=_read("/sys/module/haltpoll/parameters/guest_halt_poll_ns", "unavailable"),
+        mitigations=mitigations(),
+        python=sys.version.split()[0],
+        libraries=library_versions(),
+        probes=probe_build_info(),
+        git=git_state(),
+        loadavg_at_start=list(os.getloadavg()),
+    )

@@ -1,0 +1,217 @@
+"""The campaign store: raw data written once, atomically, sealed, never modified.
+
+Layout of one campaign, ``data/campaigns/<id>/``::
+
+    samples.parquet   one row per timed batch (schema.SAMPLE_COLUMNS)
+    manifest.json     schema version, parameters, host, worker outcomes, file hashes
+    SHA256SUMS        the seal: sha256 of both files above (``sha256sum -c SHA256SUMS``)
+
+A campaign is assembled in ``.tmp-<id>-<pid>/`` beside its final place and
+renamed into place only when complete, so a folder named by an id is always
+a whole campaign.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import re
+import shutil
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from osbench_analysis.schema import RUN_COLUMNS, SAMPLE_COLUMNS, SCHEMA_VERSION
+
+SAMPLES_FILE = "samples.parquet"
+MANIFEST_FILE = "manifest.json"
+SEAL_FILE = "SHA256SUMS"
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_ARROW = {"string": pa.string(), "int32": pa.int32(), "int64": pa.int64(), "bool": pa.bool_(),
+          "float64": pa.float64(), "Int64": pa.int64()}
+ARROW_SCHEMA = pa.schema([(name, _ARROW[t]) for name, t in SAMPLE_COLUMNS.items()])
+
+
+class StoreError(Exception):
+    """Something about the campaign store the user must fix (path, id)."""
+
+
+class CampaignExists(StoreError):
+    pass
+
+
+class CampaignCorrupted(StoreError):
+    """A sealed campaign whose files no longer match their seal or schema."""
+
+
+def default_root() -> Path:
+    """data/campaigns of this checkout, or $OSBENCH_DATA_DIR."""
+    env = os.environ.get("OSBENCH_DATA_DIR")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parent.parent / "data" / "campaigns"
+
+
+def new_campaign_id(label: str, now: dt.datetime | None = None) -> str:
+    now = now or dt.datetime.now(dt.timezone.utc)
+    host = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:32]
+    return f"{now:%Y%m%dT%H%M%SZ}-{host}-{re.sub(r'[^A-Za-z0-9._-]', '-', label)}"
+
+
+def check_can_create(root: str | Path, campaign_id: str) -> Path:
+    """Everything that would make writing the campaign fail, checked before measuring."""
+    if not ID_PATTERN.match(campaign_id):
+        raise StoreError(f"campaign id must be 1-128 characters of letters, digits, '.', '_' or '-', "
+                         f"starting with a letter or digit (got {campaign_id!r})")
+    root = Path(root)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise StoreError(f"cannot create output folder {root}: {e.strerror}") from None
+    if not os.access(root, os.W_OK | os.X_OK):
+        raise StoreError(f"output folder {root} is not writable")
+    target = root / campaign_id
+    if target.exists():
+        raise CampaignExists(f"campaign {campaign_id!r} already exists at {target}; sealed campaigns are "
+                             f"never overwritten: choose another id or leave it unset for a fresh one")
+    return target
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def samples_table(samples: pd.DataFrame) -> pa.Table:
+    missing = [c for c in SAMPLE_COLUMNS if c not in samples.columns]
+    if missing:
+        raise ValueError(f"samples lack columns {missing}")
+    return pa.Table.from_pandas(samples[list(SAMPLE_COLUMNS)], schema=ARROW_SCHEMA, preserve_index=False)
+
+
+def write_campaign(root: str | Path, campaign_id: str, samples: pd.DataFrame, manifest: dict) -> Path:
+    """Write, seal and atomically publish a campaign; returns its folder."""
+    target = check_can_create(root, campaign_id)
+    tmp = Path(root) / f".tmp-{campaign_id}-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        pq.write_table(samples_table(samples), tmp / SAMPLES_FILE, compression="zstd")
+        manifest = {**manifest, "schema_version": SCHEMA_VERSION, "campaign_id": campaign_id,
+                    "files": {SAMPLES_FILE: {"sha256": _sha256(tmp / SAMPLES_FILE), "rows": len(samples)}}}
+        (tmp / MANIFEST_FILE).write_text(json.dumps(manifest, indent=1, sort_keys=True, default=str) + "\n")
+        sums = "".join(f"{_sha256(tmp / n)}  {n}\n" for n in (MANIFEST_FILE, SAMPLES_FILE))
+        (tmp / SEAL_FILE).write_text(sums)
+        for f in tmp.iterdir():
+            f.chmod(0o444)
+        if target.exists():  # re-check: rename(2) would replace an empty directory
+            raise CampaignExists(f"campaign {campaign_id!r} appeared at {target} while measuring")
+        os.rename(tmp, target)
+        target.chmod(0o555)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+@dataclass
+class Campaign:
+    id: str
+    path: Path
+    manifest: dict
+    samples: pd.DataFrame
+
+    @property
+    def runs(self) -> pd.DataFrame:
+        """Worker outcomes: one row per (probe, variant, placement, run)."""
+        return pd.DataFrame(self.manifest.get("runs", []), columns=list(RUN_COLUMNS)).astype(RUN_COLUMNS)
+
+    @property
+    def errors(self) -> pd.DataFrame:
+        r = self.runs
+        return r[r["status"] != "ok"].reset_index(drop=True)
+
+
+def verify_seal(path: Path) -> None:
+    seal = path / SEAL_FILE
+    if not seal.is_file():
+        raise CampaignCorrupted(f"{path} is not a sealed campaign (no {SEAL_FILE})")
+    expected = {}
+    for line in seal.read_text().splitlines():
+        digest, _, name = line.partition("  ")
+        expected[name] = digest
+    for name in (MANIFEST_FILE, SAMPLES_FILE):
+        if name not in expected:
+            raise CampaignCorrupted(f"{seal} does not cover {name}")
+        if not (path / name).is_file():
+            raise CampaignCorrupted(f"{path / name} is missing")
+        actual = _sha256(path / name)
+        if actual != expected[name]:
+            raise CampaignCorrupted(f"{path / name} does not match its seal (sha256 {actual[:12]}… "
+                                    f"expected {expected[name][:12]}…): the raw data was modified or damaged")
+
+
+def resolve(id_or_path: str | Path, root: str | Path | None = None) -> Path:
+    p = Path(id_or_path)
+    if p.is_dir():
+        return p
+    candidate = Path(root or default_root()) / str(id_or_path)
+    if candidate.is_dir():
+        return candidate
+    known = ", ".join(catalog(root)["campaign_id"]) or "none"
+    raise StoreError(f"no campaign {str(id_or_path)!r} under {Path(root or default_root())} (known: {known})")
+
+
+def load_campaign(id_or_path: str | Path, root: str | Path | None = None) -> Campaign:
+    """Load a sealed campaign, verifying its seal and schema first."""
+    path = resolve(id_or_path, root)
+    verify_seal(path)
+    manifest = json.loads((path / MANIFEST_FILE).read_text())
+    version = manifest.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise CampaignCorrupted(f"{path} has schema version {version}; this osbench reads {SCHEMA_VERSION}")
+    table = pq.read_table(path / SAMPLES_FILE)
+    if table.schema.names != list(SAMPLE_COLUMNS):
+        raise CampaignCorrupted(f"{path / SAMPLES_FILE} columns {table.schema.names} differ from the schema")
+    samples = table.to_pandas().astype(SAMPLE_COLUMNS)
+    return Campaign(id=manifest["campaign_id"], path=path, manifest=manifest, samples=samples)
+
+
+CATALOG_COLUMNS = ["campaign_id", "created_utc", "environment", "arch_class", "profile", "probes",
+                   "n_samples", "n_errors", "hostname", "kernel_release", "virtualization", "git_commit", "path"]
+
+
+def catalog(root: str | Path | None = None) -> pd.DataFrame:
+    """One row per campaign under root (seals are verified by load_campaign, not here)."""
+    root = Path(root or default_root())
+    rows = []
+    for d in sorted(root.iterdir()) if root.is_dir() else []:
+        m = d / MANIFEST_FILE
+        if d.name.startswith(".") or not m.is_file():
+            continue
+        man = json.loads(m.read_text())
+        host = man.get("host", {})
+        rows.append({
+            "campaign_id": man.get("campaign_id", d.name),
+            "created_utc": man.get("created_utc"),
+            "environment": man.get("environment"),
+            "arch_class": man.get("arch_class"),
+            "profile": man.get("config", {}).get("profile"),
+            "probes": len(man.get("config", {}).get("probes", [])),
+            "n_samples": man.get("files", {}).get(SAMPLES_FILE, {}).get("rows"),
+            "n_errors": sum(r.get("status") != "ok" for r in man.get("runs", [])),
+            "hostname": host.get("hostname"),
+            "kernel_release": host.get("kernel_release"),
+            "virtualization": host.get("virtualization"),
+            "git_commit": host.get("git", {}).get("commit"),
+            "path": str(d),
+        })
+    return pd.DataFrame(rows, columns=CATALOG_COLUMNS)
