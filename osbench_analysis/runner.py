@@ -24,10 +24,8 @@ from pathlib import Path
 import pandas as pd
 
 from osbench_analysis import host, registry, store
-from osbench_analysis.schema import ARCH_CLASSES, SAMPLE_COLUMNS
+from osbench_analysis.schema import ARCH_CLASSES, PLACEMENTS, SAMPLE_COLUMNS
 from osbench_analysis.worker import WorkerRequest
-
-PLACEMENTS = ("same_cpu", "cross_cpu", "unpinned")
 
 
 class ConfigError(ValueError):
@@ -84,7 +82,10 @@ def make_config(profile: str = "quick", **overrides) -> CampaignConfig:
     unknown = set(given) - set(CampaignConfig.__dataclass_fields__)
     if unknown:
         raise ConfigError(f"unknown campaign parameter(s) {sorted(unknown)}")
-    return CampaignConfig(**{**PROFILES[profile], "profile": profile, **given})
+    settings = {**PROFILES[profile], "profile": profile, **given}
+    if "variants" not in given:  # a profile's variants follow its probes, not the user's selection
+        settings["variants"] = {k: v for k, v in settings["variants"].items() if k in settings.get("probes", registry.DEFAULT_PROBES)}
+    return CampaignConfig(**settings)
 
 
 @dataclass(frozen=True)
@@ -226,7 +227,7 @@ def run_campaign(cfg: CampaignConfig, progress: bool = True) -> store.Campaign:
     """Validate, measure, seal and return the campaign (loaded back from disk)."""
     conditions = validate(cfg)
     root = Path(cfg.output) if cfg.output else store.default_root()
-    campaign_id = cfg.campaign_id or store.new_campaign_id(cfg.environment)
+    campaign_id = store.new_campaign_id(cfg.environment) if cfg.campaign_id is None else cfg.campaign_id
     store.check_can_create(root, campaign_id)
     cpus = cfg.cpus if cfg.cpus is not None else sorted(os.sched_getaffinity(0))[:2]
     workdir_root = cfg.workdir or _default_workdir()

@@ -16,7 +16,7 @@ SAMPLE_COLUMNS: dict[str, str] = {
     "probe": "string",         # registry name, e.g. fork_exit
     "variant": "string",       # short label of non-default probe parameters ('' if none), e.g. 'fs=tmpfs'
     "params_json": "string",   # canonical JSON of all probe parameters used
-    "placement": "string",     # same_cpu | cross_cpu | unpinned | single (one-process probe, pinned) | single_unpinned
+    "placement": "string",     # same_cpu (worker pinned, second party too) | cross_cpu (second party on another CPU) | unpinned
     "fs_type": "string",       # filesystem of the probe's work dir (file probes) else ''
     "run": "int32",            # worker process index within (probe, variant, placement)
     "batch": "int32",          # batch index within the run, warm-ups included (0-based)
@@ -54,4 +54,4 @@ RUN_COLUMNS: dict[str, str] = {
 }
 
 ARCH_CLASSES = ("monolithic", "microkernel", "hybrid", "user-space-kernel")
-PLACEMENTS = ("same_cpu", "cross_cpu", "unpinned", "single", "single_unpinned")
+PLACEMENTS = ("same_cpu", "cross_cpu", "unpinned")

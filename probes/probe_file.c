@@ -11,6 +11,7 @@
 
 typedef struct {
     int dirfd;
+    int64_t created;   /* files f0..f(created-1) exist or existed: teardown removes only those */
     char path[4096];
 } file_state;
 
@@ -110,6 +111,7 @@ static int create_delete_loop(osb_ctx *c, int64_t n)
             rc = osb_fail(c, errno, "create %s failed: %s", name, strerror(errno));
             break;
         }
+        s->created = i + 1;
         if (write(fd, data, sizeof data) != (ssize_t)sizeof data)
             rc = osb_fail(c, errno, "write to %s failed", name);
         close(fd);
@@ -132,7 +134,7 @@ static int create_delete_teardown(osb_ctx *c)
     char name[32];
     if (!s)
         return 0;
-    for (int64_t i = 0; i < c->n; i++) {
+    for (int64_t i = 0; i < s->created; i++) {
         file_name(name, sizeof name, i);
         unlinkat(s->dirfd, name, 0);
     }

@@ -1,0 +1,94 @@
+"""Each probe does the work it claims: counted by the probe, checked from outside."""
+import os
+
+import pytest
+
+from osbench_analysis import registry
+from osbench_analysis.runner import run_worker
+from osbench_analysis.worker import Batcher, ProbeFailed, WorkerRequest, helper_path
+
+
+def request(probe, iterations, **kw):
+    return WorkerRequest(probe=probe, params=kw.pop("params", {}), min_batch_ns=1, warmup=0, batches=2,
+                         max_iterations=10**6, iterations=iterations, **kw)
+
+
+def no_children_left():
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
+
+
+@pytest.mark.parametrize("probe,n", [
+    ("null_syscall", 20_000), ("syscall_mix", 5_000), ("thread_create_join", 50),
+    ("mmap_touch", 2_000), ("malloc_free_small", 20_000),
+])
+def test_work_done_equals_iterations_in_a_worker(probe, n):
+    out = run_worker(request(probe, n), timeout_s=60)
+    assert out.status == "ok", out.message
+    assert len(out.batches) == 2
+    for b in out.batches:
+        assert b["iterations"] == n and b["work_done"] == n
+        assert b["elapsed_ns"] > 0
+
+
+@pytest.mark.parametrize("probe", ["open_close", "stat", "file_create_delete"])
+def test_file_probes_do_their_work_and_leave_the_folder_empty(probe, tmp_path):
+    out = run_worker(request(probe, 500, workdir=str(tmp_path)), timeout_s=60)
+    assert out.status == "ok", out.message
+    assert [b["work_done"] for b in out.batches] == [500, 500]
+    assert os.listdir(tmp_path) == []
+
+
+def test_file_create_delete_really_creates_files(tmp_path):
+    # A leftover file with a probe's name makes O_EXCL creation fail: proof the
+    # probe creates real directory entries, and that it reports the failure.
+    (tmp_path / "f3").write_text("in the way")
+    with pytest.raises(ProbeFailed, match="create f3 failed"):
+        Batcher(request("file_create_delete", 10, workdir=str(tmp_path))).run(10)
+    assert os.listdir(tmp_path) == ["f3"]  # its own files were removed even on error
+
+
+def test_fork_exit_reaps_every_child():
+    r = Batcher(request("fork_exit", 30)).run(30)
+    assert r["work_done"] == 30
+    no_children_left()
+
+
+@pytest.mark.parametrize("linkage", ["dynamic", "static"])
+def test_fork_exec_runs_the_helper_each_time(linkage):
+    params = {"linkage": linkage}
+    assert os.access(helper_path(params), os.X_OK)
+    r = Batcher(request("fork_exec", 20, params=params)).run(20)
+    assert r["work_done"] == 20
+    no_children_left()
+
+
+def test_fork_exec_reports_a_missing_helper():
+    b = Batcher(request("fork_exec", 5))
+    b._keep[1] = b.ffi.new("char[]", b"/nonexistent/helper")
+    b.params.helper_path = b._keep[1]
+    with pytest.raises(ProbeFailed, match="helper program not executable"):
+        b.run(5)
+
+
+def test_pipe_pingpong_moves_every_token_and_reaps_its_echo_child():
+    r = Batcher(request("pipe_pingpong", 1_000)).run(1_000)
+    assert r["work_done"] == 1_000          # each reply was the token + 1
+    no_children_left()
+
+
+def test_timings_are_ordered_syscall_fork_exec():
+    def median_ns(probe, n):
+        out = run_worker(request(probe, n, worker_cpu=sorted(os.sched_getaffinity(0))[0]), timeout_s=60)
+        per_op = sorted(b["elapsed_ns"] / b["iterations"] for b in out.batches)
+        return per_op[len(per_op) // 2]
+
+    syscall, fork, fork_exec = median_ns("null_syscall", 50_000), median_ns("fork_exit", 50), median_ns("fork_exec", 30)
+    assert 0 < syscall < fork < fork_exec
+
+
+def test_every_registered_probe_exists_in_the_extension():
+    from osbench_analysis._probes import ffi, lib
+
+    compiled = {ffi.string(lib.osb_probe_name(i)).decode() for i in range(lib.osb_probe_count())}
+    assert compiled == set(registry.PROBES)

@@ -1,0 +1,112 @@
+"""Sealed campaigns: atomic, complete, never overwritten, corruption detected."""
+import json
+import os
+import shutil
+
+import pytest
+
+from osbench_analysis import runner, store
+from osbench_analysis.schema import SAMPLE_COLUMNS
+
+
+def test_campaign_is_sealed_with_checksums_and_host_metadata(tiny_campaign):
+    c = tiny_campaign
+    files = sorted(os.listdir(c.path))
+    assert files == sorted([store.MANIFEST_FILE, store.SAMPLES_FILE, store.SEAL_FILE])
+    m = c.manifest
+    assert m["schema_version"] == 1
+    for key in ("kernel_release", "cpu_model", "clocksource", "virtualization", "mitigations", "memory_bytes"):
+        assert key in m["host"]
+    assert m["host"]["probes"]["source_sha256"] == m["host"]["probes"]["source_sha256_now"]
+    assert m["config"]["runs"] == 2 and m["environment"] == "native" and m["arch_class"] == "monolithic"
+    assert list(c.samples.columns) == list(SAMPLE_COLUMNS)
+    ok = c.samples[~c.samples["warmup"]]
+    assert (ok.groupby(["probe", "placement", "run"]).size() == 3).all()
+    assert (c.samples["work_done"] == c.samples["iterations"]).all()
+
+
+def test_every_sample_records_its_placement(tiny_campaign):
+    s = tiny_campaign.samples
+    assert set(s.loc[s.probe == "pipe_pingpong", "placement"]) == {"same_cpu", "cross_cpu"}
+    assert set(s.loc[s.probe == "null_syscall", "placement"]) == {"same_cpu"}  # no second party
+    pinned = sorted(os.sched_getaffinity(0))[0]
+    assert (s.loc[s.placement == "same_cpu", "cpu_start"] == pinned).all()
+
+
+def test_crashed_worker_is_in_the_manifest(tiny_campaign):
+    err = tiny_campaign.errors
+    assert set(err["probe"]) == {"test_crash_segv"} and set(err["status"]) == {"crashed"}
+
+
+def test_sealed_campaign_cannot_be_overwritten(tiny_campaign):
+    root = tiny_campaign.path.parent
+    cfg = runner.make_config("quick", output=str(root), campaign_id=tiny_campaign.id, probes=["null_syscall"])
+    with pytest.raises(store.CampaignExists, match="never overwritten"):
+        runner.run_campaign(cfg, progress=False)
+    with pytest.raises(store.CampaignExists):
+        store.write_campaign(root, tiny_campaign.id, tiny_campaign.samples, {})
+    store.load_campaign(tiny_campaign.path)  # untouched
+
+
+def _copy(c, tmp_path):
+    dst = tmp_path / c.id
+    shutil.copytree(c.path, dst)
+    for f in dst.iterdir():
+        f.chmod(0o644)
+    return dst
+
+
+@pytest.mark.parametrize("name", [store.SAMPLES_FILE, store.MANIFEST_FILE])
+def test_a_flipped_byte_is_detected_on_load(tiny_campaign, tmp_path, name):
+    dst = _copy(tiny_campaign, tmp_path)
+    data = bytearray((dst / name).read_bytes())
+    data[len(data) // 2] ^= 0x01
+    (dst / name).write_bytes(bytes(data))
+    with pytest.raises(store.CampaignCorrupted, match="does not match its seal"):
+        store.load_campaign(dst)
+
+
+def test_unsealed_or_wrong_schema_campaigns_are_refused(tiny_campaign, tmp_path):
+    dst = _copy(tiny_campaign, tmp_path)
+    (dst / store.SEAL_FILE).unlink()
+    with pytest.raises(store.CampaignCorrupted, match="not a sealed campaign"):
+        store.load_campaign(dst)
+
+
+def test_catalog_lists_campaigns_but_not_temporary_folders(tiny_campaign):
+    root = tiny_campaign.path.parent
+    (root / ".tmp-half-written-123").mkdir(exist_ok=True)
+    cat = store.catalog(root)
+    assert tiny_campaign.id in set(cat["campaign_id"])
+    assert not cat["campaign_id"].str.startswith(".").any()
+    row = cat.set_index("campaign_id").loc[tiny_campaign.id]
+    assert row["n_samples"] == len(tiny_campaign.samples) and row["n_errors"] == 2
+
+
+def test_interrupted_campaign_leaves_no_folder_and_no_probe_files(campaigns_root, tmp_path, monkeypatch):
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    calls = []
+    real = runner.run_worker
+
+    def interrupt_second(*a, **kw):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*a, **kw)
+
+    monkeypatch.setattr(runner, "run_worker", interrupt_second)
+    cfg = runner.make_config("quick", output=str(campaigns_root), runs=1, batches=1, min_batch_ms=1.0,
+                             probes=["file_create_delete", "open_close"], variants={}, workdir=str(workdir))
+    with pytest.raises(KeyboardInterrupt):
+        runner.run_campaign(cfg, progress=False)
+    assert list(campaigns_root.iterdir()) == []
+    assert list(workdir.iterdir()) == []
+
+
+def test_manifest_is_plain_json_that_sha256sum_can_check(tiny_campaign):
+    import subprocess
+
+    json.loads((tiny_campaign.path / store.MANIFEST_FILE).read_text())
+    r = subprocess.run(["sha256sum", "-c", store.SEAL_FILE], cwd=tiny_campaign.path, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr

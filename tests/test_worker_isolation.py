@@ -1,0 +1,53 @@
+"""A probe that crashes or hangs is recorded; the caller and the campaign go on."""
+import os
+import signal
+
+from osbench_analysis import runner
+from osbench_analysis.worker import WorkerRequest
+
+
+def test_crash_is_recorded_and_the_caller_survives():
+    req = WorkerRequest(probe="test_crash_segv", params={}, min_batch_ns=10**6, warmup=0, batches=1,
+                        max_iterations=10)
+    out = runner.run_worker(req, timeout_s=30)
+    assert out.status == "crashed"
+    assert out.returncode == -signal.SIGSEGV
+    assert "SIGSEGV" in out.message
+
+
+def test_hang_is_killed_at_the_timeout():
+    req = WorkerRequest(probe="test_hang", params={}, min_batch_ns=10**6, warmup=0, batches=1, max_iterations=10)
+    out = runner.run_worker(req, timeout_s=1.5)
+    assert out.status == "timeout"
+    assert 1.5 <= out.wall_s < 15
+
+
+def test_campaign_goes_on_after_crash_and_hang(campaigns_root):
+    cfg = runner.make_config("quick", output=str(campaigns_root), runs=1, batches=2, min_batch_ms=1.0,
+                             probes=["test_crash_segv", "test_hang", "null_syscall"], variants={},
+                             placements=["same_cpu"], timeout_s=2)
+    c = runner.run_campaign(cfg, progress=False)
+    status = dict(zip(c.runs["probe"], c.runs["status"]))
+    assert status == {"test_crash_segv": "crashed", "test_hang": "timeout", "null_syscall": "ok"}
+    assert set(c.samples["probe"]) == {"null_syscall"}
+    assert len(c.errors) == 2
+
+
+def test_timeout_kills_grandchildren_too(tmp_path):
+    # pipe_pingpong's echo child lives in the worker's process group: a killed
+    # worker must not leave it behind.  A 0.3 s timeout cuts a long batch short.
+    req = WorkerRequest(probe="pipe_pingpong", params={}, min_batch_ns=10**6, warmup=0, batches=1,
+                        max_iterations=10**9, iterations=10**9)
+    out = runner.run_worker(req, timeout_s=0.3)
+    assert out.status == "timeout"
+    leftover = [p for p in os.listdir("/proc") if p.isdigit() and _cmdline(p).find("osbench_analysis.worker") >= 0
+                and "pipe_pingpong" in _cmdline(p)]
+    assert leftover == []
+
+
+def _cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
