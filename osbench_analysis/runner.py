@@ -88,6 +88,12 @@ def make_config(profile: str = "quick", **overrides) -> CampaignConfig:
     return CampaignConfig(**settings)
 
 
+def measure(profile: str = "quick", progress: bool = True, **parameters) -> store.Campaign:
+    """The one entry point behind both the CLI (`osbench run`) and
+    notebooks/run_campaign.ipynb: a parameter left as None takes the profile's value."""
+    return run_campaign(make_config(profile, **parameters), progress=progress)
+
+
 @dataclass(frozen=True)
 class Condition:
     probe: str

@@ -1,0 +1,57 @@
+# osbench: two commands on a fresh machine.
+#   make all    measure this machine (quick profile), analyse, regenerate figures, tables and the paper
+#   make test   run the whole test suite (what .ci/run calls)
+# Everything installs into .venv from this repository's own files.
+
+PYTHON   ?= python3
+VENV     ?= .venv
+PY       := $(VENV)/bin/python
+PROFILE  ?= quick
+RUNS     := build/notebooks
+PAPERMILL := $(PY) -m papermill --log-level WARNING -k python3
+TEX_PACKAGES := texlive-latex-base texlive-latex-recommended texlive-fonts-recommended latexmk
+
+.PHONY: all install measure analyze reference figures paper pdf tex test clean-derived
+all: measure paper
+
+$(VENV)/.installed: pyproject.toml setup.py $(wildcard probes/*.c probes/*.h probes/helpers/*.c probes/*.py)
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+
+measure: install
+	@mkdir -p $(RUNS)
+	$(PAPERMILL) notebooks/run_campaign.ipynb $(RUNS)/run_campaign.ipynb -p profile $(PROFILE)
+
+analyze: install
+	@mkdir -p $(RUNS)
+	$(PAPERMILL) notebooks/analyze.ipynb $(RUNS)/analyze.ipynb
+
+reference: install
+	@mkdir -p $(RUNS)
+	$(PAPERMILL) notebooks/reference_comparisons.ipynb $(RUNS)/reference_comparisons.ipynb
+
+figures: analyze reference
+
+# Regenerates every generated/ file from the raw data, then the PDF if TeX is here.
+paper: figures pdf
+
+pdf: tex
+	$(PY) -m osbench_analysis.cli paper --pdf-only
+
+# Debian's TeX, installed only when missing and only as root; otherwise say so and go on.
+tex:
+	@if command -v pdflatex >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing TeX ($(TEX_PACKAGES)) to build paper/paper.pdf"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(TEX_PACKAGES) >/dev/null; \
+	else echo "no pdflatex and not root: figures and tables are regenerated, paper/paper.pdf is not"; fi
+
+test: install
+	$(PY) -m pytest
+
+clean-derived:
+	rm -rf paper/generated/* $(RUNS) data/derived

@@ -1,0 +1,89 @@
+"""`osbench run|list|analyze|paper`: the batch front end.  Every command calls
+the same package function the notebooks call, with the same parameters."""
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+
+from osbench_analysis import registry, runner, store
+
+
+def _csv(cast=str):
+    def parse(text: str):
+        return [cast(x) for x in text.split(",") if x.strip()]
+    return parse
+
+
+def _add_run(sub):
+    p = sub.add_parser("run", help="measure a campaign on this machine and seal it under data/campaigns/")
+    p.add_argument("--profile", default="quick", choices=sorted(runner.PROFILES))
+    p.add_argument("--probes", type=_csv(), help=f"comma-separated; default: all ({','.join(registry.DEFAULT_PROBES)})")
+    p.add_argument("--runs", type=int, help="worker processes per condition")
+    p.add_argument("--batches", type=int, help="measured batches per worker")
+    p.add_argument("--warmup", type=int, help="extra warm-up batches per worker (kept, flagged)")
+    p.add_argument("--min-batch-ms", type=float, help="calibration target for one batch")
+    p.add_argument("--placements", type=_csv(), help="same_cpu,cross_cpu,unpinned")
+    p.add_argument("--cpus", type=_csv(int), help="first and second CPU for pinning, e.g. 0,1")
+    p.add_argument("--workdir", help="folder where file probes make their private folder (default tmpfs /dev/shm)")
+    p.add_argument("--environment", help="label of where this runs (default native)")
+    p.add_argument("--arch-class", choices=runner.ARCH_CLASSES)
+    p.add_argument("--campaign-id", help="default: <UTC time>-<host>-<environment>")
+    p.add_argument("--output", help="campaigns folder (default data/campaigns)")
+    p.add_argument("--timeout-s", type=float, help="per worker process")
+    p.add_argument("--command-prefix", type=shlex.split, help="wrap each worker, e.g. 'runsc --network=none do'")
+    p.add_argument("--note", help="free text stored in the manifest")
+    p.add_argument("--no-progress", action="store_true")
+
+
+def _add_analysis(sub, name, help_):
+    p = sub.add_parser(name, help=help_)
+    p.add_argument("campaigns", nargs="*", help="campaign ids; default: the newest of each environment")
+    p.add_argument("--root", help="campaigns folder (default data/campaigns)")
+    p.add_argument("--out", help="where generated tables/figures go (default paper/generated)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="osbench", description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    _add_run(sub)
+    lp = sub.add_parser("list", help="list sealed campaigns")
+    lp.add_argument("--root")
+    sub.add_parser("probes", help="list the probe catalog")
+    _add_analysis(sub, "analyze", "estimate per-op times with CIs and write tables/figures")
+    pp = _add_analysis(sub, "paper", "analyze, then build paper/paper.pdf (needs pdflatex)")
+    pp.add_argument("--no-pdf", action="store_true", help="only regenerate the generated/ files")
+    args = ap.parse_args(argv)
+
+    try:
+        if args.command == "run":
+            params = {k: v for k, v in vars(args).items() if k not in ("command", "profile", "no_progress")}
+            c = runner.measure(args.profile, progress=not args.no_progress, **params)
+            print(f"sealed campaign {c.id} at {c.path} ({len(c.samples)} batches, "
+                  f"{len(c.errors)} failed workers, {c.manifest['measuring_seconds']:.1f} s measuring)")
+            for e in c.errors.itertuples():
+                print(f"  {e.probe} {e.placement} run {e.run}: {e.status}: {e.message}", file=sys.stderr)
+        elif args.command == "list":
+            cat = store.catalog(args.root)
+            print(cat.drop(columns=["path"]).to_string(index=False) if len(cat) else "no campaigns")
+        elif args.command == "probes":
+            for p in registry.PROBES.values():
+                if not p.hidden:
+                    print(f"{p.name:20s} {p.family:8s} {p.unit}")
+        else:
+            from osbench_analysis import analysis, paper
+
+            result = analysis.analyze(args.campaigns or None, root=args.root)
+            written = paper.write_generated(result, out_dir=args.out)
+            print(f"wrote {len(written)} files to {written[0].parent if written else args.out}")
+            if args.command == "paper" and not args.no_pdf:
+                print(paper.build_pdf())
+    except (runner.ConfigError, store.StoreError, registry.ProbeError) as e:
+        print(f"osbench {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
