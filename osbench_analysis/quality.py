@@ -1,0 +1,515 @@
+"""Quality of the data: interference flags, outliers, stability, multimodality.
+
+Everything here works on a samples DataFrame in the schema's columns (see
+:mod:`osbench_analysis.schema`) and never modifies it in place.
+
+* :func:`flag_batches` adds per-batch flag columns: interference signals the
+  runner records (involuntary context switches and page faults above the
+  condition's own baseline, CPU migration during the batch, optionally a high
+  load average) and Tukey-fence outlier classes (mild / severe) computed on
+  the batch's deviation from its own run's median.
+* :func:`stability_warnings` gives pyperf-style warnings per condition.
+* :func:`detect_multimodality` finds conditions whose batches fall into
+  well-separated modes (e.g. pipe round trips on the same CPU vs across
+  CPUs) so that they are reported as modes, not averaged.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .schema import GROUP_KEYS
+
+# ----------------------------------------------------------------- flag rule
+
+
+@dataclass(frozen=True)
+class FlagRule:
+    """Which batches count as disturbed ("flagged").
+
+    Counter signals are judged against the condition's own baseline because
+    some probes switch context by design (a pipe ping-pong on one CPU has an
+    involuntary switch per round trip when the woken partner preempts the
+    writer; fork takes page faults).  A batch is flagged for a counter when
+    ``count > expected + poisson_sigmas * sqrt(expected) + slack`` where
+    ``expected`` is the condition's median count per iteration times the
+    batch's iterations.  With a zero baseline this is simply ``count > slack``.
+    """
+
+    nivcsw_slack: int = 0          # extra involuntary switches tolerated
+    minflt_slack: int | None = 8   # extra minor faults tolerated (None: don't use)
+    poisson_sigmas: float = 3.0
+    migration: bool = True         # cpu_start != cpu_end flags the batch
+    loadavg_max: float | None = None   # flag batches started above this 1-min load
+    tukey_exclude: str | None = "severe"   # outlier class that also counts as flagged
+
+    def __post_init__(self) -> None:
+        if self.tukey_exclude not in (None, "mild", "severe"):
+            raise ValueError(f"tukey_exclude must be None, 'mild' or 'severe' "
+                             f"(got {self.tukey_exclude!r})")
+        if self.poisson_sigmas < 0:
+            raise ValueError(f"poisson_sigmas must be >= 0 (got {self.poisson_sigmas})")
+        if self.nivcsw_slack < 0 or (self.minflt_slack is not None and self.minflt_slack < 0):
+            raise ValueError("counter slacks must be >= 0")
+
+    def describe(self) -> str:
+        """Plain-English exclusion rule, used by the methods paragraph."""
+        parts = [f"its involuntary context switches exceeded the condition's median rate "
+                 f"(scaled to the batch's iterations) by more than {self.poisson_sigmas:g} "
+                 f"Poisson standard deviations" + (f" plus {self.nivcsw_slack}" if self.nivcsw_slack else "")]
+        if self.minflt_slack is not None:
+            parts.append(f"its minor page faults exceeded the condition's median rate by the "
+                         f"same rule plus {self.minflt_slack}")
+        if self.migration:
+            parts.append("the worker migrated to another CPU during the batch")
+        if self.loadavg_max is not None:
+            parts.append(f"the 1-minute load average exceeded {self.loadavg_max:g} when it started")
+        if self.tukey_exclude == "severe":
+            parts.append("it was a severe outlier (beyond 3 IQR Tukey fences on the log "
+                         "deviation from its run's median)")
+        elif self.tukey_exclude == "mild":
+            parts.append("it was an outlier (beyond 1.5 IQR Tukey fences on the log "
+                         "deviation from its run's median)")
+        return "; or ".join(parts)
+
+
+DEFAULT_FLAG_RULE = FlagRule()
+
+FLAG_COLUMNS = ("flag_nivcsw", "flag_minflt", "flag_migrated", "flag_load",
+                "outlier_class", "flag_interference", "flagged")
+
+# Floor on the IQR of log deviations (0.1 %): per-op times averaged over many
+# iterations can be so tight that a zero IQR would make every batch an outlier.
+_MIN_LOG_IQR = 1e-3
+
+
+def _group_ids(df: pd.DataFrame) -> np.ndarray:
+    keys = [k for k in GROUP_KEYS if k in df.columns]
+    if not keys:
+        return np.zeros(len(df), dtype=np.int64)
+    return df.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
+
+
+def per_op_ns(df: pd.DataFrame) -> np.ndarray:
+    """Per-op time of each batch: elapsed_ns / iterations (per_op_ns if absent)."""
+    if "elapsed_ns" in df.columns and "iterations" in df.columns:
+        it = df["iterations"].to_numpy(dtype=float)
+        if np.any(it <= 0):
+            raise ValueError("iterations must be > 0 in every batch "
+                             f"(found {int(np.sum(it <= 0))} batches with iterations <= 0)")
+        return df["elapsed_ns"].to_numpy(dtype=float) / it
+    if "per_op_ns" in df.columns:
+        return df["per_op_ns"].to_numpy(dtype=float)
+    raise ValueError("samples need elapsed_ns and iterations (or per_op_ns) columns")
+
+
+def _measured_mask(df: pd.DataFrame) -> np.ndarray:
+    if "warmup" in df.columns:
+        return ~df["warmup"].to_numpy(dtype=bool)
+    return np.ones(len(df), dtype=bool)
+
+
+def _counter_excess(count: np.ndarray, iters: np.ndarray, gid: np.ndarray,
+                    measured: np.ndarray, sigmas: float, slack: float) -> np.ndarray:
+    """True where a counter exceeds the condition's baseline rate (see FlagRule)."""
+    rate = count / iters
+    base = pd.Series(np.where(measured, rate, np.nan)).groupby(gid).transform("median").to_numpy()
+    base = np.nan_to_num(base, nan=0.0)
+    expected = base * iters
+    return count > expected + sigmas * np.sqrt(expected) + slack
+
+
+def flag_batches(samples: pd.DataFrame, rule: FlagRule = DEFAULT_FLAG_RULE) -> pd.DataFrame:
+    """Copy of ``samples`` with per-batch flag columns added.
+
+    Columns added: ``flag_nivcsw``, ``flag_minflt``, ``flag_migrated``,
+    ``flag_load`` (bool), ``outlier_class`` ('' | 'mild' | 'severe', Tukey fences
+    on log(per-op / run median) pooled over the condition's measured batches),
+    ``flag_interference`` (any interference signal) and ``flagged`` (what
+    ``exclude_flagged=True`` removes: interference, or an outlier of class
+    ``rule.tukey_exclude``).  Warm-up batches are never flagged: they are
+    excluded from every estimate anyway.
+    """
+    df = samples.copy()
+    n = len(df)
+    measured = _measured_mask(df)
+    gid = _group_ids(df)
+    iters = df["iterations"].to_numpy(dtype=float) if "iterations" in df.columns else np.ones(n)
+    iters = np.where(iters > 0, iters, 1.0)
+
+    def counter_flag(col: str, slack) -> np.ndarray:
+        if slack is None or col not in df.columns:
+            return np.zeros(n, dtype=bool)
+        return _counter_excess(df[col].to_numpy(dtype=float), iters, gid, measured,
+                               rule.poisson_sigmas, float(slack))
+
+    f_niv = counter_flag("nivcsw", rule.nivcsw_slack)
+    f_flt = counter_flag("minflt", rule.minflt_slack)
+    if rule.migration and {"cpu_start", "cpu_end"} <= set(df.columns):
+        cs = df["cpu_start"].to_numpy()
+        ce = df["cpu_end"].to_numpy()
+        # -1 (or any negative) means the runner could not read the CPU
+        f_mig = (cs >= 0) & (ce >= 0) & (cs != ce)
+    else:
+        f_mig = np.zeros(n, dtype=bool)
+    if rule.loadavg_max is not None and "loadavg_1m" in df.columns:
+        f_load = df["loadavg_1m"].to_numpy(dtype=float) > rule.loadavg_max
+    else:
+        f_load = np.zeros(n, dtype=bool)
+
+    interference = (f_niv | f_flt | f_mig | f_load) & measured
+    outlier = tukey_classes(df, measured=measured, gid=gid)
+    # A mode is not an outlier: in a multimodal condition (e.g. unpinned pipe
+    # round trips, 30 % of them across CPUs) Tukey fences would flag the whole
+    # slower mode.  Those conditions get no outlier classes; the mode test
+    # (on batches without interference signals) reports them instead.
+    y = per_op_ns(df)
+    run_col = df["run"].to_numpy() if "run" in df.columns else np.zeros(n, dtype=np.int64)
+    for g in np.unique(gid):
+        m = (gid == g) & measured & ~interference
+        if detect_multimodality(y[m], run_col[m]).multimodal:
+            outlier[gid == g] = ""
+    if rule.tukey_exclude == "severe":
+        out_flag = outlier == "severe"
+    elif rule.tukey_exclude == "mild":
+        out_flag = outlier != ""
+    else:
+        out_flag = np.zeros(n, dtype=bool)
+    df["flag_nivcsw"] = f_niv & measured
+    df["flag_minflt"] = f_flt & measured
+    df["flag_migrated"] = f_mig & measured
+    df["flag_load"] = f_load & measured
+    df["outlier_class"] = pd.array(outlier, dtype="string")
+    df["flag_interference"] = interference
+    df["flagged"] = interference | (out_flag & measured)
+    return df
+
+
+def tukey_classes(samples: pd.DataFrame, *, measured: np.ndarray | None = None,
+                  gid: np.ndarray | None = None) -> np.ndarray:
+    """Tukey-fence class of each batch: '' (inside), 'mild' or 'severe'.
+
+    The statistic is r = log(per-op / median of the batch's run), pooled over
+    the measured batches of a condition: runs differ systematically, so fences
+    on raw times would call every batch of a slow run an outlier.  Mild is
+    beyond 1.5 IQR from the quartiles, severe beyond 3 IQR (both sides: a
+    batch much faster than its run is as suspicious as a slow one).
+    """
+    df = samples
+    n = len(df)
+    measured = _measured_mask(df) if measured is None else measured
+    gid = _group_ids(df) if gid is None else gid
+    y = per_op_ns(df)
+    with np.errstate(divide="ignore"):
+        ly = np.log(np.where(y > 0, y, np.nan))
+    run = df["run"].to_numpy() if "run" in df.columns else np.zeros(n, dtype=np.int64)
+    s = pd.Series(np.where(measured, ly, np.nan))
+    run_med = s.groupby([gid, run]).transform("median").to_numpy()
+    r = ly - run_med
+    rs = pd.Series(np.where(measured, r, np.nan))
+    g = rs.groupby(gid)
+    q1 = g.transform(lambda v: np.nanquantile(v, 0.25) if v.notna().any() else np.nan).to_numpy()
+    q3 = g.transform(lambda v: np.nanquantile(v, 0.75) if v.notna().any() else np.nan).to_numpy()
+    iqr = np.maximum(q3 - q1, _MIN_LOG_IQR)
+    out = np.full(n, "", dtype=object)
+    with np.errstate(invalid="ignore"):
+        mild = (r < q1 - 1.5 * iqr) | (r > q3 + 1.5 * iqr)
+        severe = (r < q1 - 3.0 * iqr) | (r > q3 + 3.0 * iqr)
+    out[mild & measured] = "mild"
+    out[severe & measured] = "severe"
+    return out
+
+
+@dataclass(frozen=True)
+class FlagSummary:
+    """Fractions of measured batches flagged in one condition."""
+
+    n_batches: int
+    flagged_fraction: float
+    interference_fraction: float
+    nivcsw_fraction: float
+    minflt_fraction: float
+    migrated_fraction: float
+    mild_outlier_fraction: float
+    severe_outlier_fraction: float
+
+
+def flag_summary(samples: pd.DataFrame, rule: FlagRule = DEFAULT_FLAG_RULE) -> pd.DataFrame:
+    """Per condition (GROUP_KEYS): fraction of measured batches flagged, by reason."""
+    df = samples if "flagged" in samples.columns else flag_batches(samples, rule)
+    df = df[_measured_mask(df)]
+    keys = [k for k in GROUP_KEYS if k in df.columns]
+    rows = []
+    for key, g in df.groupby(keys, sort=True, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        s = FlagSummary(
+            n_batches=len(g),
+            flagged_fraction=float(g["flagged"].mean()),
+            interference_fraction=float(g["flag_interference"].mean()),
+            nivcsw_fraction=float(g["flag_nivcsw"].mean()),
+            minflt_fraction=float(g["flag_minflt"].mean()),
+            migrated_fraction=float(g["flag_migrated"].mean()),
+            mild_outlier_fraction=float((g["outlier_class"] == "mild").mean()),
+            severe_outlier_fraction=float((g["outlier_class"] == "severe").mean()),
+        )
+        rows.append({**dict(zip(keys, key)), **s.__dict__})
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------- multimodality
+
+
+@dataclass(frozen=True)
+class Multimodality:
+    """Result of the two-mode test on one condition's measured batches."""
+
+    multimodal: bool
+    n_batches: int
+    low_mode_ns: float          # geometric centre of the faster mode
+    high_mode_ns: float         # geometric centre of the slower mode
+    mode_ratio: float           # high / low
+    high_mode_fraction: float   # share of batches in the slower mode
+    separation: float           # Ashman's D on log per-op times (> 2: clean split)
+    delta_bic: float            # BIC(1 normal) - BIC(2-component mixture), log scale
+    split: str                  # 'between_runs' | 'within_runs' | '' (not multimodal)
+    message: str
+
+
+# Decision thresholds, documented in docs/statistics.md.
+MIN_SEPARATION = 2.0        # Ashman's D: two normals with D > 2 are clearly bimodal
+MIN_MODE_FRACTION = 0.10    # a smaller "mode" is interference, left to the outlier flags
+MIN_DELTA_BIC = 10.0        # "very strong" evidence for two components (Kass & Raftery)
+MIN_MODE_RATIO = 1.5        # closer "modes" are ordinary run-to-run spread (ASLR, page
+                            # colouring: runs 20 % apart are common with few runs)
+
+
+def _fit_two_normals(x: np.ndarray, n_iter: int = 200) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """EM fit of a 2-component normal mixture in 1-D; returns w, mu, sd, loglik."""
+    xs = np.sort(x)
+    n = xs.size
+    # Initialise at the widest gap between the 10th and 90th percentile
+    # positions, a good start for well-separated modes; fall back to quartiles.
+    lo, hi = max(1, int(0.1 * n)), min(n - 1, int(0.9 * n))
+    if hi > lo:
+        gaps = np.diff(xs)[lo - 1:hi]
+        cut = lo - 1 + int(np.argmax(gaps)) + 1
+    else:
+        cut = n // 2
+    a, b = xs[:cut], xs[cut:]
+    spread = max(float(np.std(xs)), 1e-9)
+    w = np.array([a.size / n, b.size / n])
+    mu = np.array([a.mean(), b.mean()])
+    sd = np.array([max(a.std(), 1e-3 * spread), max(b.std(), 1e-3 * spread)])
+    floor = 1e-4 * spread + 1e-12
+    ll_old = -np.inf
+    for _ in range(n_iter):
+        dens = w * stats.norm.pdf(x[:, None], mu, sd) + 1e-300
+        tot = dens.sum(axis=1, keepdims=True)
+        resp = dens / tot
+        ll = float(np.log(tot).sum())
+        nk = resp.sum(axis=0) + 1e-12
+        w = nk / n
+        mu = (resp * x[:, None]).sum(axis=0) / nk
+        sd = np.sqrt((resp * (x[:, None] - mu) ** 2).sum(axis=0) / nk)
+        sd = np.maximum(sd, floor)
+        if ll - ll_old < 1e-8 * abs(ll):
+            break
+        ll_old = ll
+    order = np.argsort(mu)
+    return w[order], mu[order], sd[order], ll
+
+
+def detect_multimodality(per_op: np.ndarray, run: np.ndarray | None = None) -> Multimodality:
+    """Test one condition's per-op times for two well-separated modes.
+
+    Works on log per-op time (modes of a two-process probe differ by a
+    factor).  A 2-component normal mixture is fitted by EM and accepted as
+    multimodal when all hold: BIC improves by more than ``MIN_DELTA_BIC`` over
+    one normal, Ashman's D > ``MIN_SEPARATION``, the smaller mode holds at
+    least ``MIN_MODE_FRACTION`` of the batches and the modes differ by at
+    least ``MIN_MODE_RATIO``.  Heavy tails and rare interference spikes fail
+    the fraction or separation tests and are left to the outlier flags.
+
+    With ``run`` labels, the split says whether the modes separate whole runs
+    ('between_runs': placement fixed per worker) or alternate inside runs
+    ('within_runs': the scheduler moves the processes).
+    """
+    y = np.asarray(per_op, dtype=float)
+    ok = np.isfinite(y) & (y > 0)
+    y = y[ok]
+    n = y.size
+    if n < 10:
+        return Multimodality(False, n, math.nan, math.nan, math.nan, math.nan, math.nan,
+                             math.nan, "", "too few batches to test for modes")
+    x = np.log(y)
+    if np.ptp(x) == 0:
+        v = float(y[0])
+        return Multimodality(False, n, v, v, 1.0, 0.0, 0.0, 0.0, "", "")
+    sd1 = float(np.std(x))
+    ll1 = float(stats.norm.logpdf(x, x.mean(), max(sd1, 1e-12)).sum())
+    w, mu, sd, ll2 = _fit_two_normals(x)
+    delta_bic = (-2 * ll1 + 2 * math.log(n)) - (-2 * ll2 + 5 * math.log(n))
+    separation = float(math.sqrt(2) * abs(mu[1] - mu[0]) / math.sqrt(sd[0] ** 2 + sd[1] ** 2))
+    ratio = float(math.exp(mu[1] - mu[0]))
+    minor = float(min(w))
+    multimodal = (delta_bic > MIN_DELTA_BIC and separation > MIN_SEPARATION
+                  and minor >= MIN_MODE_FRACTION and ratio >= MIN_MODE_RATIO)
+    split = ""
+    message = ""
+    if multimodal:
+        split = "within_runs"
+        if run is not None:
+            r = np.asarray(run)[ok]
+            # Assign each batch to the nearer mode (by posterior), then see how
+            # pure each run is.
+            d0 = w[0] * stats.norm.pdf(x, mu[0], sd[0])
+            d1 = w[1] * stats.norm.pdf(x, mu[1], sd[1])
+            high = d1 > d0
+            frac = pd.Series(high).groupby(r).mean()
+            if len(frac) >= 2 and bool(np.all((frac <= 0.1) | (frac >= 0.9))):
+                split = "between_runs"
+        where = ("whole runs land in one mode (placement fixed per worker)"
+                 if split == "between_runs" else "batches alternate between modes within runs")
+        message = (f"two modes {ratio:.1f}x apart ({math.exp(mu[0]):.4g} ns and "
+                   f"{math.exp(mu[1]):.4g} ns per op, {w[1]:.0%} in the slower); {where}. "
+                   "Do not average them: pin the processes (placement same_cpu / cross_cpu) "
+                   "and report each mode.")
+    return Multimodality(multimodal, n, float(math.exp(mu[0])), float(math.exp(mu[1])), ratio,
+                         float(w[1]), separation, float(delta_bic), split, message)
+
+
+# ------------------------------------------------------ stability warnings
+
+
+@dataclass(frozen=True)
+class StabilityThresholds:
+    """When to warn (pyperf-like).  All relative values are fractions."""
+
+    max_cv: float = 0.10            # batch-to-batch coefficient of variation
+    max_over_median: float = 1.5    # slowest batch / median batch
+    min_runs: int = 5               # fewer runs: run-to-run variance poorly known
+    max_run_cv: float = 0.05        # spread of run medians (robust CV)
+    min_batch_ns: float = 100_000.0  # shorter batches: clock overhead and resolution matter
+    max_flagged_fraction: float = 0.10
+    max_drift: float = 0.02         # per-op change over a run's batches (relative)
+
+
+DEFAULT_THRESHOLDS = StabilityThresholds()
+
+
+@dataclass(frozen=True)
+class ConditionQuality:
+    """Quality report of one condition."""
+
+    n_runs: int
+    n_batches: int
+    cv: float
+    max_over_median: float
+    run_cv: float
+    flagged_fraction: float
+    multimodality: Multimodality
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _robust_cv(v: np.ndarray) -> float:
+    """MAD-based coefficient of variation (insensitive to a few spikes)."""
+    med = float(np.median(v))
+    if med == 0 or v.size < 2:
+        return 0.0
+    return float(stats.median_abs_deviation(v, scale="normal") / abs(med))
+
+
+def condition_quality(group: pd.DataFrame, thresholds: StabilityThresholds = DEFAULT_THRESHOLDS,
+                      rule: FlagRule = DEFAULT_FLAG_RULE) -> ConditionQuality:
+    """Stability warnings and mode test for one condition's samples."""
+    df = group if "flagged" in group.columns else flag_batches(group, rule)
+    df = df[_measured_mask(df)]
+    y = per_op_ns(df)
+    run = df["run"].to_numpy() if "run" in df.columns else np.zeros(len(df), dtype=int)
+    warnings: list[str] = []
+    n_runs = int(np.unique(run).size)
+    if y.size == 0:
+        mm = detect_multimodality(y, run)
+        return ConditionQuality(0, 0, math.nan, math.nan, math.nan, math.nan, mm,
+                                ("no measured batches",))
+    med = float(np.median(y))
+    cv = float(np.std(y, ddof=1) / np.mean(y)) if y.size > 1 else 0.0
+    mx = float(np.max(y) / med) if med > 0 else math.nan
+    run_meds = pd.Series(y).groupby(run).median().to_numpy()
+    run_cv = _robust_cv(run_meds) if run_meds.size >= 3 else (
+        float(np.std(run_meds, ddof=1) / np.mean(run_meds)) if run_meds.size == 2 else 0.0)
+    flagged = float(df["flagged"].mean())
+    clean = ~df["flag_interference"].to_numpy(dtype=bool)
+    mm = detect_multimodality(y[clean], run[clean])
+    t = thresholds
+    if mm.multimodal:
+        warnings.append("multimodal: " + mm.message)
+    if cv > t.max_cv:
+        warnings.append(f"unstable: batch coefficient of variation is {cv:.0%} (> {t.max_cv:.0%})")
+    if mx > t.max_over_median:
+        warnings.append(f"the slowest batch is {mx:.1f}x the median (> {t.max_over_median:g}x)")
+    if n_runs < t.min_runs:
+        warnings.append(f"only {n_runs} run(s): run-to-run variance is poorly estimated "
+                        f"(want >= {t.min_runs})")
+    if run_cv > t.max_run_cv:
+        warnings.append(f"runs differ systematically: run medians vary by {run_cv:.1%} "
+                        f"(robust CV > {t.max_run_cv:.0%}); add runs rather than batches")
+    if "elapsed_ns" in df.columns:
+        shortest = float(df["elapsed_ns"].min())
+        if shortest < t.min_batch_ns:
+            warnings.append(f"batches as short as {shortest / 1e3:.0f} us "
+                            f"(< {t.min_batch_ns / 1e3:.0f} us): raise iterations per batch")
+    if flagged > t.max_flagged_fraction:
+        warnings.append(f"{flagged:.0%} of batches flagged for interference/outliers "
+                        f"(> {t.max_flagged_fraction:.0%}): check the results without them")
+    drift = _drift(df, y, run)
+    if abs(drift) > t.max_drift:
+        warnings.append(f"drift: per-op time changes by {drift:+.1%} from first to last batch "
+                        "within runs (frequency scaling, thermal, caches warming?)")
+    return ConditionQuality(n_runs, int(y.size), cv, mx, run_cv, flagged, mm, tuple(warnings))
+
+
+def _drift(df: pd.DataFrame, y: np.ndarray, run: np.ndarray) -> float:
+    """Median over runs of the fitted relative change from first to last batch."""
+    if "batch" not in df.columns or y.size < 6:
+        return 0.0
+    b = df["batch"].to_numpy(dtype=float)
+    slopes = []
+    for r in np.unique(run):
+        m = run == r
+        if m.sum() < 5 or np.ptp(b[m]) == 0:
+            continue
+        ly = np.log(y[m])
+        # Theil-Sen: a robust slope, so one spike does not look like drift
+        s = stats.theilslopes(ly, b[m]).slope
+        slopes.append(s * np.ptp(b[m]))
+    if not slopes:
+        return 0.0
+    return float(math.expm1(np.median(slopes)))
+
+
+def quality_table(samples: pd.DataFrame, thresholds: StabilityThresholds = DEFAULT_THRESHOLDS,
+                  rule: FlagRule = DEFAULT_FLAG_RULE) -> pd.DataFrame:
+    """One row per condition: CVs, flagged fraction, mode test and warnings."""
+    df = samples if "flagged" in samples.columns else flag_batches(samples, rule)
+    keys = [k for k in GROUP_KEYS if k in df.columns]
+    rows = []
+    for key, g in df.groupby(keys, sort=True, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        q = condition_quality(g, thresholds, rule)
+        rows.append({
+            **dict(zip(keys, key)),
+            "n_runs": q.n_runs, "n_batches": q.n_batches,
+            "cv": q.cv, "max_over_median": q.max_over_median, "run_cv": q.run_cv,
+            "flagged_fraction": q.flagged_fraction,
+            "multimodal": q.multimodality.multimodal,
+            "mode_ratio": q.multimodality.mode_ratio if q.multimodality.multimodal else math.nan,
+            "high_mode_fraction": (q.multimodality.high_mode_fraction
+                                   if q.multimodality.multimodal else math.nan),
+            "warnings": "; ".join(q.warnings),
+        })
+    return pd.DataFrame(rows)

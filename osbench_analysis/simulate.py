@@ -1,0 +1,312 @@
+"""Simulated campaigns drawn from known truths, for validating the statistics.
+
+The tests and ``benchmarks/stats_coverage.py`` use these experiments to check
+that the nominal 95 % intervals of :mod:`osbench_analysis.stats` cover the
+true value about 95 % of the time.
+
+Model (one condition = one probe in one environment)::
+
+    per_op_ns[run i, batch j] = median_ns * R_i * W_ij / median(W)
+
+* ``R_i = exp(u_i)`` is the run-level random effect (ASLR, CPU placement,
+  page colouring: things fixed for a worker process's lifetime).  ``u`` has
+  median 0 for every ``run_effect`` shape, so the median run is unaffected.
+* ``W_ij`` is the batch-to-batch noise inside a run; its shape is the
+  ``family`` (lognormal, heavy-tailed, contaminated, bimodal, ...).  It is
+  divided by its exact median, so every run's *population* median per-op time
+  is ``median_ns * R_i``.
+
+Estimand.  The target of the engine's "median" estimator is the median, over
+the population of runs, of each run's population median per-op time (the
+"typical batch of a typical run").  In this model it equals ``median_ns``
+exactly, for every family and run-effect shape, so the truth needs no
+Monte-Carlo.  The target of the "mean" estimator is the population mean per-op
+time ``E[per_op_ns]`` which :func:`true_mean_ns` computes from the closed
+forms (or by one-dimensional quadrature), again without simulation.
+
+The exact medians of the within-run distributions (needed for the
+normalisation above) are found by root-finding on their exact CDFs and cached.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+from scipy import integrate, optimize, stats
+
+from .schema import SAMPLE_COLUMNS
+
+#: Within-run (batch-to-batch) distribution shapes.
+#:  lognormal      - well-behaved timing noise
+#:  heavy_tailed   - lognormal body times (1 + scale * Lomax(alpha)): Pareto tail
+#:  contaminated   - a fraction of batches hit by interference spikes (x3 typical)
+#:                   and marked with involuntary context switches / migrations
+#:  bimodal        - each batch lands in a near mode or a far mode (x15): an
+#:                   unpinned two-process probe that sometimes runs across CPUs
+#:  bimodal_runs   - whole runs land in the near or the far mode (placement fixed
+#:                   per worker); between-run bimodality
+FAMILIES = ("lognormal", "heavy_tailed", "contaminated", "bimodal", "bimodal_runs")
+UNIMODAL_FAMILIES = ("lognormal", "heavy_tailed", "contaminated")
+
+#: Shapes of the run effect u (all with median 0).
+RUN_EFFECTS = ("normal", "student_t3", "skewed")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One simulated condition: the truth and the experiment size."""
+
+    family: str = "lognormal"
+    median_ns: float = 1000.0     # the true estimand (median of run medians)
+    run_sigma: float = 0.05       # scale of the log run effect u
+    run_effect: str = "normal"
+    batch_sigma: float = 0.03     # log-sd of the lognormal body within a run
+    tail_alpha: float = 2.5       # heavy_tailed: Lomax shape (finite variance)
+    tail_scale: float = 0.05      # heavy_tailed: size of the tail term
+    contamination: float = 0.05   # contaminated: probability of a spike
+    spike_factor: float = 3.0     # contaminated: median spike multiplier
+    spike_sigma: float = 0.5      # contaminated: log-sd of the spike multiplier
+    far_fraction: float = 0.3     # bimodal*: probability of the far mode
+    far_factor: float = 15.0      # bimodal*: far mode / near mode
+    n_runs: int = 10
+    n_batches: int = 30           # measured batches per run (warm-ups extra)
+    n_warmup: int = 2
+    iterations: int = 1000
+    campaign_id: str = "sim"
+    environment: str = "simulated"
+    probe: str = "sim_probe"
+    variant: str = ""
+    placement: str = "single"
+
+    def __post_init__(self) -> None:
+        if self.family not in FAMILIES:
+            raise ValueError(f"family must be one of {FAMILIES} (got {self.family!r})")
+        if self.run_effect not in RUN_EFFECTS:
+            raise ValueError(f"run_effect must be one of {RUN_EFFECTS} (got {self.run_effect!r})")
+        if self.n_runs < 1 or self.n_batches < 1:
+            raise ValueError(f"need at least one run and one batch (got n_runs={self.n_runs}, "
+                             f"n_batches={self.n_batches})")
+        if self.median_ns <= 0:
+            raise ValueError(f"median_ns must be > 0 (got {self.median_ns})")
+
+    def with_(self, **changes) -> "Scenario":
+        return replace(self, **changes)
+
+
+# ---------------------------------------------------------------- exact truths
+
+def _within_cdf(sc: Scenario, w: float) -> float:
+    """Exact CDF of the un-normalised within-run factor W at w > 0."""
+    s = sc.batch_sigma
+    lw = math.log(w)
+    if sc.family in ("lognormal", "bimodal_runs"):
+        # bimodal_runs: inside a run the noise is plain lognormal
+        return float(stats.norm.cdf(lw / s))
+    if sc.family == "contaminated":
+        p = sc.contamination
+        s_spike = math.hypot(s, sc.spike_sigma)
+        return float((1 - p) * stats.norm.cdf(lw / s)
+                     + p * stats.norm.cdf((lw - math.log(sc.spike_factor)) / s_spike))
+    if sc.family == "bimodal":
+        p = sc.far_fraction
+        return float((1 - p) * stats.norm.cdf(lw / s)
+                     + p * stats.norm.cdf((lw - math.log(sc.far_factor)) / s))
+    if sc.family == "heavy_tailed":
+        # W = B * (1 + c L), B ~ lognormal(0, s), L ~ Lomax(alpha):
+        # F(w) = E_L[ Phi(log(w / (1 + c L)) / s) ]; integrate over v = L's CDF
+        a, c = sc.tail_alpha, sc.tail_scale
+
+        def integrand(v: float) -> float:
+            lomax = (1.0 - v) ** (-1.0 / a) - 1.0  # Lomax quantile
+            return float(stats.norm.cdf((lw - math.log1p(c * lomax)) / s))
+
+        val, _ = integrate.quad(integrand, 0.0, 1.0, limit=200, epsabs=1e-12, epsrel=1e-10)
+        return val
+    raise AssertionError(sc.family)
+
+
+@lru_cache(maxsize=256)
+def _within_median_cached(key: Scenario) -> float:
+    # Root of F(w) = 1/2; bracket wide enough for every family.
+    return optimize.brentq(lambda w: _within_cdf(key, w) - 0.5, 1e-3, 1e3, xtol=1e-14, rtol=1e-13)
+
+
+def within_run_median(sc: Scenario) -> float:
+    """Exact median of the un-normalised within-run factor W (cached)."""
+    # Only the within-run shape matters: strip the fields that don't, so the
+    # cache is shared across experiment sizes and truths.
+    key = Scenario(family=sc.family, batch_sigma=sc.batch_sigma, tail_alpha=sc.tail_alpha,
+                   tail_scale=sc.tail_scale, contamination=sc.contamination,
+                   spike_factor=sc.spike_factor, spike_sigma=sc.spike_sigma,
+                   far_fraction=sc.far_fraction, far_factor=sc.far_factor)
+    return _within_median_cached(key)
+
+
+def _within_mean(sc: Scenario) -> float:
+    s = sc.batch_sigma
+    body = math.exp(s * s / 2)
+    if sc.family in ("lognormal", "bimodal_runs"):
+        return body
+    if sc.family == "contaminated":
+        spike = sc.spike_factor * math.exp(sc.spike_sigma ** 2 / 2)
+        return body * (1 - sc.contamination + sc.contamination * spike)
+    if sc.family == "bimodal":
+        return body * (1 - sc.far_fraction + sc.far_fraction * sc.far_factor)
+    if sc.family == "heavy_tailed":
+        if sc.tail_alpha <= 1:
+            return math.inf
+        return body * (1 + sc.tail_scale / (sc.tail_alpha - 1))
+    raise AssertionError(sc.family)
+
+
+def _run_effect_mean(sc: Scenario) -> float:
+    """E[exp(u)] for the run-effect shape (median of exp(u) is 1 for all)."""
+    s = sc.run_sigma
+    if s == 0:
+        return 1.0
+    if sc.run_effect == "normal":
+        return math.exp(s * s / 2)
+    if sc.run_effect == "skewed":
+        # u = s * (E - ln 2), E ~ Exp(1): E[exp(sE)] = 1 / (1 - s) for s < 1
+        return math.exp(-s * math.log(2)) / (1 - s) if s < 1 else math.inf
+    # student_t3: E[exp(u)] is infinite in theory; integrate the truncated-free
+    # version numerically is meaningless, so report it as such.
+    return math.inf
+
+
+def true_median_ns(sc: Scenario) -> float:
+    """The estimand of the "median" estimator: median over runs of run medians."""
+    if sc.family == "bimodal_runs":
+        # Runs are near (prob 1-p) or far (prob p) with a continuous run effect:
+        # the median of run medians is the q-quantile of the near runs, with
+        # q = 0.5 / (1 - p) (requires p < 0.5).  Exact for the normal effect.
+        p = sc.far_fraction
+        if p >= 0.5:
+            raise ValueError("bimodal_runs truth needs far_fraction < 0.5")
+        q = 0.5 / (1 - p)
+        return sc.median_ns * math.exp(_run_effect_quantile(sc, q))
+    return sc.median_ns
+
+
+def _run_effect_quantile(sc: Scenario, q: float) -> float:
+    s = sc.run_sigma
+    if sc.run_effect == "normal":
+        return s * float(stats.norm.ppf(q))
+    if sc.run_effect == "student_t3":
+        return s * float(stats.t.ppf(q, 3))
+    return s * (float(stats.expon.ppf(q)) - math.log(2))
+
+
+def true_mean_ns(sc: Scenario) -> float:
+    """The estimand of the "mean" estimator: population mean per-op time."""
+    if sc.family == "bimodal_runs":
+        p = sc.far_fraction
+        run_part = _run_effect_mean(sc) * (1 - p + p * sc.far_factor)
+        return sc.median_ns * run_part * _within_mean(sc) / within_run_median(sc)
+    return sc.median_ns * _run_effect_mean(sc) * _within_mean(sc) / within_run_median(sc)
+
+
+# ------------------------------------------------------------------ sampling
+
+def _draw_run_effects(sc: Scenario, rng: np.random.Generator, size) -> np.ndarray:
+    s = sc.run_sigma
+    if sc.run_effect == "normal":
+        return s * rng.standard_normal(size)
+    if sc.run_effect == "student_t3":
+        return s * rng.standard_t(3, size)
+    return s * (rng.standard_exponential(size) - math.log(2))
+
+
+def draw_per_op(sc: Scenario, rng: np.random.Generator, n_experiments: int = 1
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Measured (non-warm-up) per-op times, shape (n_experiments, n_runs, n_batches).
+
+    Vectorised over experiments so that coverage studies do not pay pandas
+    costs.  Also returns a boolean array marking the batches that were hit by
+    an interference spike (contaminated family), for the flag columns.
+    """
+    shape = (n_experiments, sc.n_runs, sc.n_batches)
+    u = _draw_run_effects(sc, rng, (n_experiments, sc.n_runs, 1))
+    log_w = sc.batch_sigma * rng.standard_normal(shape)
+    disturbed = np.zeros(shape, dtype=bool)
+    if sc.family == "heavy_tailed":
+        lomax = rng.pareto(sc.tail_alpha, shape)  # numpy's pareto is Lomax
+        log_w += np.log1p(sc.tail_scale * lomax)
+    elif sc.family == "contaminated":
+        disturbed = rng.random(shape) < sc.contamination
+        spikes = math.log(sc.spike_factor) + sc.spike_sigma * rng.standard_normal(shape)
+        log_w += np.where(disturbed, spikes, 0.0)
+    elif sc.family == "bimodal":
+        far = rng.random(shape) < sc.far_fraction
+        log_w += np.where(far, math.log(sc.far_factor), 0.0)
+    elif sc.family == "bimodal_runs":
+        far_run = rng.random((n_experiments, sc.n_runs, 1)) < sc.far_fraction
+        u = u + np.where(far_run, math.log(sc.far_factor), 0.0)
+    per_op = sc.median_ns / within_run_median(sc) * np.exp(u + log_w)
+    return per_op, disturbed
+
+
+def simulate_samples(sc: Scenario, seed: int | np.random.Generator = 0) -> pd.DataFrame:
+    """One simulated condition as a samples DataFrame in the schema's columns.
+
+    Warm-up batches (``n_warmup`` per run, 1.5x slower: cold caches) come
+    first in each run and are marked ``warmup=True``.  Spike batches of the
+    contaminated family carry involuntary context switches and, one time in
+    three, a CPU migration, the signals :mod:`osbench_analysis.quality` uses.
+    """
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    per_op, disturbed = draw_per_op(sc, rng, 1)
+    per_op, disturbed = per_op[0], disturbed[0]
+    nr, nb, nw = sc.n_runs, sc.n_batches, sc.n_warmup
+    if nw:
+        warm = per_op[:, :1] * 1.5 * np.ones((1, nw))
+        per_op = np.concatenate([warm, per_op], axis=1)
+        disturbed = np.concatenate([np.zeros((nr, nw), bool), disturbed], axis=1)
+    n_total = nb + nw
+    runs = np.repeat(np.arange(nr, dtype=np.int32), n_total)
+    batches = np.tile(np.arange(n_total, dtype=np.int32), nr)
+    warmup = np.tile(np.arange(n_total) < nw, nr)
+    iterations = np.full(nr * n_total, sc.iterations, dtype=np.int64)
+    elapsed = np.maximum(1, np.rint(per_op.ravel() * sc.iterations)).astype(np.int64)
+    dist = disturbed.ravel()
+    cpu = np.repeat(rng.integers(0, 2, nr), n_total).astype(np.int32)
+    migrated = dist & (rng.random(dist.size) < 1 / 3)
+    cpu_end = np.where(migrated, 1 - cpu, cpu).astype(np.int32)
+    nivcsw = np.where(dist, 1 + rng.poisson(2.0, dist.size), 0).astype(np.int64)
+    t0 = 1_700_000_000_000_000_000
+    started = t0 + np.cumsum(elapsed) + runs.astype(np.int64) * 10_000_000
+    df = pd.DataFrame({
+        "campaign_id": sc.campaign_id,
+        "environment": sc.environment,
+        "arch_class": "monolithic",
+        "probe": sc.probe,
+        "variant": sc.variant,
+        "params_json": "{}",
+        "placement": sc.placement,
+        "fs_type": "",
+        "run": runs,
+        "batch": batches,
+        "warmup": warmup,
+        "iterations": iterations,
+        "elapsed_ns": elapsed,
+        "work_done": iterations,
+        "per_op_ns": elapsed / iterations,
+        "cpu_start": cpu,
+        "cpu_end": cpu_end,
+        "nvcsw": np.zeros(nr * n_total, dtype=np.int64),
+        "nivcsw": nivcsw,
+        "minflt": np.zeros(nr * n_total, dtype=np.int64),
+        "loadavg_1m": np.full(nr * n_total, 0.1),
+        "worker_pid": (10_000 + runs).astype(np.int64),
+        "started_unix_ns": started.astype(np.int64),
+    })
+    return df.astype(SAMPLE_COLUMNS)
+
+
+def simulate_campaign(scenarios: list[Scenario], seed: int = 0) -> pd.DataFrame:
+    """Several conditions concatenated (e.g. two environments for a ratio)."""
+    rng = np.random.default_rng(seed)
+    return pd.concat([simulate_samples(sc, rng) for sc in scenarios], ignore_index=True)
