@@ -1,0 +1,75 @@
+"""Conversions to µs per operation / MB/s, checked on hand-computed examples and against the papers' own cross-checks."""
+import math
+
+import pytest
+
+from osbench_analysis import reference
+
+
+@pytest.fixture(scope="module")
+def ref():
+    return reference.load_reference()
+
+
+def _row(ref, table_id, metric_id, system_id):
+    hit = ref[(ref["table_id"] == table_id) & (ref["metric_id"] == metric_id) & (ref["system_id"] == system_id)]
+    assert len(hit) == 1
+    return hit.iloc[0]
+
+
+@pytest.mark.parametrize("value, unit, kw, common, expected", [
+    (7139, "count_per_window", {"window_s": 20}, "us_per_op", 2801.5128169),    # 20 s / 7139 execl
+    (60366, "loops_per_s", {}, "us_per_op", 16.5656164),                        # MINIX syscall loop
+    (43.6, "loops_per_min", {}, "us_per_op", 1376146.789),                      # 60 s / 43.6 compiles
+    (15333, "us_total", {"n_ops": 1000}, "us_per_op", 15.333),
+    (954660, "us_total", {"n_ops": 2_000_000}, "us_per_op", 0.47733),
+    (0.1061, "us_per_op", {}, "us_per_op", 0.1061),
+    (220582, "KB_per_s", {}, "MB_per_s", 215.4121094),                          # / 1024
+    (5301.44, "MB_per_s", {}, "MB_per_s", 5301.44),
+])
+def test_convert_value_hand_examples(value, unit, kw, common, expected):
+    got_unit, got, formula = reference.convert_value(value, unit, **kw)
+    assert got_unit == common and formula
+    assert got == pytest.approx(expected, rel=1e-7)
+
+
+@pytest.mark.parametrize("unit", ["s_total", "percent", "events_per_s", "pages", "load_average"])
+def test_units_without_per_operation_meaning_are_refused(unit):
+    with pytest.raises(reference.ReferenceDataError, match="no per-operation"):
+        reference.convert_value(1.0, unit)
+
+
+def test_window_and_count_parameters_are_required():
+    with pytest.raises(reference.ReferenceDataError, match="window_s"):
+        reference.convert_value(10, "count_per_window")
+    with pytest.raises(reference.ReferenceDataError, match="n_ops"):
+        reference.convert_value(10, "us_total")
+
+
+def test_loaded_rows_are_converted_or_say_why_not(ref):
+    for _, r in ref.iterrows():
+        converted = (not math.isnan(r["us_per_op"])) + (not math.isnan(r["MB_per_s"]))
+        if r["convertible"] and not math.isnan(r["value"]):
+            assert converted == 1 and r["conversion"], (r["table_id"], r["metric_id"], r["system_id"])
+        else:
+            assert converted == 0
+            if not r["convertible"]:
+                assert r["not_convertible_reason"].strip(), (r["table_id"], r["metric_id"])
+
+
+def test_loaded_examples(ref):
+    assert _row(ref, "table2_microseconds", "syscall_loop_10000_iter", "linux_fc6")["us_per_op"] == pytest.approx(2.2)
+    assert _row(ref, "table2_lmbench", "pipe_bandwidth", "macos_imac")["MB_per_s"] == pytest.approx(5301.44)
+    assert _row(ref, "table1_unixbench", "file_read_4096_8000", "linux_fc6")["MB_per_s"] == pytest.approx(392921 / 1024)
+    assert _row(ref, "table3_pingpong", "exp3_thread_creation", "freebsd_5_3")["us_per_op"] == pytest.approx(41.154)
+    assert math.isnan(_row(ref, "counters", "context_switches_per_s", "linux_2_4_12")["us_per_op"])
+    assert math.isnan(_row(ref, "table1_unixbench", "shell_scripts_8", "minix3")["us_per_op"])  # unit in doubt
+
+
+@pytest.mark.parametrize("system_id", ["minix3", "linux_fc6"])
+def test_two_independent_tables_agree_after_conversion(ref, system_id):
+    # The MINIX paper measures the same syscall loop twice: UnixBench loops/s (Table 1) and gettimeofday
+    # around 10000 loops (Table 2). Converted to µs per loop they must agree (the paper: 'similar').
+    unixbench = _row(ref, "table1_unixbench", "syscall_overhead", system_id)["us_per_op"]
+    timed = _row(ref, "table2_microseconds", "syscall_loop_10000_iter", system_id)["us_per_op"]
+    assert timed / unixbench == pytest.approx(1.0, abs=0.2)
