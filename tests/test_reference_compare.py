@@ -1,0 +1,122 @@
+"""Architecture ratios from the published pairs; our estimates beside published values; output files."""
+import pandas as pd
+import pytest
+
+from osbench_analysis import plots_reference, reference, reference_compare as rcmp
+
+
+@pytest.fixture(scope="module")
+def ref():
+    return reference.load_reference()
+
+
+@pytest.fixture(scope="module")
+def mapping():
+    return reference.load_probe_mapping()
+
+
+def _estimates(rows):
+    """Rows shaped like stats.summarize output: (campaign, environment, probe, variant, placement, estimate_ns)."""
+    out = []
+    for campaign, env, probe, variant, placement, ns in rows:
+        out.append({"campaign_id": campaign, "environment": env, "probe": probe, "variant": variant,
+                    "placement": placement, "estimate_ns": ns, "ci_low_ns": ns * 0.9, "ci_high_ns": ns * 1.1,
+                    "level": 0.95, "ci_method": "test", "n_runs": 3, "n_batches": 30, "note": ""})
+    return pd.DataFrame(out)
+
+
+def test_architecture_ratios_use_only_the_named_pairs(ref):
+    arch = rcmp.architecture_ratios(ref)
+    assert set(arch["subject_arch"]) <= {"microkernel", "hybrid"}
+    assert set(arch["baseline_arch"]) == {"monolithic"}
+    row = arch[(arch["metric_id"] == "process_creation") & (arch["subject_system"] == "minix3")].iloc[0]
+    assert row["slowdown_factor"] == pytest.approx(4479 / 24.6)
+    lm = arch[(arch["metric_id"] == "process_fork_exit") & (arch["baseline_system"] == "freebsd_imac")].iloc[0]
+    assert lm["slowdown_factor"] == pytest.approx(262.9545 / 95.1455)
+    # the NA'd AF_UNIX cells of Mac OS and FreeBSD never make a ratio
+    assert not ((arch["metric_id"] == "af_unix_bandwidth") & (arch["baseline_system"] == "freebsd_imac")).any()
+    # undirected counters never enter (no pair in that source anyway) and every factor is positive
+    assert (arch["slowdown_factor"] > 0).all()
+
+
+def test_ours_beside_published_scales_to_one_published_operation(ref, mapping):
+    est = _estimates([
+        ("c1", "native", "fork_exit", "", "unpinned", 100_000.0),           # 100 µs
+        ("c1", "native", "pipe_pingpong", "", "same_cpu", 4_000.0),         # 4 µs per round trip
+        ("c1", "native", "fork_exec", "linkage=static", "unpinned", 300_000.0),
+        ("c1", "native", "stat", "fs=tmpfs", "single", 500.0),
+    ])
+    side = rcmp.ours_beside_published(est, ref, mapping)
+    row = side[(side["metric_id"] == "process_fork_exit") & (side["system_id"] == "linux_hppc")].iloc[0]
+    assert row["our_us_per_published_op"] == pytest.approx(100.0)
+    assert row["published_over_ours"] == pytest.approx(81.5161 / 100.0)
+    # McGarry reports one context switch; our round trip is two: 4 µs -> 2 µs per published switch
+    cs = side[(side["metric_id"] == "context_switch") & (side["system_id"] == "netbsd_2_0")].iloc[0]
+    assert cs["our_us_per_published_op"] == pytest.approx(2.0)
+    assert cs["our_ci_low_us"] == pytest.approx(1.8) and cs["our_ci_high_us"] == pytest.approx(2.2)
+    # the static variant pairs with static program load only; the default (dynamic) rows stay empty
+    static = side[side["metric_id"] == "program_load_static"]
+    dynamic = side[side["metric_id"] == "program_load_dynamic"]
+    assert static["our_us_per_published_op"].notna().all() and dynamic["our_us_per_published_op"].isna().all()
+    # file probes carry the file system in their variant and still match
+    assert side.loc[side["metric_id"] == "simple_stat", "our_us_per_published_op"].notna().all()
+    assert (side["caveat"] == rcmp.HARDWARE_CAVEAT).all()
+
+
+def test_no_estimates_still_lists_the_published_values(ref, mapping):
+    side = rcmp.ours_beside_published(pd.DataFrame(columns=rcmp.ESTIMATE_COLUMNS), ref, mapping)
+    assert len(side) > 0 and side["our_us_per_published_op"].isna().all()
+    assert side["published_us_per_op"].notna().all()
+
+
+def test_estimates_without_required_columns_are_refused(ref, mapping):
+    with pytest.raises(ValueError, match="estimate_ns"):
+        rcmp.ours_beside_published(pd.DataFrame({"probe": ["fork_exit"]}), ref, mapping)
+
+
+def test_environment_ratios_against_the_baseline():
+    est = _estimates([("n", "native", "fork_exit", "", "unpinned", 100.0),
+                      ("g", "gvisor", "fork_exit", "", "unpinned", 250.0),
+                      ("g", "gvisor", "stat", "fs=tmpfs", "single", 9.0)])   # no native stat: no ratio
+    env = rcmp.environment_ratios(est, "native")
+    assert len(env) == 1
+    r = env.iloc[0]
+    assert r["ratio"] == pytest.approx(2.5) and r["primitive"] == "fork_exit"
+    assert r["ratio_low"] == pytest.approx(225 / 110) and r["ratio_high"] == pytest.approx(275 / 90)
+    assert rcmp.environment_ratios(est, "uml").empty
+
+
+def test_no_campaigns_gives_a_message_not_an_error(tmp_path):
+    est, message = rcmp.load_our_estimates(tmp_path / "campaigns")
+    assert est.empty and "No sealed campaigns" in message
+    est, message = rcmp.load_our_estimates(tmp_path / "campaigns", ["does-not-exist"])
+    assert est.empty and "does-not-exist" in message
+
+
+def test_a_real_campaign_lands_beside_the_published_values(tiny_campaign, ref, mapping):
+    est, message = rcmp.load_our_estimates(tiny_campaign.path.parent, n_resamples=200)
+    assert tiny_campaign.id in message
+    assert {"fork_exit", "null_syscall", "pipe_pingpong"} <= set(est["probe"])
+    side = rcmp.ours_beside_published(est, ref, mapping)
+    ours = side.dropna(subset=["our_us_per_published_op"])
+    assert {"fork_exit", "null_syscall", "pipe_pingpong"} <= set(ours["probe"])
+    assert (ours["our_us_per_published_op"] > 0).all()
+
+
+def test_figures_and_tables_are_written(tmp_path, ref, mapping):
+    arch = rcmp.architecture_ratios(ref)
+    env = rcmp.environment_ratios(_estimates([("n", "native", "fork_exit", "", "unpinned", 100.0),
+                                              ("g", "gvisor", "fork_exit", "", "unpinned", 250.0)]))
+    fig = plots_reference.plot_architecture_ratios(arch, env)
+    assert fig.axes[0].get_xscale() == "log"
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert any(label.startswith("this machine: gvisor vs native") for label in labels)
+    side = rcmp.ours_beside_published(pd.DataFrame(columns=rcmp.ESTIMATE_COLUMNS), ref, mapping)
+    fig2 = plots_reference.plot_ours_vs_published(side)
+    assert plots_reference.plot_ours_vs_published(side.iloc[0:0]) is None
+    written = rcmp.write_outputs({"architecture_ratios": arch}, {"architecture_ratios": fig, "side": fig2}, tmp_path)
+    names = sorted(p.name for p in written)
+    assert names == ["reference_architecture_ratios.csv", "reference_architecture_ratios.pdf",
+                     "reference_architecture_ratios.png", "reference_architecture_ratios.tex",
+                     "reference_side.pdf", "reference_side.png"]
+    assert pd.read_csv(tmp_path / "reference_architecture_ratios.csv").shape[0] == len(arch)
