@@ -120,3 +120,15 @@ def test_figures_and_tables_are_written(tmp_path, ref, mapping):
                      "reference_architecture_ratios.png", "reference_architecture_ratios.tex",
                      "reference_side.pdf", "reference_side.png"]
     assert pd.read_csv(tmp_path / "reference_architecture_ratios.csv").shape[0] == len(arch)
+
+
+def test_without_stats_module_the_batch_median_is_used(tiny_campaign, monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "osbench_analysis.stats", None)  # import now raises ImportError
+    est, message = rcmp.load_our_estimates(tiny_campaign.path.parent)
+    assert "stats.summarize not available" in message
+    s = tiny_campaign.samples
+    for _, row in est[est["probe"] == "fork_exit"].iterrows():
+        kept = s[(~s["warmup"]) & (s["probe"] == "fork_exit") & (s["placement"] == row["placement"])]
+        assert row["estimate_ns"] == pytest.approx(kept["per_op_ns"].median())
+        assert pd.isna(row["ci_low_ns"])
