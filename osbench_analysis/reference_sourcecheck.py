@@ -23,8 +23,11 @@ SEEDS_ENV = "OSBENCH_SEEDS_DIR"
 
 
 def default_seeds_dir() -> Path:
-    """$OSBENCH_SEEDS_DIR, or the project's shared seed folder."""
-    return Path(os.environ.get(SEEDS_ENV, "/work/shared/seeds"))
+    """$OSBENCH_SEEDS_DIR, or shared/seeds beside this checkout (where CI and
+    every developer machine keep it)."""
+    if os.environ.get(SEEDS_ENV):
+        return Path(os.environ[SEEDS_ENV])
+    return Path(__file__).resolve().parent.parent.parent / "shared" / "seeds"
 
 
 def normalise_text(text: str) -> str:
