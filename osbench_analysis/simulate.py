@@ -16,13 +16,21 @@ Model (one condition = one probe in one environment)::
   divided by its exact median, so every run's *population* median per-op time
   is ``median_ns * R_i``.
 
-Estimand.  The target of the engine's "median" estimator is the median, over
-the population of runs, of each run's population median per-op time (the
-"typical batch of a typical run").  In this model it equals ``median_ns``
-exactly, for every family and run-effect shape, so the truth needs no
-Monte-Carlo.  The target of the "mean" estimator is the population mean per-op
-time ``E[per_op_ns]`` which :func:`true_mean_ns` computes from the closed
-forms (or by one-dimensional quadrature), again without simulation.
+Estimands (see docs/statistics.md).  Write M for a run's population median
+per-op time (``median_ns * R * [far factor]``).
+
+* ``"geomean_of_run_medians"``: exp(E[log M]), the target of the engine's
+  default "median" estimator (t-interval on log run medians, and the
+  hierarchical bootstrap).  Equal to ``median_ns`` for the symmetric run
+  effects ("normal", "student_t3"); for "skewed" it is
+  ``median_ns * exp(E[u])`` with E[u] known in closed form.
+* ``"median_of_run_medians"``: median of M over runs, the target of the
+  distribution-free ``runs-os`` method.  Equal to ``median_ns`` for every
+  run-effect shape (u has median 0); a closed form for ``bimodal_runs``.
+* ``"mean"``: E[per_op_ns], the target of the "mean" estimator, from closed
+  forms (or one-dimensional quadrature).
+
+None of them needs Monte-Carlo, so tests compare against exact truths.
 
 The exact medians of the within-run distributions (needed for the
 normalisation above) are found by root-finding on their exact CDFs and cached.
@@ -177,8 +185,35 @@ def _run_effect_mean(sc: Scenario) -> float:
     return math.inf
 
 
-def true_median_ns(sc: Scenario) -> float:
-    """The estimand of the "median" estimator: median over runs of run medians."""
+ESTIMANDS = ("geomean_of_run_medians", "median_of_run_medians", "mean")
+
+
+def true_value_ns(sc: Scenario, estimand: str = "geomean_of_run_medians") -> float:
+    """Exact value of an estimand (see the module docstring) for a scenario."""
+    if estimand == "geomean_of_run_medians":
+        return true_geomean_of_run_medians_ns(sc)
+    if estimand == "median_of_run_medians":
+        return true_median_of_run_medians_ns(sc)
+    if estimand == "mean":
+        return true_mean_ns(sc)
+    raise ValueError(f"estimand must be one of {ESTIMANDS} (got {estimand!r})")
+
+
+def _run_effect_log_mean(sc: Scenario) -> float:
+    """E[u] (0 for the symmetric shapes)."""
+    if sc.run_effect == "skewed":
+        return sc.run_sigma * (1.0 - math.log(2))
+    return 0.0
+
+
+def true_geomean_of_run_medians_ns(sc: Scenario) -> float:
+    """exp(E[log M]): geometric mean over runs of the run's population median."""
+    log_far = sc.far_fraction * math.log(sc.far_factor) if sc.family == "bimodal_runs" else 0.0
+    return sc.median_ns * math.exp(_run_effect_log_mean(sc) + log_far)
+
+
+def true_median_of_run_medians_ns(sc: Scenario) -> float:
+    """Median over runs of the run's population median."""
     if sc.family == "bimodal_runs":
         # Runs are near (prob 1-p) or far (prob p) with a continuous run effect:
         # the median of run medians is the q-quantile of the near runs, with
@@ -310,3 +345,116 @@ def simulate_campaign(scenarios: list[Scenario], seed: int = 0) -> pd.DataFrame:
     """Several conditions concatenated (e.g. two environments for a ratio)."""
     rng = np.random.default_rng(seed)
     return pd.concat([simulate_samples(sc, rng) for sc in scenarios], ignore_index=True)
+
+
+# ------------------------------------------------------------ coverage studies
+
+@dataclass(frozen=True)
+class CoverageResult:
+    """How often nominal CIs covered the exact truth over simulated experiments."""
+
+    label: str
+    estimator: str
+    ci_method: str
+    estimand: str
+    truth: float
+    n_experiments: int
+    level: float
+    coverage: float          # fraction of experiments whose CI contained the truth
+    mc_se: float             # Monte-Carlo standard error of ``coverage``
+    miss_below: float        # fraction with CI entirely below the truth
+    miss_above: float        # fraction with CI entirely above the truth
+    median_halfwidth_rel: float
+    family: str = ""
+    n_runs: int = 0
+    n_batches: int = 0
+
+    @property
+    def in_band(self) -> bool:
+        """Within the project's 93-97 % acceptance band (for 95 % intervals)."""
+        return 0.93 <= self.coverage <= 0.97
+
+
+def _result(label, estimator, method, estimand, truth, lo, hi, est, level, sc) -> CoverageResult:
+    lo, hi, est = (np.asarray(v, dtype=float) for v in (lo, hi, est))
+    covered = (lo <= truth) & (truth <= hi)
+    n = covered.size
+    p = float(covered.mean())
+    return CoverageResult(label, estimator, method, estimand, float(truth), n, level, p,
+                          math.sqrt(max(p * (1 - p), 1e-12) / n), float(np.mean(hi < truth)),
+                          float(np.mean(lo > truth)), float(np.median((hi - lo) / 2 / est)),
+                          sc.family, sc.n_runs, sc.n_batches)
+
+
+def _as_run_data(x: np.ndarray):
+    from .stats import RunData
+    return RunData(tuple(np.sort(row) for row in x), tuple(range(x.shape[0])))
+
+
+def coverage_study(sc: Scenario, *, estimator: str = "median", ci_method: str = "runs-t",
+                   n_experiments: int = 1000, n_resamples: int = 2000, level: float = 0.95,
+                   seed: int = 0, label: str = "") -> CoverageResult:
+    """Coverage of the engine's CI for one scenario over simulated experiments.
+
+    Uses :mod:`osbench_analysis.stats` itself (vectorised for ``runs-t``).
+    The truth is the exact estimand of (estimator, ci_method), from
+    ``stats.ESTIMAND``; the naive ``iid-percentile`` is scored against the
+    same truth as the default method, because that is what it claims to cover.
+    """
+    from . import stats
+
+    estimand = stats.ESTIMAND[(estimator, ci_method)]
+    if estimand == "pooled_median":
+        estimand = "geomean_of_run_medians"
+    truth = true_value_ns(sc, estimand)
+    rng = np.random.default_rng(seed)
+    X, _ = draw_per_op(sc, rng, n_experiments)
+    if ci_method == "runs-t" and sc.n_runs > 1:
+        vals = stats.run_level_values(X, estimator)
+        m, lo, hi = stats.t_interval(vals, level)
+        if estimator == "median":
+            m, lo, hi = np.exp(m), np.exp(lo), np.exp(hi)
+    else:
+        res = [stats.estimate_ci(_as_run_data(X[e]), estimator=estimator, level=level,
+                                 n_resamples=n_resamples, ci_method=ci_method, rng=rng)
+               for e in range(n_experiments)]
+        m = [r.estimate_ns for r in res]
+        lo = [r.ci_low_ns for r in res]
+        hi = [r.ci_high_ns for r in res]
+    return _result(label or _label(sc), estimator, ci_method, estimand, truth, lo, hi, m, level, sc)
+
+
+def ratio_coverage_study(sc_a: Scenario, sc_b: Scenario, *, estimator: str = "median",
+                         ci_method: str = "runs-t", n_experiments: int = 1000,
+                         n_resamples: int = 2000, level: float = 0.95, seed: int = 0,
+                         label: str = "") -> CoverageResult:
+    """Coverage of ``stats.ratio_ci`` for A/B against the exact ratio of truths."""
+    from . import stats
+
+    estimand = stats.ESTIMAND[(estimator, ci_method)]
+    if estimand == "pooled_median":
+        estimand = "geomean_of_run_medians"
+    truth = true_value_ns(sc_a, estimand) / true_value_ns(sc_b, estimand)
+    rng = np.random.default_rng(seed)
+    XA, _ = draw_per_op(sc_a, rng, n_experiments)
+    XB, _ = draw_per_op(sc_b, rng, n_experiments)
+    if ci_method == "runs-t" and min(sc_a.n_runs, sc_b.n_runs) > 1:
+        va, vb = stats.run_level_values(XA, estimator), stats.run_level_values(XB, estimator)
+        d, lo, hi = stats.welch_interval(va, vb, level, log_of_means=(estimator == "mean"))
+        r, lo, hi = np.exp(d), np.exp(lo), np.exp(hi)
+    else:
+        seeds = rng.integers(0, 2**31, n_experiments)
+        res = [stats.ratio_ci(_as_run_data(XA[e]), _as_run_data(XB[e]), estimator=estimator,
+                              level=level, n_resamples=n_resamples, ci_method=ci_method,
+                              seed=int(seeds[e])) for e in range(n_experiments)]
+        r = [x.ratio for x in res]
+        lo = [x.ci_low for x in res]
+        hi = [x.ci_high for x in res]
+    return _result(label or f"{_label(sc_a)} / {_label(sc_b)}", estimator, ci_method,
+                   f"ratio of {estimand}", truth, lo, hi, r, level, sc_a)
+
+
+def _label(sc: Scenario) -> str:
+    eff = "" if sc.run_effect == "normal" else f" {sc.run_effect}"
+    return (f"{sc.family}{eff} runs={sc.n_runs} batches={sc.n_batches} "
+            f"run_sd={sc.run_sigma:g} batch_sd={sc.batch_sigma:g}")

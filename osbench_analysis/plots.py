@@ -1,0 +1,211 @@
+"""Figures of the statistics engine: forest plots of per-op times and ratios, sweeps.
+
+Every function returns a matplotlib Figure built without pyplot's global
+state (``matplotlib.figure.Figure``), so it works under the Agg backend, in
+scripts, tests and notebooks alike (``display(fig)`` in Jupyter).  Save with
+:func:`save_figure` and a name from :func:`figure_name`, so that file names
+say what a figure shows.
+"""
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import LogLocator
+
+from .stats import SweepFit
+
+_PALETTE = sns.color_palette("colorblind")
+_KEPT, _CLEAN, _SAME, _DIFF = _PALETTE[0], _PALETTE[1], _PALETTE[7], _PALETTE[3]
+
+
+def _condition_label(row: pd.Series, with_env: bool) -> str:
+    parts = [str(row.get("probe", ""))]
+    if row.get("variant"):
+        parts.append(f"[{row['variant']}]")
+    if row.get("placement"):
+        parts.append(str(row["placement"]))
+    if with_env and row.get("environment"):
+        parts.append(f"({row['environment']})")
+    return " ".join(parts)
+
+
+def _fig(n_rows: int, width: float = 8.0) -> tuple[Figure, object]:
+    fig = Figure(figsize=(width, 0.34 * max(n_rows, 1) + 1.4), layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def forest_plot(summary: pd.DataFrame, clean: pd.DataFrame | None = None, *,
+                title: str | None = None) -> Figure:
+    """Per-op time with CI, one row per condition, log x axis.
+
+    ``summary``: output of ``stats.summarize`` (flagged batches kept), or of
+    ``stats.flag_sensitivity`` (then the *_clean columns are used).
+    ``clean``: optionally ``summarize(..., exclude_flagged=True)``; drawn as
+    hollow diamonds just below each row so a reader sees whether excluding
+    flagged batches moves anything.  Multimodal conditions get a warning mark.
+    """
+    if summary.empty:
+        raise ValueError("forest_plot needs at least one condition (summary is empty)")
+    s = summary.reset_index(drop=True)
+    if clean is None and "estimate_clean_ns" in s.columns:
+        clean = s.rename(columns={"estimate_clean_ns": "_e", "ci_low_clean_ns": "_l",
+                                  "ci_high_clean_ns": "_h"})[["_e", "_l", "_h"]].set_axis(
+            ["estimate_ns", "ci_low_ns", "ci_high_ns"], axis=1)
+    elif clean is not None:
+        keys = [k for k in ("campaign_id", "environment", "probe", "variant", "placement")
+                if k in s.columns and k in clean.columns]
+        clean = s[keys].merge(clean, on=keys, how="left")[["estimate_ns", "ci_low_ns", "ci_high_ns"]]
+    with_env = "environment" in s.columns and s["environment"].nunique() > 1
+    labels = [_condition_label(r, with_env) for _, r in s.iterrows()]
+    fig, ax = _fig(len(s))
+    y = np.arange(len(s))[::-1].astype(float)
+    err = np.vstack([s["estimate_ns"] - s["ci_low_ns"], s["ci_high_ns"] - s["estimate_ns"]])
+    ax.errorbar(s["estimate_ns"], y, xerr=np.clip(np.nan_to_num(err), 0, None), fmt="o", color=_KEPT,
+                ms=5, capsize=2.5, lw=1.3, label="flagged batches kept")
+    handles = [Line2D([], [], color=_KEPT, marker="o", lw=1.3, label="flagged batches kept")]
+    if clean is not None:
+        errc = np.vstack([clean["estimate_ns"] - clean["ci_low_ns"],
+                          clean["ci_high_ns"] - clean["estimate_ns"]])
+        ax.errorbar(clean["estimate_ns"], y - 0.28, xerr=np.clip(np.nan_to_num(errc), 0, None), fmt="D",
+                    mfc="white", color=_CLEAN, ms=4, capsize=2, lw=1.0)
+        handles.append(Line2D([], [], color=_CLEAN, marker="D", mfc="white", lw=1.0,
+                              label="flagged batches excluded"))
+    if "multimodal" in s.columns and s["multimodal"].fillna(False).astype(bool).any():
+        mm = s["multimodal"].fillna(False).astype(bool).to_numpy()
+        ax.scatter(s.loc[mm, "ci_high_ns"] * 1.15, y[mm], marker="$!$", s=60, color=_DIFF)
+        handles.append(Line2D([], [], color=_DIFF, marker="$!$", lw=0, ms=8,
+                              label="multimodal: pin, don't average"))
+    ax.set_yticks(y, labels)
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(base=10))
+    ax.set_xlabel("time per operation (ns, log scale)")
+    level = s["level"].iloc[0] if "level" in s.columns else math.nan
+    method = s["ci_method"].iloc[0] if "ci_method" in s.columns else ""
+    ax.set_title(title or f"Per-operation time, {level:.0%} CI ({method})", fontsize=10)
+    ax.grid(axis="x", which="both", alpha=0.25)
+    ax.legend(handles=handles, loc="lower right", fontsize=8, frameon=False)
+    ax.set_ylim(-0.8, len(s) - 0.4)
+    return fig
+
+
+def ratio_forest_plot(table: pd.DataFrame, *, title: str | None = None) -> Figure:
+    """Ratios to the baseline with CIs (``stats.ratio_table`` output), log scale.
+
+    A vertical line marks 1 (no difference); ratios whose CI excludes 1 are
+    coloured, the others grey.  Each tick is labelled like "1.9x".
+    """
+    t = table.dropna(subset=["ratio"]).reset_index(drop=True)
+    if t.empty:
+        raise ValueError("ratio_forest_plot needs at least one finite ratio")
+    by = next((c for c in ("environment", "campaign_id") if c in t.columns), None)
+    labels = [f"{_condition_label(r, False)}: {r[by]}" if by else _condition_label(r, False)
+              for _, r in t.iterrows()]
+    fig, ax = _fig(len(t))
+    y = np.arange(len(t))[::-1].astype(float)
+    diff = t["different"].astype(bool).to_numpy()
+    for mask, color in ((diff, _DIFF), (~diff, _SAME)):
+        if mask.any():
+            err = np.vstack([t.loc[mask, "ratio"] - t.loc[mask, "ci_low"],
+                             t.loc[mask, "ci_high"] - t.loc[mask, "ratio"]])
+            ax.errorbar(t.loc[mask, "ratio"], y[mask], xerr=np.clip(err, 0, None), fmt="o", color=color,
+                        ms=5, capsize=2.5, lw=1.3)
+    ax.axvline(1.0, color="black", lw=0.8)
+    ax.set_xscale("log")
+    lo = float(min(t["ci_low"].min(), 1.0))
+    hi = float(max(t["ci_high"].max(), 1.0))
+    ax.set_xlim(lo / 1.3, hi * 1.3)
+    ax.xaxis.set_major_formatter(lambda v, _: f"{v:g}x")
+    ax.set_yticks(y, labels)
+    base = t["baseline"].iloc[0] if "baseline" in t.columns else "baseline"
+    level = t["level"].iloc[0] if "level" in t.columns else math.nan
+    ax.set_xlabel(f"per-op time relative to {base} (log scale; > 1 = slower)")
+    ax.set_title(title or f"Ratio to {base}, {level:.0%} CI", fontsize=10)
+    ax.grid(axis="x", which="both", alpha=0.25)
+    ax.legend(handles=[Line2D([], [], color=_DIFF, marker="o", lw=1.3, label="CI excludes 1"),
+                       Line2D([], [], color=_SAME, marker="o", lw=1.3, label="CI includes 1")],
+              loc="lower right", fontsize=8, frameon=False)
+    ax.set_ylim(-0.8, len(t) - 0.4)
+    return fig
+
+
+def sweep_plot(fit: SweepFit, *, title: str | None = None, xlabel: str | None = None) -> Figure:
+    """Run-level per-op times against the swept variable with the fitted line.
+
+    Points are runs (one worker each), the line is time = a + b x, and the
+    legend carries the slope CI and the verdict (constant / linear growth).
+    """
+    pts = fit.points
+    fig = Figure(figsize=(6.0, 4.0), layout="constrained")
+    ax = fig.add_subplot()
+    levels = np.unique(pts["x"])
+    step = (levels.max() - levels.min()) / max(len(levels) - 1, 1)
+    rng = np.random.default_rng(0)   # jitter only, fixed so figures are reproducible
+    jit = rng.uniform(-0.08, 0.08, len(pts)) * step
+    ax.scatter(pts["x"] + jit, pts["run_value_ns"], s=14, alpha=0.6, color=_KEPT, label="runs")
+    xs = np.linspace(levels.min(), levels.max(), 100)
+    ax.plot(xs, fit.intercept_ns + fit.slope_ns * xs, color=_DIFF, lw=1.5,
+            label=(f"fit: {fit.slope_ns:.3g} ns per unit "
+                   f"[{fit.slope_ci_low_ns:.3g}, {fit.slope_ci_high_ns:.3g}]"))
+    ax.set_xlabel(xlabel or fit.x)
+    ax.set_ylabel("time per operation (ns)")
+    ax.set_title(title or (f"{fit.verdict}: {fit.growth_rel:+.1%} over the range "
+                           f"[{fit.growth_ci_low:+.1%}, {fit.growth_ci_high:+.1%}], "
+                           f"{fit.level:.0%} CI"), fontsize=10)
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.25)
+    ax.legend(fontsize=8, frameon=False)
+    return fig
+
+
+# ------------------------------------------------------------------- files
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.=+-]+", "_", str(text)).strip("_") or "all"
+
+
+def figure_name(kind: str, *qualifiers: str) -> str:
+    """File stem saying what a figure shows, e.g.
+
+    figure_name("per_op_forest", "native")        -> 'per_op_time_ci_forest__native'
+    figure_name("ratio_forest", "native")         -> 'ratio_to_native_ci_forest'
+    figure_name("sweep", "fork_exit", "nprocs")   -> 'sweep_fork_exit_time_vs_nprocs'
+    """
+    q = [_slug(x) for x in qualifiers if x]
+    if kind == "per_op_forest":
+        return "per_op_time_ci_forest" + ("__" + "_".join(q) if q else "")
+    if kind == "ratio_forest":
+        if not q:
+            raise ValueError("ratio_forest figure names need the baseline")
+        return f"ratio_to_{q[0]}_ci_forest" + ("__" + "_".join(q[1:]) if q[1:] else "")
+    if kind == "sweep":
+        if len(q) < 2:
+            raise ValueError("sweep figure names need the probe and the swept variable")
+        return f"sweep_{q[0]}_time_vs_{q[1]}" + ("__" + "_".join(q[2:]) if q[2:] else "")
+    raise ValueError(f"kind must be 'per_op_forest', 'ratio_forest' or 'sweep' (got {kind!r})")
+
+
+def save_figure(fig: Figure, directory: str | Path, name: str, formats=("pdf", "png")) -> list[Path]:
+    """Write fig as directory/name.<fmt> for each format; returns the paths."""
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    out = []
+    for fmt in formats:
+        p = d / f"{name}.{fmt}"
+        fig.savefig(p, bbox_inches="tight", dpi=150)
+        out.append(p)
+    return out
+
+
+def close(fig: Figure) -> None:
+    """Release a figure (works whether or not pyplot created it)."""
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    fig.clear()
