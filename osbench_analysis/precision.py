@@ -134,13 +134,14 @@ def _runs_needed(rd: stats.RunData, target: PrecisionTarget, cap: int = 10_000) 
         s = s / float(np.mean(vals))     # relative sd of run means
     if s == 0:
         return max(rd.n_runs, target.min_runs)
-    # half-width (relative) of a t-interval on n runs with this spread;
-    # on the log scale exp(h) - 1 ~ h for small h
-    for n in range(max(2, rd.n_runs), cap + 1):
-        h = float(sps.t.ppf(0.5 + target.level / 2, n - 1)) * s / math.sqrt(n)
-        if math.sinh(h) <= target.target_rel:
-            return max(n, target.min_runs)
-    return None
+    # half-width (relative) of a t-interval on n runs with this spread; on the
+    # log scale the relative half-width is sinh(h) (the CI is asymmetric)
+    n = np.arange(max(2, rd.n_runs), cap + 1)
+    h = sps.t.ppf(0.5 + target.level / 2, n - 1) * s / np.sqrt(n)
+    ok = np.nonzero(np.sinh(h) <= target.target_rel)[0]
+    if ok.size == 0:
+        return None
+    return max(int(n[ok[0]]), target.min_runs)
 
 
 def precision_status(samples, target_rel: float | PrecisionTarget = 0.01, level: float = 0.95, *,

@@ -1,0 +1,96 @@
+"""Figures: what they draw, on which scale, and what their files are called."""
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from osbench_analysis import plots, stats  # noqa: E402
+from osbench_analysis import simulate as sim  # noqa: E402
+
+FAST = dict(n_resamples=500)
+
+
+@pytest.fixture(scope="module")
+def campaign():
+    parts = []
+    for env, factor in (("native", 1.0), ("gvisor", 8.6)):
+        for probe, fam in (("getpid", "lognormal"), ("pipe_pingpong", "bimodal")):
+            parts.append(sim.simulate_samples(sim.Scenario(
+                family=fam, probe=probe, environment=env, campaign_id=f"c-{env}", median_ns=500 * factor,
+                n_runs=5, n_batches=12), len(parts)))
+    return pd.concat(parts, ignore_index=True)
+
+
+def test_forest_plot_rows_scale_and_clean_overlay(campaign):
+    s = stats.flag_sensitivity(campaign, **FAST)
+    fig = plots.forest_plot(s)
+    ax = fig.axes[0]
+    assert isinstance(fig, Figure)
+    assert ax.get_xscale() == "log"
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert len(labels) == len(s) == 4
+    assert any("(gvisor)" in lab for lab in labels)
+    # kept and excluded estimates are both drawn (two errorbar containers)
+    assert len(ax.containers) == 2
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "flagged batches excluded" in legend
+    assert any("multimodal" in t for t in legend)
+    kept_x = np.asarray(ax.containers[0].lines[0].get_xdata(), dtype=float)
+    np.testing.assert_allclose(np.sort(kept_x), np.sort(s["estimate_ns"]))
+    plots.close(fig)
+
+
+def test_forest_plot_with_separate_clean_summary(campaign):
+    kept = stats.summarize(campaign, **FAST)
+    clean = stats.summarize(campaign, exclude_flagged=True, **FAST)
+    fig = plots.forest_plot(kept, clean)
+    assert len(fig.axes[0].containers) == 2
+    only = plots.forest_plot(kept)
+    assert len(only.axes[0].containers) == 1
+    with pytest.raises(ValueError, match="at least one condition"):
+        plots.forest_plot(kept.iloc[0:0])
+
+
+def test_ratio_forest_plot_log_scale_and_line_at_one(campaign):
+    t = stats.ratio_table(campaign, baseline="native", **FAST)
+    fig = plots.ratio_forest_plot(t)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log"
+    vlines = [ln for ln in ax.get_lines() if np.allclose(ln.get_xdata(), 1.0)]
+    assert vlines, "no vertical line at ratio 1"
+    lo, hi = ax.get_xlim()
+    assert lo < 1 < hi and hi > t["ci_high"].max()
+    assert "native" in ax.get_xlabel()
+
+
+def test_sweep_plot_draws_runs_and_fit():
+    parts = []
+    for i, n in enumerate((1, 2, 4, 8)):
+        d = sim.simulate_samples(sim.Scenario(median_ns=1000 + 40 * n, n_runs=4, n_batches=8), i)
+        d["params_json"] = f'{{"nprocs": {n}}}'
+        parts.append(d)
+    fit = stats.sweep_fit(pd.concat(parts), "nprocs", **FAST)
+    fig = plots.sweep_plot(fit)
+    ax = fig.axes[0]
+    assert ax.collections[0].get_offsets().shape[0] == 16        # one point per run
+    line = ax.get_lines()[0]
+    assert line.get_ydata()[0] == pytest.approx(fit.intercept_ns + fit.slope_ns * 1)
+    assert fit.verdict in ax.get_title()
+
+
+def test_figure_names_say_what_they_show(tmp_path):
+    assert plots.figure_name("per_op_forest", "native") == "per_op_time_ci_forest__native"
+    assert plots.figure_name("ratio_forest", "native") == "ratio_to_native_ci_forest"
+    assert plots.figure_name("sweep", "fork_exit", "nprocs") == "sweep_fork_exit_time_vs_nprocs"
+    assert plots.figure_name("per_op_forest", "a b/c") == "per_op_time_ci_forest__a_b_c"
+    with pytest.raises(ValueError, match="kind must be"):
+        plots.figure_name("histogram")
+    fig = Figure()
+    fig.add_subplot().plot([1, 2], [1, 2])
+    paths = plots.save_figure(fig, tmp_path / "out", plots.figure_name("ratio_forest", "native"))
+    assert [p.name for p in paths] == ["ratio_to_native_ci_forest.pdf", "ratio_to_native_ci_forest.png"]
+    assert all(p.stat().st_size > 0 for p in paths)
