@@ -8,6 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 PAPER_DIR = Path(__file__).resolve().parent.parent / "paper"
@@ -30,18 +31,31 @@ def macro_name(*parts: str) -> str:
     return "osb" + "".join(digits.get(ch, ch) for ch in name)
 
 
+_UNITS = ((1e6, "ms"), (1e3, r"\textmu s"), (1.0, "ns"))
+
+
+def sig3(x: float) -> str:
+    """Three significant digits without an exponent: 1150, 72.7, 6.30, 0.164."""
+    if not np.isfinite(x):
+        return "n/a"
+    digits = max(0, 2 - int(np.floor(np.log10(abs(x))))) if x else 0
+    return f"{x:.{digits}f}"
+
+
+def time_unit(ns: float) -> tuple[float, str]:
+    """The scale and unit that make `ns` readable: (1e3, µs) for 6300 ns."""
+    return next(((scale, unit) for scale, unit in _UNITS if abs(ns) >= scale), _UNITS[-1])
+
+
 def format_time_ns(ns: float) -> tuple[str, str]:
-    """A readable magnitude and its unit: 195.3 ns, 6.17 µs, 1.12 ms."""
-    for scale, unit in ((1e6, "ms"), (1e3, r"\textmu s")):
-        if abs(ns) >= scale:
-            return f"{ns / scale:.3g}", unit
-    return f"{ns:.3g}", "ns"
+    """A readable magnitude and its unit: ('195', 'ns'), ('6.17', 'µs'), ('1.12', 'ms')."""
+    scale, unit = time_unit(ns)
+    return sig3(ns / scale), unit
 
 
 def _fmt_same_unit(value: float, lo: float, hi: float) -> str:
-    v, unit = format_time_ns(value)
-    scale = {"ms": 1e6, r"\textmu s": 1e3, "ns": 1.0}[unit]
-    return f"{v} {unit} [{lo / scale:.3g}, {hi / scale:.3g}]"
+    scale, unit = time_unit(value)
+    return f"{sig3(value / scale)} [{sig3(lo / scale)}, {sig3(hi / scale)}] {unit}"
 
 
 def condition_label(row) -> str:
@@ -69,11 +83,10 @@ def estimate_macros(estimates: pd.DataFrame) -> dict[str, str]:
     several_envs = estimates["environment"].nunique() > 1
     for _, r in estimates.iterrows():
         base = macro_name(*(([r["environment"]] if several_envs else []) + [r["probe"], r["variant"], r["placement"]]))
-        v, unit = format_time_ns(r["estimate_ns"])
-        scale = {"ms": 1e6, r"\textmu s": 1e3, "ns": 1.0}[unit]
-        out[base] = v
-        out[base + "Low"] = f"{r['ci_low_ns'] / scale:.3g}"
-        out[base + "High"] = f"{r['ci_high_ns'] / scale:.3g}"
+        scale, unit = time_unit(r["estimate_ns"])
+        out[base] = sig3(r["estimate_ns"] / scale)
+        out[base + "Low"] = sig3(r["ci_low_ns"] / scale)
+        out[base + "High"] = sig3(r["ci_high_ns"] / scale)
         out[base + "Unit"] = unit
     return out
 
@@ -97,9 +110,9 @@ def write_generated(result, out_dir: str | Path | None = None) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = [
         write_text(out / "per_op_table.tex", per_op_table_tex(
-            result.estimates, "Per-operation time on this machine: median over batches with a "
-            f"{result.settings.level:.0%} hierarchical bootstrap confidence interval (runs, then batches)."
-            .replace("%", r"\%"))),
+            result.estimates, f"Per-operation time on this machine: median with its {result.settings.level:.0%} "
+            f"confidence interval ({tex_escape(', '.join(sorted(set(result.estimates['ci_method']))))}; "
+            "see Methods), flagged batches kept.".replace("%", r"\%"))),
         write_text(out / "macros.tex", macros_tex({**estimate_macros(result.estimates), **result.text_macros()})),
         write_text(out / "methods.tex", result.methods_tex() + "\n"),
     ]
