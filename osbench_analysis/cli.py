@@ -53,7 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("probes", help="list the probe catalog")
     _add_analysis(sub, "analyze", "estimate per-op times with CIs and write tables/figures")
     pp = _add_analysis(sub, "paper", "analyze, then build paper/paper.pdf (needs pdflatex)")
-    pp.add_argument("--no-pdf", action="store_true", help="only regenerate the generated/ files")
+    only = pp.add_mutually_exclusive_group()
+    only.add_argument("--no-pdf", action="store_true", help="only regenerate the generated/ files")
+    only.add_argument("--pdf-only", action="store_true", help="only build the PDF from the generated/ files")
     args = ap.parse_args(argv)
 
     try:
@@ -71,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
             for p in registry.PROBES.values():
                 if not p.hidden:
                     print(f"{p.name:20s} {p.family:8s} {p.unit}")
+        elif args.command == "paper" and args.pdf_only:
+            from osbench_analysis import paper
+
+            print(paper.build_pdf())
         else:
             from osbench_analysis import analysis, paper
 

@@ -1,0 +1,81 @@
+"""From a real campaign to the paper's generated files: every number the paper
+quotes is defined, comes from the data, and the PDF builds where TeX exists."""
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from osbench_analysis import analysis, paper, store
+
+PAPER_TEX = Path(paper.PAPER_DIR) / "paper.tex"
+
+
+@pytest.fixture(scope="module")
+def result(tiny_campaign):
+    return analysis.analyze([tiny_campaign.id], root=tiny_campaign.path.parent, n_resamples=500)
+
+
+def test_one_estimate_per_condition_with_an_interval_around_it(result, tiny_campaign):
+    est = result.estimates
+    measured = tiny_campaign.samples[~tiny_campaign.samples.warmup]
+    assert len(est) == measured.groupby(["probe", "variant", "placement"]).ngroups
+    assert (est["ci_low_ns"] <= est["estimate_ns"]).all() and (est["estimate_ns"] <= est["ci_high_ns"]).all()
+    assert set(est["probe"]) == {"null_syscall", "fork_exit", "fork_exec", "pipe_pingpong"}  # crashed probe has no rows
+    for _, r in est.iterrows():
+        per_op = measured[(measured.probe == r.probe) & (measured.placement == r.placement)
+                          & (measured.variant == r.variant)]["per_op_ns"]
+        assert per_op.min() <= r.estimate_ns <= per_op.max()
+
+
+def test_placement_ratios_cover_two_party_probes_only(result):
+    pr = result.placement_ratios
+    assert set(pr["probe"]) == {"fork_exit", "fork_exec", "pipe_pingpong"}
+    assert (pr["ci_low"] <= pr["ratio"]).all() and (pr["ratio"] <= pr["ci_high"]).all()
+
+
+def test_newest_campaign_of_each_environment_is_the_default(tiny_campaign):
+    assert analysis.select_campaigns(None, tiny_campaign.path.parent) == [tiny_campaign.id]
+    with pytest.raises(store.StoreError, match="no campaigns under"):
+        analysis.select_campaigns(None, "/nonexistent/campaigns")
+
+
+def test_every_macro_the_paper_uses_is_generated_from_the_data(result, tmp_path):
+    written = paper.write_generated(result, out_dir=tmp_path)
+    names = {p.name for p in written}
+    assert {"macros.tex", "per_op_table.tex", "methods.tex", "per_op_forest.pdf", "per_op_estimates.csv"} <= names
+    defined = dict(re.findall(r"\\newcommand\{\\(osb[A-Za-z]+)\}\{(.*)\}", (tmp_path / "macros.tex").read_text()))
+    used = set(re.findall(r"\\(osb[A-Za-z]+)", PAPER_TEX.read_text()))
+    assert used and used <= set(defined), f"undefined in generated macros: {sorted(used - set(defined))}"
+    null = result.estimates[result.estimates.probe == "null_syscall"].iloc[0]
+    scale = {"ns": 1, r"\textmu s": 1e3, "ms": 1e6}[defined["osbNullSyscallSameCpuUnit"]]
+    assert float(defined["osbNullSyscallSameCpu"]) * scale == pytest.approx(null.estimate_ns, rel=0.01)
+    assert float(defined["osbNullSyscallSameCpuLow"]) * scale == pytest.approx(null.ci_low_ns, rel=0.01)
+
+
+@pytest.mark.skipif(not (shutil.which("latexmk") or shutil.which("pdflatex")), reason="no TeX on this machine")
+def test_paper_pdf_builds_from_generated_files(result, tmp_path):
+    shutil.copy(PAPER_TEX, tmp_path / "paper.tex")
+    paper.write_generated(result, out_dir=tmp_path / "generated")
+    assert "built" in paper.build_pdf(tmp_path)
+    assert (tmp_path / "paper.pdf").stat().st_size > 10_000
+
+
+def test_pdf_build_says_what_is_missing(tmp_path):
+    assert "generated files missing" in paper.build_pdf(tmp_path)
+
+
+@pytest.mark.parametrize("x,text", [(1234.5, "1234"), (72.66, "72.7"), (6.304, "6.30"), (0.1642, "0.164"),
+                                    (999.6, "1000"), (np.nan, "n/a")])
+def test_three_significant_digits(x, text):
+    assert paper.sig3(x) == text
+
+
+def test_time_units_and_macro_names():
+    assert paper.format_time_ns(195.2) == ("195", "ns")
+    assert paper.format_time_ns(6304.0) == ("6.30", r"\textmu s")
+    assert paper.format_time_ns(1.25e6) == ("1.25", "ms")
+    assert paper.macro_name("fork_exec", "linkage=static", "cross_cpu") == "osbForkExecLinkageStaticCrossCpu"
+    assert paper.macro_name("run", "2") == "osbRunTwo"
+    assert paper.tex_escape("a_b & 50%") == r"a\_b \& 50\%"
