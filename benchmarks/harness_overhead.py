@@ -50,7 +50,8 @@ def main() -> None:
     for k in range(args.pairs):
         p = plain_loop_ns(exe, cpu)
         c = runner.measure("quick", progress=False, output=str(root), campaign_id=f"pair{k}",
-                           probes=["null_syscall"], runs=1, batches=20, placements=["same_cpu"], cpus=[cpu])
+                           probes=["null_syscall"], runs=1, batches=20, placements=["same_cpu"], cpus=[cpu],
+                           precision_target=0)
         s = c.samples[~c.samples["warmup"]]
         o = float(s["per_op_ns"].median())
         plain.append(p), ours.append(o), ratios.append(o / p)

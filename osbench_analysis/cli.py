@@ -31,6 +31,10 @@ def _add_run(sub):
     p.add_argument("--campaign-id", help="default: <UTC time>-<host>-<environment>")
     p.add_argument("--output", help="campaigns folder (default data/campaigns)")
     p.add_argument("--timeout-s", type=float, help="per worker process")
+    p.add_argument("--precision-target", type=float,
+                   help="add runs until each CI half-width <= this fraction of the estimate (0: exactly --runs)")
+    p.add_argument("--max-runs", type=int, help="with a precision target: most runs per condition")
+    p.add_argument("--time-budget-s", type=float, help="with a precision target: measuring time to spend at most")
     p.add_argument("--command-prefix", type=shlex.split, help="wrap each worker, e.g. 'runsc --network=none do'")
     p.add_argument("--note", help="free text stored in the manifest")
     p.add_argument("--no-progress", action="store_true")

@@ -56,6 +56,21 @@ class CampaignConfig:
     campaign_id: str | None = None
     output: str | None = None           # campaigns root; None: data/campaigns of this checkout
     note: str = ""
+    # Adaptive precision: with a target, `runs` is the minimum and runs are added
+    # to each condition until its CI half-width <= target x estimate, max_runs,
+    # or the time budget.  0: exactly `runs` runs.
+    precision_target: float = 0.0       # relative CI half-width, e.g. 0.05
+    max_runs: int = 10
+    time_budget_s: float = 240.0        # measuring time the campaign may spend adding runs
+
+    def precision(self):
+        """The PrecisionTarget, or None for a fixed number of runs."""
+        if not self.precision_target:
+            return None
+        from osbench_analysis.precision import PrecisionTarget
+
+        return PrecisionTarget(target_rel=self.precision_target, min_runs=self.runs, max_runs=self.max_runs,
+                               budget_s=self.time_budget_s)
 
     def worker_timeout_s(self) -> float:
         if self.timeout_s is not None:
@@ -66,9 +81,12 @@ class CampaignConfig:
 
 PROFILES: dict[str, dict] = {
     # quick: every probe, both placements, in well under 5 minutes on 2 cores
+    # quick: every probe, both placements, 5-10 runs to a 5% half-width; measuring stays under 5 minutes
     "quick": dict(runs=5, batches=10, warmup=1, min_batch_ms=10.0,
+                  precision_target=0.05, max_runs=10, time_budget_s=240.0,
                   variants={"fork_exec": [{"linkage": "dynamic"}, {"linkage": "static"}]}),
-    "full": dict(runs=20, batches=30, warmup=2, min_batch_ms=20.0,
+    "full": dict(runs=10, batches=30, warmup=2, min_batch_ms=20.0,
+                 precision_target=0.01, max_runs=50, time_budget_s=4 * 3600.0,
                  placements=["same_cpu", "cross_cpu", "unpinned"],
                  variants={"fork_exec": [{"linkage": "dynamic"}, {"linkage": "static"}]}),
 }
@@ -123,6 +141,16 @@ def validate(cfg: CampaignConfig) -> list[Condition]:
     _check_int("warmup", cfg.warmup, 0)
     if not isinstance(cfg.min_batch_ms, (int, float)) or not 0.1 <= cfg.min_batch_ms <= 10_000:
         raise ConfigError(f"min_batch_ms must be between 0.1 and 10000 (got {cfg.min_batch_ms!r})")
+    if not isinstance(cfg.precision_target, (int, float)) or not 0 <= cfg.precision_target < 1:
+        raise ConfigError(f"precision_target must be in [0, 1): a relative CI half-width such as 0.05, "
+                          f"or 0 for a fixed number of runs (got {cfg.precision_target!r})")
+    if cfg.precision_target:
+        _check_int("max_runs", cfg.max_runs, max(cfg.runs, 2))
+        if cfg.runs < 2:
+            raise ConfigError(f"runs must be >= 2 with a precision target: one run says nothing about "
+                              f"run-to-run variation (got {cfg.runs})")
+        if not isinstance(cfg.time_budget_s, (int, float)) or not cfg.time_budget_s > 0:
+            raise ConfigError(f"time_budget_s must be > 0 (got {cfg.time_budget_s!r})")
     if cfg.timeout_s is not None and not cfg.timeout_s > 0:
         raise ConfigError(f"timeout_s must be > 0 (got {cfg.timeout_s!r})")
     if not cfg.placements or any(p not in PLACEMENTS for p in cfg.placements):
@@ -243,20 +271,32 @@ def run_campaign(cfg: CampaignConfig, progress: bool = True) -> store.Campaign:
               file=sys.stderr)
 
     created = dt.datetime.now(dt.timezone.utc)
+    target = cfg.precision()
     rows, runs_log = [], []
     t0 = time.monotonic()
     from tqdm import tqdm
 
-    bar = tqdm(total=cfg.runs * len(conditions), desc="measuring", unit="worker", disable=not progress,
+    max_runs = target.max_runs if target else cfg.runs
+    bar = tqdm(total=max_runs * len(conditions), desc="measuring", unit="worker", disable=not progress,
                file=sys.stderr, dynamic_ncols=True)
+    open_conditions, run, report = list(conditions), 0, None
     try:
-        for run in range(cfg.runs):
-            for cond in conditions:
-                bar.set_postfix_str(f"{cond.probe} {cond.placement} run {run + 1}/{cfg.runs}")
+        while open_conditions:
+            for cond in open_conditions:
+                bar.set_postfix_str(f"{cond.probe} {cond.placement} run {run + 1}")
                 rows_, log = _measure(cond, run, cfg, cpus, workdir_root)
                 rows.extend(rows_)
                 runs_log.append(log)
                 bar.update(1)
+            run += 1
+            if target is None or run < cfg.runs:
+                open_conditions = open_conditions if run < cfg.runs else []
+                continue
+            elapsed = time.monotonic() - t0
+            report = _precision_report(rows, runs_log, target, elapsed, elapsed / run)
+            open_conditions = [] if report.stop else [c for c in conditions if _needs_more(report, c, runs_log)]
+            bar.total = bar.n + len(open_conditions) * (target.max_runs - run)
+            bar.refresh()
     finally:
         bar.close()
     measuring_s = time.monotonic() - t0
@@ -274,11 +314,38 @@ def run_campaign(cfg: CampaignConfig, progress: bool = True) -> store.Campaign:
         "config": {**asdict(cfg), "cpus": cpus, "workdir": workdir_root, "campaign_id": campaign_id},
         "conditions": [asdict(c) for c in conditions],
         "measuring_seconds": round(measuring_s, 3),
+        "precision": report.to_manifest() if report is not None else
+        {"target": None, "stop_reason": "fixed_runs", "runs": cfg.runs},
         "host": host_info.as_dict(),
         "runs": runs_log,
     }
     path = store.write_campaign(root, campaign_id, samples, manifest)
     return store.load_campaign(path)
+
+
+def _precision_report(rows: list[dict], runs_log: list[dict], target, elapsed_s: float, seconds_per_round: float):
+    from osbench_analysis import precision
+
+    samples = pd.DataFrame(rows, columns=list(SAMPLE_COLUMNS))
+    # Only batches of workers that finished: a crashed worker's partial batches are not a run.
+    ok = {(r["probe"], r["variant"], r["placement"], r["run"]) for r in runs_log if r["status"] == "ok"}
+    keep = [k in ok for k in zip(samples["probe"], samples["variant"], samples["placement"], samples["run"])]
+    return precision.campaign_precision(samples[keep], target, elapsed_s=elapsed_s,
+                                        seconds_per_round=seconds_per_round)
+
+
+def _needs_more(report, cond: Condition, runs_log: list[dict]) -> bool:
+    """Another run for this condition?  Not if it has no successful run at all."""
+    variants = {r["variant"] for r in runs_log if r["probe"] == cond.probe and r["status"] == "ok"
+                and json.dumps(cond.params, sort_keys=True) == r.get("params_json")}
+    return any(_safe_needs_more(report, cond, v) for v in variants)
+
+
+def _safe_needs_more(report, cond: Condition, variant: str) -> bool:
+    try:
+        return report.needs_more(cond.probe, variant, cond.placement)
+    except KeyError:  # no successful batch of this condition: more runs would not help
+        return False
 
 
 def _measure(cond: Condition, run: int, cfg: CampaignConfig, cpus: list[int], workdir_root: str):
@@ -308,7 +375,7 @@ def _measure(cond: Condition, run: int, cfg: CampaignConfig, cpus: list[int], wo
             "nvcsw": b["nvcsw"], "nivcsw": b["nivcsw"], "minflt": b["minflt"], "loadavg_1m": b["loadavg_1m"],
             "worker_pid": b["worker_pid"], "started_unix_ns": b["started_unix_ns"],
         })
-    log = {"probe": cond.probe, "variant": variant, "placement": cond.placement, "run": run,
+    log = {"probe": cond.probe, "variant": variant, "params_json": params_json, "placement": cond.placement, "run": run,
            "status": outcome.status, "returncode": outcome.returncode, "message": outcome.message,
            "n_batches": len(outcome.batches), "wall_s": round(outcome.wall_s, 4)}
     return rows, log

@@ -10,7 +10,7 @@ import pytest
 from osbench_analysis import cli, store
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-TINY = dict(probes=["null_syscall", "pipe_pingpong"], runs=2, batches=2, min_batch_ms=1.0)
+TINY = dict(probes=["null_syscall", "pipe_pingpong"], runs=2, batches=2, min_batch_ms=1.0, precision_target=0.0)
 
 
 @pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.name)
@@ -37,7 +37,7 @@ def test_run_and_analyze_notebooks_execute_with_tiny_parameters(tmp_path):
 
     # The same parameters through the CLI give the same campaign configuration.
     assert cli.main(["run", "--probes", ",".join(TINY["probes"]), "--runs", "2", "--batches", "2",
-                     "--min-batch-ms", "1", "--output", str(root), "--campaign-id", "cli", "--no-progress"]) == 0
+                     "--min-batch-ms", "1", "--precision-target", "0", "--output", str(root), "--campaign-id", "cli", "--no-progress"]) == 0
     a, b = (json.loads((root / i / store.MANIFEST_FILE).read_text())["config"] for i in ("nb", "cli"))
     a.pop("campaign_id"), b.pop("campaign_id")
     assert a == b

@@ -96,7 +96,7 @@ def test_interrupted_campaign_leaves_no_folder_and_no_probe_files(campaigns_root
         return real(*a, **kw)
 
     monkeypatch.setattr(runner, "run_worker", interrupt_second)
-    cfg = runner.make_config("quick", output=str(campaigns_root), runs=1, batches=1, min_batch_ms=1.0,
+    cfg = runner.make_config("quick", output=str(campaigns_root), runs=1, batches=1, min_batch_ms=1.0, precision_target=0,
                              probes=["file_create_delete", "open_close"], variants={}, workdir=str(workdir))
     with pytest.raises(KeyboardInterrupt):
         runner.run_campaign(cfg, progress=False)

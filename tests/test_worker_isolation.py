@@ -23,7 +23,7 @@ def test_hang_is_killed_at_the_timeout():
 
 
 def test_campaign_goes_on_after_crash_and_hang(campaigns_root):
-    cfg = runner.make_config("quick", output=str(campaigns_root), runs=1, batches=2, min_batch_ms=1.0,
+    cfg = runner.make_config("quick", output=str(campaigns_root), runs=1, batches=2, min_batch_ms=1.0, precision_target=0,
                              probes=["test_crash_segv", "test_hang", "null_syscall"], variants={},
                              placements=["same_cpu"], timeout_s=2)
     c = runner.run_campaign(cfg, progress=False)

@@ -1,0 +1,57 @@
+"""Adaptive precision in the runner: runs are added until the target, max_runs
+or the time budget, and the manifest says which and what was achieved."""
+import pytest
+
+from osbench_analysis import runner
+
+
+def _measure(root, **kw):
+    base = dict(output=str(root), probes=["null_syscall", "mmap_touch"], runs=3, batches=3, min_batch_ms=1.0,
+                placements=["same_cpu"])
+    return runner.measure("quick", progress=False, **{**base, **kw})
+
+
+def test_an_unreachable_target_runs_to_max_runs(campaigns_root):
+    c = _measure(campaigns_root, precision_target=1e-6, max_runs=5)
+    p = c.manifest["precision"]
+    assert p["stop_reason"] == "max_runs"
+    assert c.samples.groupby("probe")["run"].nunique().to_dict() == {"null_syscall": 5, "mmap_touch": 5}
+    assert all(cond["n_runs"] == 5 and not cond["met"] for cond in p["conditions"])
+
+
+def test_a_loose_target_stops_at_the_minimum_runs(campaigns_root):
+    c = _measure(campaigns_root, precision_target=0.9, max_runs=8)
+    p = c.manifest["precision"]
+    assert p["stop_reason"] == "target_met"
+    assert c.samples["run"].nunique() == 3
+    assert all(cond["met"] and cond["halfwidth_rel"] <= 0.9 for cond in p["conditions"])
+
+
+def test_the_time_budget_stops_adding_runs(campaigns_root):
+    c = _measure(campaigns_root, precision_target=1e-6, max_runs=50, time_budget_s=0.01)
+    assert c.manifest["precision"]["stop_reason"] == "budget_exhausted"
+    assert c.samples["run"].nunique() == 3
+
+
+def test_fixed_runs_are_recorded_as_such(campaigns_root):
+    c = _measure(campaigns_root, precision_target=0)
+    assert c.manifest["precision"]["stop_reason"] == "fixed_runs"
+    assert c.samples["run"].nunique() == 3
+
+
+def test_a_condition_whose_workers_all_crash_gets_no_more_runs(campaigns_root):
+    c = _measure(campaigns_root, probes=["test_crash_segv", "null_syscall"], precision_target=1e-6, max_runs=4)
+    crashed = c.runs[c.runs.probe == "test_crash_segv"]
+    assert len(crashed) == 3 and set(crashed.status) == {"crashed"}
+    assert c.samples.loc[c.samples.probe == "null_syscall", "run"].nunique() == 4
+
+
+@pytest.mark.parametrize("kw,message", [
+    (dict(precision_target=1.5), "precision_target must be in"),
+    (dict(precision_target=0.05, runs=1), "runs must be >= 2 with a precision target"),
+    (dict(precision_target=0.05, max_runs=2), "max_runs must be an integer >= 3"),
+    (dict(precision_target=0.05, time_budget_s=0), "time_budget_s must be > 0"),
+])
+def test_bad_precision_settings(kw, message, campaigns_root):
+    with pytest.raises(runner.ConfigError, match=message):
+        _measure(campaigns_root, **kw)
