@@ -79,3 +79,17 @@ def test_time_units_and_macro_names():
     assert paper.macro_name("fork_exec", "linkage=static", "cross_cpu") == "osbForkExecLinkageStaticCrossCpu"
     assert paper.macro_name("run", "2") == "osbRunTwo"
     assert paper.tex_escape("a_b & 50%") == r"a\_b \& 50\%"
+
+
+def test_reference_section_counts_and_marks_unsupported_claims():
+    import pandas as pd
+
+    claims = pd.DataFrame({"source_id": ["a", "a", "b"], "statement": ["x 3x y", "z_1 faster", "w"],
+                           "stated": ["≈ 3 (±20%)", "≥ 1", "≥ 1"], "factor_from_data": [3.1, 0.8, 1.5],
+                           "verdict": ["supported", "not supported", "supported"]})
+    capture = pd.DataFrame({"source_id": ["a", "a", "b"], "kind": ["values", "values", "definitions"],
+                            "n_values": [10, 5, 0]})
+    tex = paper.reference_section_tex(claims, capture)
+    assert "The 2 seed documents hold 2 tables with 15 published values" in tex
+    assert "recomputes 3 comparisons" in tex and "2 are supported by the published numbers and 1 are not" in tex
+    assert tex.count(r"\textbf{no}") == 1 and r"z\_1 faster" in tex
