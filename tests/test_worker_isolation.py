@@ -51,3 +51,32 @@ def _cmdline(pid):
             return f.read().decode(errors="replace")
     except OSError:
         return ""
+
+
+def test_command_prefix_wraps_the_worker():
+    req = WorkerRequest(probe="null_syscall", params={}, min_batch_ns=10**5, warmup=0, batches=2, max_iterations=10**6)
+    wrapped = runner.run_worker(req, timeout_s=30, command_prefix=["env", "OSBENCH_WRAPPED=1"])
+    assert wrapped.status == "ok" and len(wrapped.batches) >= 3
+    refused = runner.run_worker(req, timeout_s=30, command_prefix=["false"])
+    assert refused.status == "error" and refused.batches == []
+
+
+def test_ctrl_c_during_a_campaign_leaves_nothing_behind(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    root, work = tmp_path / "campaigns", tmp_path / "work"
+    work.mkdir()
+    code = ("from osbench_analysis import runner; runner.measure('quick', progress=False, output=%r, workdir=%r, "
+            "probes=['file_create_delete'], runs=50, min_batch_ms=200, precision_target=0)"
+            % (str(root), str(work)))
+    proc = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not any(p.name.startswith("osbench-") for p in work.iterdir()):
+        time.sleep(0.02)  # interrupt while a worker is creating files in its private folder
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode != 0 and "KeyboardInterrupt" in err
+    assert list(work.iterdir()) == []
+    assert not root.exists() or list(root.iterdir()) == []
