@@ -110,3 +110,13 @@ def test_manifest_is_plain_json_that_sha256sum_can_check(tiny_campaign):
     json.loads((tiny_campaign.path / store.MANIFEST_FILE).read_text())
     r = subprocess.run(["sha256sum", "-c", store.SEAL_FILE], cwd=tiny_campaign.path, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_every_schema_column_is_documented():
+    from pathlib import Path
+
+    from osbench_analysis.schema import RUN_COLUMNS
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "campaign_format.md").read_text()
+    missing = [c for c in [*SAMPLE_COLUMNS, *RUN_COLUMNS] if f"| `{c}` |" not in doc]
+    assert missing == []
