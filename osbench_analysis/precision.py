@@ -79,11 +79,15 @@ class PrecisionTarget:
             raise ValueError(f"budget_s must be > 0 seconds (got {self.budget_s})")
 
 
-#: quick: what a 5-run x 10-batch campaign reaches on a quiet 2-vCPU VM for
-#: most probes (run medians within ~3 % of each other give a half-width of
-#: ~4 % with 4 df); full: the paper's 1 % target.
+#: quick: with 5 runs the half-width is ~1.24x the run-to-run CV (t with 4
+#: df), so 10 % needs run medians within ~8 % of each other.  The one real
+#: quick campaign available when this was written (2-vCPU VM, other jobs
+#: running, load ~0.9) had half-widths of 8.5-68 % (median 17 %): under load
+#: the target is not met and the runner adds runs up to max_runs.  Recalibrate
+#: on a quiet machine with campaign_precision(samples, PROFILES["quick"], ...).
+#: full: the paper's 1 % target.
 PROFILES: dict[str, PrecisionTarget] = {
-    "quick": PrecisionTarget(target_rel=0.05, min_runs=5, max_runs=10, budget_s=600.0),
+    "quick": PrecisionTarget(target_rel=0.10, min_runs=5, max_runs=10, budget_s=600.0),
     "full": PrecisionTarget(target_rel=0.01, min_runs=10, max_runs=50, budget_s=4 * 3600.0),
 }
 

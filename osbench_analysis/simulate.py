@@ -82,7 +82,7 @@ class Scenario:
     n_runs: int = 10
     n_batches: int = 30           # measured batches per run (warm-ups extra)
     n_warmup: int = 2
-    iterations: int = 1000
+    iterations: int = 10_000      # 10 ms batches at 1 us/op, like the quick profile
     campaign_id: str = "sim"
     environment: str = "simulated"
     probe: str = "sim_probe"
@@ -284,13 +284,16 @@ def draw_per_op(sc: Scenario, rng: np.random.Generator, n_experiments: int = 1
     return per_op, disturbed
 
 
-def simulate_samples(sc: Scenario, seed: int | np.random.Generator = 0) -> pd.DataFrame:
+def simulate_samples(sc: Scenario, seed: int | np.random.Generator = 0, *,
+                     with_truth: bool = False):
     """One simulated condition as a samples DataFrame in the schema's columns.
 
     Warm-up batches (``n_warmup`` per run, 1.5x slower: cold caches) come
-    first in each run and are marked ``warmup=True``.  Spike batches of the
-    contaminated family carry involuntary context switches and, one time in
-    three, a CPU migration, the signals :mod:`osbench_analysis.quality` uses.
+    first in each run and are marked ``warmup=True``.  Every batch has a few
+    harmless involuntary switches (Poisson, ~1 per 10 ms); spike batches of
+    the contaminated family get one more per ~3 ms of stolen time and, one
+    time in three, a CPU migration: the signals :mod:`quality` uses.
+    ``with_truth=True`` also returns the boolean array of spike batches.
     """
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     per_op, disturbed = draw_per_op(sc, rng, 1)
@@ -310,7 +313,15 @@ def simulate_samples(sc: Scenario, seed: int | np.random.Generator = 0) -> pd.Da
     cpu = np.repeat(rng.integers(0, 2, nr), n_total).astype(np.int32)
     migrated = dist & (rng.random(dist.size) < 1 / 3)
     cpu_end = np.where(migrated, 1 - cpu, cpu).astype(np.int32)
-    nivcsw = np.where(dist, 1 + rng.poisson(2.0, dist.size), 0).astype(np.int64)
+    # Involuntary switches: harmless background preemptions (~1 per 10 ms of
+    # the run's typical, CPU-bound batch time, as measured on our VMs; a slow
+    # mode that waits on another CPU does not collect more), plus, in a spike,
+    # one per ~3 ms scheduler slice of stolen time.
+    run_median_ns = np.repeat(np.median(per_op[:, nw:], axis=1), n_total) * sc.iterations
+    stolen_ns = np.where(dist, np.clip(elapsed - run_median_ns, 0, None), 0.0)
+    nivcsw = (rng.poisson(run_median_ns / 1e7)
+              + np.where(dist, np.ceil(stolen_ns / 3e6) + rng.poisson(1.0, dist.size), 0)
+              ).astype(np.int64)
     t0 = 1_700_000_000_000_000_000
     started = t0 + np.cumsum(elapsed) + runs.astype(np.int64) * 10_000_000
     df = pd.DataFrame({
@@ -338,7 +349,10 @@ def simulate_samples(sc: Scenario, seed: int | np.random.Generator = 0) -> pd.Da
         "worker_pid": (10_000 + runs).astype(np.int64),
         "started_unix_ns": started.astype(np.int64),
     })
-    return df.astype(SAMPLE_COLUMNS)
+    df = df.astype(SAMPLE_COLUMNS)
+    if with_truth:
+        return df, dist     # dist: True where the batch was hit by an interference spike
+    return df
 
 
 def simulate_campaign(scenarios: list[Scenario], seed: int = 0) -> pd.DataFrame:

@@ -20,15 +20,19 @@ def _scale(df, rows, factor):
 
 def test_flags_find_the_planted_interference_spikes():
     sc = sim.Scenario(family="contaminated", contamination=0.05, n_runs=10, n_batches=60)
-    df = sim.simulate_samples(sc, seed=1)
-    f = _measured(q.flag_batches(df))
+    df, spike = sim.simulate_samples(sc, seed=1, with_truth=True)
+    f = q.flag_batches(df)
+    spike = pd.Series(spike, index=df.index)[~df["warmup"]]
+    f = _measured(f)
     ratio = f["per_op_ns"] / f.groupby("run")["per_op_ns"].transform("median")
-    spikes = f["nivcsw"] > 0                        # the simulator marks every spike
-    assert spikes.sum() > 10
-    assert f.loc[spikes, "flagged"].all()
-    assert f.loc[spikes, "flag_nivcsw"].all()
-    # clean batches are rarely flagged (only as severe Tukey outliers of the body)
-    assert f.loc[~spikes, "flagged"].mean() < 0.01
+    assert spike.sum() > 10
+    big = spike & (ratio > 2.5)                     # stole 15+ ms of a 10 ms batch
+    assert big.sum() > 5 and f.loc[big, "flag_nivcsw"].all()
+    assert f.loc[spike, "flagged"].mean() > 0.9
+    # background preemptions (~1 per 10 ms batch) are tolerated
+    assert (f.loc[~spike, "nivcsw"] > 0).mean() > 0.4
+    assert f.loc[~spike, "flag_nivcsw"].mean() < 0.01
+    assert f.loc[~spike, "flagged"].mean() < 0.02
     assert (f.loc[ratio > 2, "outlier_class"] == "severe").mean() > 0.9
     # migrations are reported where the CPU changed
     mig = f["cpu_start"] != f["cpu_end"]
@@ -40,10 +44,23 @@ def test_counter_flags_are_relative_to_the_conditions_baseline():
     df = sim.simulate_samples(sim.Scenario(n_runs=4, n_batches=20, iterations=5000), seed=2)
     df["nivcsw"] = df["iterations"]
     df.loc[df.index[30], "nivcsw"] = 5000 + 400       # +400 over ~sqrt(5000)=71: flagged
-    df.loc[df.index[31], "nivcsw"] = 5000 + 100       # within 3 Poisson sd + ...: 3*70.7=212
+    df.loc[df.index[31], "nivcsw"] = 5000 + 100       # within 3 Poisson sd: 3*70.7=212
     f = q.flag_batches(df)
     assert bool(f.loc[df.index[30], "flag_nivcsw"])
     assert not f["flag_nivcsw"].drop(index=df.index[30]).any()
+
+
+def test_background_preemptions_are_tolerated_but_bursts_are_not():
+    # a probe that never switches by itself, 10 ms batches
+    df = sim.simulate_samples(sim.Scenario(n_runs=4, n_batches=20, iterations=10_000), seed=3)
+    df["nivcsw"] = 0
+    df.loc[df.index[5:8], "nivcsw"] = [1, 3, 4]          # background: expected 1, +3 sd = 4
+    df.loc[df.index[8], "nivcsw"] = 6                    # a burst: flagged
+    f = q.flag_batches(df)
+    assert not f.loc[df.index[5:8], "flag_nivcsw"].any()
+    assert bool(f.loc[df.index[8], "flag_nivcsw"])
+    strict = q.flag_batches(df, q.FlagRule(background_nivcsw_per_10ms=0.0))
+    assert strict.loc[df.index[5:9], "flag_nivcsw"].all()
 
 
 def test_unknown_cpu_and_warmups_are_not_flagged():
@@ -135,7 +152,7 @@ def test_multimodal_conditions_get_no_tukey_outliers():
     df = sim.simulate_samples(sim.Scenario(family="bimodal", far_fraction=0.2, n_runs=5, n_batches=40), 10)
     f = q.flag_batches(df)
     assert (f["outlier_class"] == "").all()
-    assert not f["flagged"].any()
+    assert f["flagged"].mean() < 0.02        # only the rare background-count false alarm
 
 
 def test_too_few_batches_for_a_mode_test():
