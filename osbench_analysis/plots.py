@@ -90,7 +90,8 @@ def forest_plot(summary: pd.DataFrame, clean: pd.DataFrame | None = None, *,
     method = s["ci_method"].iloc[0] if "ci_method" in s.columns else ""
     ax.set_title(title or f"Per-operation time, {level:.0%} CI ({method})", fontsize=10)
     ax.grid(axis="x", which="both", alpha=0.25)
-    ax.legend(handles=handles, loc="lower right", fontsize=8, frameon=False)
+    # below the axes, so it never hides a row
+    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=8, frameon=False)
     ax.set_ylim(-0.8, len(s) - 0.4)
     return fig
 
@@ -128,9 +129,9 @@ def ratio_forest_plot(table: pd.DataFrame, *, title: str | None = None) -> Figur
     ax.set_xlabel(f"per-op time relative to {base} (log scale; > 1 = slower)")
     ax.set_title(title or f"Ratio to {base}, {level:.0%} CI", fontsize=10)
     ax.grid(axis="x", which="both", alpha=0.25)
-    ax.legend(handles=[Line2D([], [], color=_DIFF, marker="o", lw=1.3, label="CI excludes 1"),
-                       Line2D([], [], color=_SAME, marker="o", lw=1.3, label="CI includes 1")],
-              loc="lower right", fontsize=8, frameon=False)
+    fig.legend(handles=[Line2D([], [], color=_DIFF, marker="o", lw=1.3, label="CI excludes 1"),
+                        Line2D([], [], color=_SAME, marker="o", lw=1.3, label="CI includes 1")],
+               loc="outside lower center", ncol=2, fontsize=8, frameon=False)
     ax.set_ylim(-0.8, len(t) - 0.4)
     return fig
 

@@ -36,7 +36,7 @@ def test_forest_plot_rows_scale_and_clean_overlay(campaign):
     assert any("(gvisor)" in lab for lab in labels)
     # kept and excluded estimates are both drawn (two errorbar containers)
     assert len(ax.containers) == 2
-    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert "flagged batches excluded" in legend
     assert any("multimodal" in t for t in legend)
     kept_x = np.asarray(ax.containers[0].lines[0].get_xdata(), dtype=float)
