@@ -168,7 +168,7 @@ def section_sweep(args):
     rows = []
     levels = (1, 2, 4, 8, 16)
     slope = 20.0
-    n_exp = max(200, args.experiments // 2)
+    n_exp = args.experiments
     for runs in (3, 5, 10):
         for m in ("welch", "bootstrap"):
             rng = np.random.default_rng(cell_seed(args.seed, runs, m))
