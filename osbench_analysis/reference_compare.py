@@ -127,57 +127,39 @@ def ours_beside_published(estimates: pd.DataFrame, ref: pd.DataFrame, mapping: p
     return out.drop(columns=["estimate_ns", "ci_low_ns", "ci_high_ns"]).reset_index(drop=True)
 
 
-def environment_ratios(estimates: pd.DataFrame, baseline_environment: str = "native") -> pd.DataFrame:
-    """Per probe/variant/placement: each environment's estimate over the baseline environment's.
-
-    ratio_low/high combine the two intervals conservatively (low env / high
-    baseline, high env / low baseline); they are not a joint interval.
-    """
+def environment_ratios(samples: pd.DataFrame, baseline_environment: str = "native", *,
+                       n_resamples: int = 2000, seed: int = 20261122) -> pd.DataFrame:
+    """Per probe/variant/placement: each environment's per-op time over the
+    baseline environment's, with the statistics engine's ratio CI
+    (stats.ratio_table: each side estimated independently)."""
     cols = ["probe", "variant", "placement", "environment", "arch_class", "baseline_environment", "primitive",
-            "ratio", "ratio_low", "ratio_high"]
-    if estimates.empty or baseline_environment not in set(estimates["environment"]):
+            "ratio", "ratio_low", "ratio_high", "different", "ci_method"]
+    if samples.empty or baseline_environment not in set(samples["environment"]) or samples["environment"].nunique() < 2:
         return pd.DataFrame(columns=cols)
-    keys = ["probe", "variant", "placement"]
-    base = estimates[estimates["environment"] == baseline_environment].set_index(keys)
-    rows = []
-    for _, r in estimates[estimates["environment"] != baseline_environment].iterrows():
-        k = tuple(r[keys])
-        if k not in base.index:
-            continue
-        b = base.loc[k]
-        if isinstance(b, pd.DataFrame):  # several baseline campaigns: use the newest listed last
-            b = b.iloc[-1]
-        rows.append({"probe": r["probe"], "variant": r["variant"], "placement": r["placement"],
-                     "environment": r["environment"], "arch_class": r.get("arch_class", ""),
-                     "baseline_environment": baseline_environment, "primitive": PROBE_PRIMITIVE.get(r["probe"], r["probe"]),
-                     "ratio": r["estimate_ns"] / b["estimate_ns"],
-                     "ratio_low": r["ci_low_ns"] / b["ci_high_ns"], "ratio_high": r["ci_high_ns"] / b["ci_low_ns"]})
-    return pd.DataFrame(rows, columns=cols)
+    from osbench_analysis import stats
+
+    t = stats.ratio_table(samples, baseline=baseline_environment, n_resamples=n_resamples, seed=seed)
+    t = t[np.isfinite(t["ratio"])]
+    arch = samples.groupby("environment")["arch_class"].first()
+    return pd.DataFrame({
+        "probe": t["probe"], "variant": t["variant"], "placement": t["placement"], "environment": t["environment"],
+        "arch_class": t["environment"].map(arch), "baseline_environment": baseline_environment,
+        "primitive": t["probe"].map(lambda p: PROBE_PRIMITIVE.get(p, p)),
+        "ratio": t["ratio"], "ratio_low": t["ci_low"], "ratio_high": t["ci_high"],
+        "different": t["different"], "ci_method": t["ci_method"]}, columns=cols).reset_index(drop=True)
 
 
-def _median_fallback(samples: pd.DataFrame) -> pd.DataFrame:
-    from osbench_analysis.schema import GROUP_KEYS
-    kept = samples[~samples["warmup"]]
-    est = kept.groupby(list(GROUP_KEYS), as_index=False).agg(estimate_ns=("per_op_ns", "median"),
-                                                              n_runs=("run", "nunique"), n_batches=("batch", "size"))
-    est["ci_low_ns"] = np.nan
-    est["ci_high_ns"] = np.nan
-    est["ci_method"] = "none (median of batches; stats.summarize not available)"
-    return est
+def load_our_samples(root: str | Path | None = None, campaign_ids: list[str] | None = None
+                     ) -> tuple[pd.DataFrame, str]:
+    """(the samples of our sealed campaigns, a message for the reader).
 
-
-def load_our_estimates(root: str | Path | None = None, campaign_ids: list[str] | None = None, *,
-                       n_resamples: int = 2000, seed: int = 20261122) -> tuple[pd.DataFrame, str]:
-    """(per-probe estimates of our sealed campaigns, a message for the reader).
-
-    Never raises for missing campaigns or modules: the notebook then shows the
-    published data only and prints the message.
+    Never raises for missing campaigns: the notebook then shows the published
+    data only and prints the message.
     """
-    empty = pd.DataFrame(columns=ESTIMATE_COLUMNS + ["arch_class"])
-    try:
-        from osbench_analysis import store
-    except ImportError as e:
-        return empty, f"The campaign store cannot be imported ({e}); showing published data only."
+    from osbench_analysis import store
+    from osbench_analysis.schema import SAMPLE_COLUMNS
+
+    empty = pd.DataFrame(columns=list(SAMPLE_COLUMNS))
     cat = store.catalog(root)
     if campaign_ids:
         unknown = sorted(set(campaign_ids) - set(cat["campaign_id"]))
@@ -188,14 +170,28 @@ def load_our_estimates(root: str | Path | None = None, campaign_ids: list[str] |
         where = root or store.default_root()
         return empty, f"No sealed campaigns under {where} yet: showing published data only."
     samples = pd.concat([store.load_campaign(c, root).samples for c in cat["campaign_id"]], ignore_index=True)
-    try:
-        from osbench_analysis.stats import summarize
-    except ImportError:
-        est, how = _median_fallback(samples), "medians of batches without intervals (stats.summarize not available)"
-    else:
-        est, how = summarize(samples, n_resamples=n_resamples, seed=seed), "stats.summarize medians with bootstrap intervals"
-    est = est.merge(cat[["campaign_id", "arch_class"]], on="campaign_id", how="left")
-    return est, f"{len(cat)} campaign(s) ({', '.join(cat['campaign_id'])}), {len(est)} conditions: {how}."
+    return samples, f"{len(cat)} campaign(s) ({', '.join(cat['campaign_id'])})"
+
+
+def our_estimates(samples: pd.DataFrame, *, n_resamples: int = 2000, seed: int = 20261122) -> pd.DataFrame:
+    """stats.summarize of our samples, with each campaign's architecture class."""
+    if samples.empty:
+        return pd.DataFrame(columns=ESTIMATE_COLUMNS + ["arch_class"])
+    from osbench_analysis.stats import summarize
+
+    est = summarize(samples, n_resamples=n_resamples, seed=seed)
+    arch = samples.groupby("campaign_id")["arch_class"].first().rename("arch_class")
+    return est.merge(arch, left_on="campaign_id", right_index=True, how="left")
+
+
+def load_our_estimates(root: str | Path | None = None, campaign_ids: list[str] | None = None, *,
+                       n_resamples: int = 2000, seed: int = 20261122) -> tuple[pd.DataFrame, str]:
+    """(per-probe estimates of our sealed campaigns, a message for the reader)."""
+    samples, message = load_our_samples(root, campaign_ids)
+    est = our_estimates(samples, n_resamples=n_resamples, seed=seed)
+    if len(est):
+        message += f", {len(est)} conditions: medians with {est['ci_method'].iloc[0]} intervals."
+    return est, message
 
 
 def write_outputs(tables: dict[str, pd.DataFrame], figures: dict[str, object],

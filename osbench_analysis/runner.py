@@ -79,14 +79,20 @@ class CampaignConfig:
         return 30.0 + 5.0 * planned
 
 
+def _precision_settings(profile: str) -> dict:
+    """A profile's precision target, from precision.PROFILES (calibrated there)."""
+    from osbench_analysis.precision import PROFILES as TARGETS
+
+    t = TARGETS[profile]
+    return dict(runs=t.min_runs, precision_target=t.target_rel, max_runs=t.max_runs, time_budget_s=t.budget_s)
+
+
 PROFILES: dict[str, dict] = {
     # quick: every probe, both placements, in well under 5 minutes on 2 cores
-    # quick: every probe, both placements, 5-10 runs to a 5% half-width; measuring stays under 5 minutes
-    "quick": dict(runs=5, batches=10, warmup=1, min_batch_ms=10.0,
-                  precision_target=0.05, max_runs=10, time_budget_s=240.0,
+    # quick: every probe, both placements; measuring stays well under 5 minutes on 2 cores
+    "quick": dict(batches=10, warmup=1, min_batch_ms=10.0, **_precision_settings("quick"),
                   variants={"fork_exec": [{"linkage": "dynamic"}, {"linkage": "static"}]}),
-    "full": dict(runs=10, batches=30, warmup=2, min_batch_ms=20.0,
-                 precision_target=0.01, max_runs=50, time_budget_s=4 * 3600.0,
+    "full": dict(batches=30, warmup=2, min_batch_ms=20.0, **_precision_settings("full"),
                  placements=["same_cpu", "cross_cpu", "unpinned"],
                  variants={"fork_exec": [{"linkage": "dynamic"}, {"linkage": "static"}]}),
 }

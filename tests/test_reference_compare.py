@@ -74,16 +74,25 @@ def test_estimates_without_required_columns_are_refused(ref, mapping):
         rcmp.ours_beside_published(pd.DataFrame({"probe": ["fork_exit"]}), ref, mapping)
 
 
-def test_environment_ratios_against_the_baseline():
-    est = _estimates([("n", "native", "fork_exit", "", "unpinned", 100.0),
-                      ("g", "gvisor", "fork_exit", "", "unpinned", 250.0),
-                      ("g", "gvisor", "stat", "fs=tmpfs", "single", 9.0)])   # no native stat: no ratio
-    env = rcmp.environment_ratios(est, "native")
-    assert len(env) == 1
-    r = env.iloc[0]
-    assert r["ratio"] == pytest.approx(2.5) and r["primitive"] == "fork_exit"
-    assert r["ratio_low"] == pytest.approx(225 / 110) and r["ratio_high"] == pytest.approx(275 / 90)
-    assert rcmp.environment_ratios(est, "uml").empty
+def _two_environments(campaign, factor=2.5):
+    """The real campaign's samples, plus a copy as environment 'gvisor' exactly `factor` slower."""
+    s = campaign.samples
+    slow = s.copy()
+    slow["environment"], slow["campaign_id"], slow["arch_class"] = "gvisor", "g", "user-space-kernel"
+    slow["elapsed_ns"] = (slow["elapsed_ns"] * factor).round().astype("int64")
+    slow["per_op_ns"] = slow["elapsed_ns"] / slow["iterations"]
+    return pd.concat([s, slow], ignore_index=True)
+
+
+def test_environment_ratios_use_the_engine_ratio_ci(tiny_campaign):
+    env = rcmp.environment_ratios(_two_environments(tiny_campaign), "native", n_resamples=200)
+    measured = tiny_campaign.samples[~tiny_campaign.samples.warmup]
+    assert len(env) == measured.groupby(["probe", "variant", "placement"]).ngroups
+    assert (env["ratio"].sub(2.5).abs() < 0.01).all()
+    assert ((env["ratio_low"] < env["ratio"]) & (env["ratio"] < env["ratio_high"])).all()
+    assert env["different"].all() and set(env["arch_class"]) == {"user-space-kernel"}
+    assert rcmp.environment_ratios(tiny_campaign.samples, "native").empty   # one environment: nothing to compare
+    assert rcmp.environment_ratios(_two_environments(tiny_campaign), "uml").empty
 
 
 def test_no_campaigns_gives_a_message_not_an_error(tmp_path):
@@ -105,8 +114,8 @@ def test_a_real_campaign_lands_beside_the_published_values(tiny_campaign, ref, m
 
 def test_figures_and_tables_are_written(tmp_path, ref, mapping):
     arch = rcmp.architecture_ratios(ref)
-    env = rcmp.environment_ratios(_estimates([("n", "native", "fork_exit", "", "unpinned", 100.0),
-                                              ("g", "gvisor", "fork_exit", "", "unpinned", 250.0)]))
+    env = pd.DataFrame({"primitive": ["fork_exit"], "environment": ["gvisor"], "baseline_environment": ["native"],
+                        "ratio": [2.5], "ratio_low": [2.2], "ratio_high": [2.8]})
     fig = plots_reference.plot_architecture_ratios(arch, env)
     assert fig.axes[0].get_xscale() == "log"
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
@@ -122,13 +131,3 @@ def test_figures_and_tables_are_written(tmp_path, ref, mapping):
     assert pd.read_csv(tmp_path / "reference_architecture_ratios.csv").shape[0] == len(arch)
 
 
-def test_without_stats_module_the_batch_median_is_used(tiny_campaign, monkeypatch):
-    import sys
-    monkeypatch.setitem(sys.modules, "osbench_analysis.stats", None)  # import now raises ImportError
-    est, message = rcmp.load_our_estimates(tiny_campaign.path.parent)
-    assert "stats.summarize not available" in message
-    s = tiny_campaign.samples
-    for _, row in est[est["probe"] == "fork_exit"].iterrows():
-        kept = s[(~s["warmup"]) & (s["probe"] == "fork_exit") & (s["placement"] == row["placement"])]
-        assert row["estimate_ns"] == pytest.approx(kept["per_op_ns"].median())
-        assert pd.isna(row["ci_low_ns"])
