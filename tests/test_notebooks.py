@@ -21,6 +21,8 @@ def test_notebook_is_committed_clean_with_a_tagged_parameters_cell(path):
     assert all(not c.outputs and c.execution_count is None for c in code)
     for line in code[0].source.splitlines():  # literals only, each explained
         assert "#" in line and "(" not in line.split("#")[0], line
+    # papermill must understand every line, or `papermill --help-notebook` and type hints silently drop it
+    assert len(pm.inspect_notebook(str(path))) == len(code[0].source.splitlines())
 
 
 def test_run_and_analyze_notebooks_execute_with_tiny_parameters(tmp_path):
