@@ -6,6 +6,7 @@ compiles it into build/cffi, to check a probe edit compiles
 """
 import hashlib
 import pathlib
+import re
 
 from cffi import FFI
 
@@ -13,33 +14,16 @@ PROBES_DIR = pathlib.Path(__file__).resolve().parent
 SOURCES = sorted(p.name for p in PROBES_DIR.glob("*.c"))
 CFLAGS = ["-O2", "-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-parameter"]
 
-CDEF = """
-typedef struct osb_params {
-    const char *workdir;
-    const char *helper_path;
-    int32_t child_cpu;
-    int64_t size;
-} osb_params;
 
-typedef struct osb_result {
-    int64_t iterations;
-    int64_t elapsed_ns;
-    int64_t work_done;
-    int32_t cpu_start;
-    int32_t cpu_end;
-    int64_t nvcsw;
-    int64_t nivcsw;
-    int64_t minflt;
-    int64_t started_unix_ns;
-    int32_t error;
-    char message[200];
-} osb_result;
 
-int osb_run(const char *probe, const osb_params *p, int64_t iterations, osb_result *out);
-int osb_probe_count(void);
-const char *osb_probe_name(int i);
-const char *osb_build_info(void);
-"""
+def cdef_from_header() -> str:
+    """The declarations between the cffi-cdef markers of harness.h: one source
+    of truth for the structs the C side fills and Python reads."""
+    text = (PROBES_DIR / "harness.h").read_text()
+    m = re.search(r"/\* cffi-cdef-begin.*?\*/(.*)/\* cffi-cdef-end \*/", text, re.S)
+    if not m:
+        raise RuntimeError("probes/harness.h lacks the cffi-cdef-begin/end markers")
+    return re.sub(r"/\*.*?\*/", "", m.group(1), flags=re.S)
 
 
 def source_sha256() -> str:
@@ -53,7 +37,7 @@ def source_sha256() -> str:
 
 
 ffibuilder = FFI()
-ffibuilder.cdef(CDEF)
+ffibuilder.cdef(cdef_from_header())
 ffibuilder.set_source(
     "osbench_analysis._probes",
     '#include "harness.h"',

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* cffi-cdef-begin: build_probes.py hands this region to ffi.cdef(), so keep
+ * it to plain declarations (no macros, no attributes). */
 typedef struct osb_params {
     const char *workdir;     /* private, existing, empty directory for file probes */
     const char *helper_path; /* executable for fork_exec (exits 0 at once) */
@@ -33,6 +35,13 @@ typedef struct osb_result {
     char message[200];
 } osb_result;
 
+/* Public entry points. */
+int osb_run(const char *probe, const osb_params *p, int64_t iterations, osb_result *out);
+int osb_probe_count(void);
+const char *osb_probe_name(int i);
+const char *osb_build_info(void);
+/* cffi-cdef-end */
+
 typedef struct osb_ctx {
     const osb_params *p;
     int64_t n;               /* iterations of this batch */
@@ -53,12 +62,6 @@ int osb_fail(osb_ctx *c, int err, const char *fmt, ...) __attribute__((format(pr
 
 /* Pin the calling thread/process to one CPU; no-op for cpu < 0. */
 int osb_pin_self(int cpu);
-
-/* Public entry points (declared for cffi in build_probes.py). */
-int osb_run(const char *probe, const osb_params *p, int64_t iterations, osb_result *out);
-int osb_probe_count(void);
-const char *osb_probe_name(int i);
-const char *osb_build_info(void);
 
 /* Probe tables, one per family file. */
 extern const osb_probe osb_probes_syscall[];

@@ -11,16 +11,16 @@
 
 extern char **environ;
 
-/* fork + _exit + waitpid.  The child uses _exit so no atexit handler or
- * stdio flush of the (Python) parent runs twice. */
-static int fork_exit_loop(osb_ctx *c, int64_t n)
+/* Fork n children one at a time, each running child() (which must not
+ * return), and reap each; work = children that exited with status 0. */
+static int fork_and_reap(osb_ctx *c, int64_t n, void (*child)(osb_ctx *))
 {
     int64_t reaped = 0;
     for (int64_t i = 0; i < n; i++) {
         pid_t pid = fork();
         if (pid == 0) {
             osb_pin_self(c->p->child_cpu);
-            _exit(0);
+            child(c);
         }
         if (pid < 0)
             return osb_fail(c, errno, "fork failed: %s", strerror(errno));
@@ -30,6 +30,19 @@ static int fork_exit_loop(osb_ctx *c, int64_t n)
     }
     c->work = reaped;
     return 0;
+}
+
+/* _exit, not exit: no atexit handler or stdio flush of the (Python) parent
+ * may run twice. */
+static void exit_at_once(osb_ctx *c)
+{
+    (void)c;
+    _exit(0);
+}
+
+static int fork_exit_loop(osb_ctx *c, int64_t n)
+{
+    return fork_and_reap(c, n, exit_at_once);
 }
 
 static int fork_exec_setup(osb_ctx *c)
@@ -40,28 +53,21 @@ static int fork_exec_setup(osb_ctx *c)
     return 0;
 }
 
-/* fork + execve of a program whose main returns 0 at once.  A failed exec
- * exits 127, so only children that really ran the helper count as work. */
-static int fork_exec_loop(osb_ctx *c, int64_t n)
+/* A failed exec exits 127, so only children that really ran the helper count. */
+static void exec_helper(osb_ctx *c)
 {
     char *const argv[] = {(char *)c->p->helper_path, NULL};
-    int64_t reaped = 0;
-    for (int64_t i = 0; i < n; i++) {
-        pid_t pid = fork();
-        if (pid == 0) {
-            osb_pin_self(c->p->child_cpu);
-            execve(c->p->helper_path, argv, environ);
-            _exit(127);
-        }
-        if (pid < 0)
-            return osb_fail(c, errno, "fork failed: %s", strerror(errno));
-        int st;
-        if (waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0)
-            reaped++;
-    }
-    c->work = reaped;
-    return reaped == n ? 0 : osb_fail(c, ENOEXEC, "%lld of %lld helper runs did not exit 0",
-                                      (long long)(n - reaped), (long long)n);
+    execve(c->p->helper_path, argv, environ);
+    _exit(127);
+}
+
+/* fork + execve of a program whose main returns 0 at once + waitpid. */
+static int fork_exec_loop(osb_ctx *c, int64_t n)
+{
+    if (fork_and_reap(c, n, exec_helper) != 0)
+        return -1;
+    return c->work == n ? 0 : osb_fail(c, ENOEXEC, "%lld of %lld helper runs did not exit 0",
+                                       (long long)(n - c->work), (long long)n);
 }
 
 typedef struct {
