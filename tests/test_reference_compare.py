@@ -90,7 +90,9 @@ def test_environment_ratios_use_the_engine_ratio_ci(tiny_campaign):
     assert len(env) == measured.groupby(["probe", "variant", "placement"]).ngroups
     assert (env["ratio"].sub(2.5).abs() < 0.01).all()
     assert ((env["ratio_low"] < env["ratio"]) & (env["ratio"] < env["ratio_high"])).all()
-    assert env["different"].all() and set(env["arch_class"]) == {"user-space-kernel"}
+    # with 2 runs a side the interval may well include 1: "different" must say exactly that
+    assert (env["different"] == ((env["ratio_low"] > 1) | (env["ratio_high"] < 1))).all()
+    assert set(env["arch_class"]) == {"user-space-kernel"}
     assert rcmp.environment_ratios(tiny_campaign.samples, "native").empty   # one environment: nothing to compare
     assert rcmp.environment_ratios(_two_environments(tiny_campaign), "uml").empty
 
