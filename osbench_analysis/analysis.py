@@ -19,7 +19,7 @@ class AnalysisSettings:
     seed: int = stats.DEFAULT_SEED
     estimator: str = "median"
     ci_method: str = stats.DEFAULT_CI_METHOD
-    baseline: str = "native"
+    baseline: str = "native"    # environment (or, for one environment, campaign) ratios are relative to
 
     def stats_kwargs(self) -> dict:
         return dict(level=self.level, n_resamples=self.n_resamples, seed=self.seed,
@@ -62,6 +62,18 @@ class Analysis:
     ratios: pd.DataFrame | None = None      # stats.ratio_table vs the baseline environment
     placement_ratios: pd.DataFrame = field(default_factory=pd.DataFrame)
 
+    @property
+    def primary_ids(self) -> list[str]:
+        """The first campaign named for each environment: the paper's numbers come from these."""
+        first = {}
+        for cid in self.campaign_ids:
+            first.setdefault(self.manifests[cid]["environment"], cid)
+        return list(first.values())
+
+    @property
+    def primary_estimates(self) -> pd.DataFrame:
+        return self.estimates[self.estimates["campaign_id"].isin(self.primary_ids)].reset_index(drop=True)
+
     def table(self) -> pd.DataFrame:
         """The per-condition table a reader looks at first."""
         cols = ["environment", "probe", "variant", "placement", "estimate_ns", "ci_low_ns", "ci_high_ns",
@@ -82,10 +94,10 @@ class Analysis:
         """Numbers the paper's prose quotes, besides the per-condition ones."""
         from osbench_analysis.paper import macro_name, sig3, tex_escape
 
-        first = self.manifests[self.campaign_ids[0]]
+        first = self.manifests[self.primary_ids[0]]
         cfg, host = first["config"], first["host"]
         out = {
-            "osbCampaignIds": tex_escape(", ".join(self.campaign_ids)),
+            "osbCampaignIds": tex_escape(", ".join(self.primary_ids)),
             "osbRuns": str(cfg["runs"]), "osbBatches": str(cfg["batches"]),
             "osbMinBatchMs": f"{cfg['min_batch_ms']:g}",
             "osbMeasuringSeconds": f"{first['measuring_seconds']:.0f}",
@@ -94,7 +106,8 @@ class Analysis:
             "osbLevelPercent": f"{self.settings.level * 100:g}", "osbResamples": str(self.settings.n_resamples),
         }
         several_envs = self.samples["environment"].nunique() > 1
-        for _, r in self.placement_ratios.iterrows():
+        primary = self.placement_ratios[self.placement_ratios["campaign_id"].isin(self.primary_ids)]
+        for _, r in primary.iterrows():
             env = [r["environment"]] if several_envs else []
             base = macro_name("ratio", *env, r["probe"], r["variant"], "cross over same")
             out[base], out[base + "Low"], out[base + "High"] = (sig3(r[k]) for k in ("ratio", "ci_low", "ci_high"))
@@ -104,7 +117,7 @@ class Analysis:
         """name -> matplotlib Figure; the name says what it shows and is the file name."""
         from osbench_analysis import plots
 
-        figs = {"per_op_forest": plots.forest_plot(self.estimates)}
+        figs = {"per_op_forest": plots.forest_plot(self.primary_estimates)}
         if self.ratios is not None and len(self.ratios):
             figs[f"ratio_vs_{self.settings.baseline}_forest"] = plots.ratio_forest_plot(self.ratios)
         if len(self.placement_ratios):
@@ -115,7 +128,8 @@ class Analysis:
 def placement_ratio_table(samples: pd.DataFrame, settings: AnalysisSettings) -> pd.DataFrame:
     """cross_cpu / same_cpu per two-party condition: the cost of waking the other CPU."""
     return stats.ratio_table(samples[samples["placement"].isin(["same_cpu", "cross_cpu"])],
-                             baseline="same_cpu", by="placement", match=("environment", "probe", "variant"),
+                             baseline="same_cpu", by="placement",
+                             match=("campaign_id", "environment", "probe", "variant"),
                              **settings.stats_kwargs())
 
 
@@ -136,6 +150,9 @@ def analyze(campaigns: list[str] | None = None, root: str | Path | None = None, 
         if baseline not in envs:
             raise ValueError(f"baseline {baseline!r} is not among the selected environments {sorted(envs)}")
         ratios = stats.ratio_table(samples, baseline=baseline, **settings.stats_kwargs())
+    elif len(ids) > 1:  # several campaigns of one environment: each against the first one named
+        settings = AnalysisSettings(level, n_resamples, seed, estimator, ci_method, baseline=ids[0])
+        ratios = stats.ratio_table(samples, baseline=ids[0], by="campaign_id", **settings.stats_kwargs())
     placement = placement_ratio_table(samples, settings)
     placement = placement[np.isfinite(placement["ratio"])].reset_index(drop=True)
     return Analysis(ids, settings, {c.id: c.manifest for c in loaded}, samples, estimates, qual, ratios, placement)

@@ -110,10 +110,11 @@ def write_generated(result, out_dir: str | Path | None = None) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = [
         write_text(out / "per_op_table.tex", per_op_table_tex(
-            result.estimates, f"Per-operation time on this machine: median with its {result.settings.level:.0%} "
+            result.primary_estimates, f"Per-operation time on this machine: median with its {result.settings.level:.0%} "
             f"confidence interval ({tex_escape(', '.join(sorted(set(result.estimates['ci_method']))))}; "
             "see Methods), flagged batches kept.".replace("%", r"\%"))),
-        write_text(out / "macros.tex", macros_tex({**estimate_macros(result.estimates), **result.text_macros()})),
+        write_text(out / "macros.tex", macros_tex({**estimate_macros(result.primary_estimates),
+                                                   **result.text_macros()})),
         write_text(out / "methods.tex", result.methods_tex() + "\n"),
     ]
     result.estimates.to_csv(out / "per_op_estimates.csv", index=False)

@@ -1,13 +1,14 @@
 """The notebooks run unchanged under papermill, stay thin and are stored clean;
 a notebook run and the CLI with the same parameters do the same thing."""
 import json
+import re
 from pathlib import Path
 
 import nbformat
 import papermill as pm
 import pytest
 
-from osbench_analysis import cli, store
+from osbench_analysis import analysis, cli, paper, store
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 TINY = dict(probes=["null_syscall", "pipe_pingpong"], runs=2, batches=2, min_batch_ms=1.0, precision_target=0.0)
@@ -43,3 +44,13 @@ def test_run_and_analyze_notebooks_execute_with_tiny_parameters(tmp_path):
     a, b = (json.loads((root / i / store.MANIFEST_FILE).read_text())["config"] for i in ("nb", "cli"))
     a.pop("campaign_id"), b.pop("campaign_id")
     assert a == b
+
+    # Two campaigns of one environment: each condition of the second relative to the first, and its figure.
+    result = analysis.analyze(["nb", "cli"], root=root, n_resamples=300)
+    assert set(result.ratios["campaign_id"]) == {"cli"} and set(result.ratios["baseline"]) == {"nb"}
+    assert len(result.ratios) == len(result.estimates) // 2
+    assert "ratio_vs_nb_forest" in result.figures()
+    assert result.primary_ids == ["nb"]
+    written = paper.write_generated(result, out_dir=tmp_path / "two")  # one definition per macro
+    names = re.findall(r"\\newcommand\{\\(\w+)\}", (tmp_path / "two" / "macros.tex").read_text())
+    assert len(names) == len(set(names)) and written
