@@ -2,7 +2,7 @@
 `osbench analyze`, returning a plain record the paper and plots read from."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -151,7 +151,7 @@ def analyze(campaigns: list[str] | None = None, root: str | Path | None = None, 
             raise ValueError(f"baseline {baseline!r} is not among the selected environments {sorted(envs)}")
         ratios = stats.ratio_table(samples, baseline=baseline, **settings.stats_kwargs())
     elif len(ids) > 1:  # several campaigns of one environment: each against the first one named
-        settings = AnalysisSettings(level, n_resamples, seed, estimator, ci_method, baseline=ids[0])
+        settings = replace(settings, baseline=ids[0])
         ratios = stats.ratio_table(samples, baseline=ids[0], by="campaign_id", **settings.stats_kwargs())
     placement = placement_ratio_table(samples, settings)
     placement = placement[np.isfinite(placement["ratio"])].reset_index(drop=True)

@@ -2,7 +2,7 @@
 _collect_metadata): a plain record, gathered once before measuring."""
 from __future__ import annotations
 
-import hashlib
+import importlib.util
 import os
 import platform
 import subprocess
@@ -74,15 +74,15 @@ def git_state(repo: Path = REPO_ROOT) -> dict:
 
 
 def probe_sources_sha256(probes_dir: Path = REPO_ROOT / "probes") -> str:
-    """Same hash as probes/build_probes.py computes at build time."""
-    h = hashlib.sha256()
-    if not probes_dir.is_dir():
+    """The hash probes/build_probes.py bakes into the extension, computed now by
+    that same function, so a mismatch can only mean the sources changed."""
+    script = probes_dir / "build_probes.py"
+    if not script.is_file():
         return "unavailable"
-    for p in sorted(probes_dir.rglob("*")):
-        if p.suffix in (".c", ".h") and p.is_file():
-            h.update(p.relative_to(probes_dir).as_posix().encode())
-            h.update(p.read_bytes())
-    return h.hexdigest()
+    spec = importlib.util.spec_from_file_location("osbench_build_probes", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.source_sha256()
 
 
 def probe_build_info() -> dict:

@@ -341,17 +341,12 @@ def _precision_report(rows: list[dict], runs_log: list[dict], target, elapsed_s:
 
 
 def _needs_more(report, cond: Condition, runs_log: list[dict]) -> bool:
-    """Another run for this condition?  Not if it has no successful run at all."""
-    variants = {r["variant"] for r in runs_log if r["probe"] == cond.probe and r["status"] == "ok"
-                and json.dumps(cond.params, sort_keys=True) == r.get("params_json")}
-    return any(_safe_needs_more(report, cond, v) for v in variants)
-
-
-def _safe_needs_more(report, cond: Condition, variant: str) -> bool:
-    try:
-        return report.needs_more(cond.probe, variant, cond.placement)
-    except KeyError:  # no successful batch of this condition: more runs would not help
-        return False
+    """Another run for this condition?  Never for one without a successful run:
+    more of what always fails would not help."""
+    params_json = json.dumps(cond.params, sort_keys=True)
+    ok_variants = {r["variant"] for r in runs_log if r["status"] == "ok" and r["probe"] == cond.probe
+                   and r["placement"] == cond.placement and r["params_json"] == params_json}
+    return any(report.needs_more(cond.probe, v, cond.placement) for v in ok_variants)
 
 
 def _measure(cond: Condition, run: int, cfg: CampaignConfig, cpus: list[int], workdir_root: str):
