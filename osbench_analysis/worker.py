@@ -111,9 +111,11 @@ def run_request(req: WorkerRequest, emit) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--request", required=True, help="WorkerRequest as JSON")
+    ap.add_argument("--out", help="write the JSON lines to this file instead of stdout "
+                                  "(for environments whose console is not a clean pipe, e.g. UML)")
     args = ap.parse_args(argv)
     req = WorkerRequest(**json.loads(args.request))
-    out = sys.stdout
+    out = open(args.out, "a", buffering=1) if args.out else sys.stdout
 
     def emit(obj: dict) -> None:
         out.write(json.dumps(obj) + "\n")

@@ -1,0 +1,18 @@
+"""Kernel environments: where the worker runs (native Linux, gVisor, UML, FUSE).
+
+Add one by writing a class in its own module and registering it below."""
+from __future__ import annotations
+
+from osbench_analysis.environments.base import (ARCH_CLASSES, PLACEMENTS, Availability, Environment,
+                                                EnvironmentRegistry, Launch, Session)
+from osbench_analysis.environments.native import Native
+
+REGISTRY = EnvironmentRegistry()
+REGISTRY.register(Native())
+
+get = REGISTRY.get
+register = REGISTRY.register
+names = REGISTRY.names
+
+__all__ = ["ARCH_CLASSES", "PLACEMENTS", "Availability", "Environment", "EnvironmentRegistry", "Launch",
+           "Session", "REGISTRY", "get", "register", "names"]

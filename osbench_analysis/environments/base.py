@@ -1,0 +1,148 @@
+"""What a kernel environment is: one class that knows how to run the
+unchanged worker inside it (papermill's engines: a registry of small classes,
+never `if environment == ...` branches elsewhere).
+
+The runner's use of an environment, once per campaign::
+
+    env = environments.get("gvisor")
+    ok = env.availability()               # refused before measuring when not ok
+    with env.session(scratch) as sess:    # mounts, boot files, ...; torn down on any exit
+        launch = sess.launch(worker_argv, cpus={0}, output=host_path)
+        # run launch.argv with launch.env; read the worker's JSON lines from
+        # launch.output_file (or stdout when None); the process group is killed
+        # on timeout, then launch.cleanup() runs.
+
+Placement under a sandbox: the runner passes the host CPUs the *whole*
+environment is confined to (`cpus`); an environment whose guest cannot pin
+its own processes (pins_inside=False) gets no worker_cpu/child_cpu in the
+request, because sched_setaffinity inside gVisor or UML is emulated.
+"""
+from __future__ import annotations
+
+import contextlib
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+#: How a design relates to the published architectures (data/reference uses the first four).
+ARCH_CLASSES = ("monolithic", "microkernel", "hybrid", "user-space-kernel", "hosted-kernel", "user-space-server")
+PLACEMENTS = ("same_cpu", "cross_cpu", "unpinned")
+
+
+@dataclass(frozen=True)
+class Availability:
+    available: bool
+    reason: str = ""          # why not, or what was found ("runsc 2026-09-05, systrap")
+    install_hint: str = ""    # the command that makes it available, e.g. "make envs"
+
+    def __bool__(self) -> bool:
+        return self.available
+
+
+@dataclass
+class Launch:
+    """How to start one worker inside the environment."""
+    argv: list[str]
+    env: dict[str, str] | None = None         # None: inherit the runner's environment
+    output_file: Path | None = None           # host path the worker's JSON lines land in; None: stdout
+    cleanup: Callable[[], None] = lambda: None  # after the process (group) is gone, success or not
+
+
+class Session:
+    """An environment set up for one campaign (mounts made, files prepared).
+
+    Subclasses override `launch` when the worker needs wrapping; paths are
+    host paths unless a name says `inside`."""
+
+    def __init__(self, env: "Environment", scratch: Path):
+        self.env, self.scratch = env, Path(scratch)
+
+    @property
+    def workdir_root(self) -> str | None:
+        """Host folder under which file probes get their private folder; None: the runner's default."""
+        return None
+
+    def inside(self, host_path: str | Path) -> str:
+        """How a host path is seen by the worker inside the environment."""
+        return str(host_path)
+
+    def launch(self, worker_argv: Sequence[str], *, cpus: set[int] | None, output: Path) -> Launch:
+        return Launch(list(worker_argv))
+
+    def facts(self) -> dict:
+        """Facts of the running environment seen from the host (versions, flags, mount options)."""
+        return self.env.facts()
+
+    def close(self) -> None:
+        """Undo everything the session made; must be safe to call after a partial set-up."""
+
+
+class Environment:
+    """One kernel environment.  Subclass, set the class attributes, override
+    what differs from native, and `register()` an instance."""
+
+    name: str = ""
+    arch_class: str = "monolithic"
+    description: str = ""
+    placements: tuple[str, ...] = PLACEMENTS
+    pins_inside: bool = True      # False: sched_setaffinity inside is not real; the runner pins from outside
+    settle_s: float = 0.0         # the worker waits this long before calibrating (e.g. gVisor's vDSO clock)
+    session_class: type[Session] = Session
+
+    def availability(self) -> Availability:
+        return Availability(True, "always")
+
+    def facts(self) -> dict:
+        """Host-side facts about the environment: version, platform, flags."""
+        return {}
+
+    @contextlib.contextmanager
+    def session(self, scratch: Path) -> Iterator[Session]:
+        scratch = Path(scratch)
+        scratch.mkdir(parents=True, exist_ok=True)
+        sess = self.session_class(self, scratch)
+        try:
+            yield sess
+        finally:
+            try:
+                sess.close()
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+
+    def __repr__(self) -> str:
+        return f"<environment {self.name}: {self.arch_class}>"
+
+
+@dataclass
+class EnvironmentRegistry:
+    """name -> Environment, in registration order (papermill's engines registry)."""
+    _envs: dict[str, Environment] = field(default_factory=dict)
+
+    def register(self, env: Environment) -> Environment:
+        if not env.name:
+            raise ValueError(f"{type(env).__name__} has no name")
+        if env.arch_class not in ARCH_CLASSES:
+            raise ValueError(f"{env.name}: arch_class {env.arch_class!r} not one of {ARCH_CLASSES}")
+        self._envs[env.name] = env
+        return env
+
+    def get(self, name: str) -> Environment:
+        from osbench_analysis.errors import ConfigError
+        import difflib
+
+        try:
+            return self._envs[name]
+        except KeyError:
+            close = difflib.get_close_matches(name, self._envs, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ConfigError(f"environment {name!r} unknown{hint} (known: {', '.join(self._envs)})") from None
+
+    def names(self) -> list[str]:
+        return list(self._envs)
+
+    def __iter__(self):
+        return iter(self._envs.values())
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._envs
