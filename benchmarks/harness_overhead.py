@@ -50,7 +50,7 @@ def main() -> None:
     plain, ours = [], []
     for k in range(args.pairs):
         plain.append(plain_loop_ns(exe, cpu, iterations=2_000_000))
-        c = runner.measure("quick", progress=False, output=str(root), campaign_id=f"pair{k}",
+        [c] = runner.measure("quick", progress=False, output=str(root), campaign_id=f"pair{k}",
                            probes=["null_syscall"], runs=1, batches=10, placements=["same_cpu"], cpus=[cpu],
                            precision_target=0)
         s = c.samples[~c.samples["warmup"]]
@@ -69,9 +69,9 @@ def main() -> None:
           f"(Welch t on log per-process values; goal <= 1.02)")
 
     if not args.skip_quick:
-        q = runner.measure("quick", progress=False, output=str(root))
-        p = q.manifest["precision"]
-        print(f"quick campaign: {q.manifest['measuring_seconds']:.1f} s measuring "
+        [q] = runner.measure("quick", progress=False, output=str(root))
+        p = q.manifest.precision
+        print(f"quick campaign: {q.manifest.measuring_seconds:.1f} s measuring "
               f"({len(q.samples)} batches, {q.samples['run'].max() + 1} runs at most, {len(q.errors)} failed workers; "
               f"precision stop: {p['stop_reason']}, {p['conditions_met']}/{p['conditions_total']} conditions met; "
               f"goal < 300 s)")

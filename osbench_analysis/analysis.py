@@ -67,7 +67,7 @@ class Analysis:
         """The first campaign named for each environment: the paper's numbers come from these."""
         first = {}
         for cid in self.campaign_ids:
-            first.setdefault(self.manifests[cid]["environment"], cid)
+            first.setdefault(self.manifests[cid].environment, cid)
         return list(first.values())
 
     @property
@@ -95,12 +95,12 @@ class Analysis:
         from osbench_analysis.paper import macro_name, sig3, tex_escape
 
         first = self.manifests[self.primary_ids[0]]
-        cfg, host = first["config"], first["host"]
+        cfg, host = first.config, first.host
         out = {
             "osbCampaignIds": tex_escape(", ".join(self.primary_ids)),
             "osbRuns": str(cfg["runs"]), "osbBatches": str(cfg["batches"]),
             "osbMinBatchMs": f"{cfg['min_batch_ms']:g}",
-            "osbMeasuringSeconds": f"{first['measuring_seconds']:.0f}",
+            "osbMeasuringSeconds": f"{first.measuring_seconds:.0f}",
             "osbHostCpu": tex_escape(host["cpu_model"]), "osbHostCpus": str(host["cpu_count_logical"]),
             "osbHostKernel": tex_escape(host["kernel_release"]), "osbHostVirt": tex_escape(host["virtualization"]),
             "osbLevelPercent": f"{self.settings.level * 100:g}", "osbResamples": str(self.settings.n_resamples),

@@ -3,10 +3,12 @@ the same package function the notebooks call, with the same parameters."""
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
 import sys
 
-from osbench_analysis import registry, runner, store
+from osbench_analysis import config, registry, runner, store
+from osbench_analysis.errors import OsbenchError
 
 
 def _csv(cast=str):
@@ -17,7 +19,7 @@ def _csv(cast=str):
 
 def _add_run(sub):
     p = sub.add_parser("run", help="measure a campaign on this machine and seal it under data/campaigns/")
-    p.add_argument("--profile", default="quick", choices=sorted(runner.PROFILES))
+    p.add_argument("--profile", default="quick", choices=sorted(config.PROFILES))
     p.add_argument("--probes", type=_csv(), help=f"comma-separated; default: all ({','.join(registry.DEFAULT_PROBES)})")
     p.add_argument("--runs", type=int, help="worker processes per condition")
     p.add_argument("--batches", type=int, help="measured batches per worker")
@@ -26,8 +28,10 @@ def _add_run(sub):
     p.add_argument("--placements", type=_csv(), help="same_cpu,cross_cpu,unpinned")
     p.add_argument("--cpus", type=_csv(int), help="first and second CPU for pinning, e.g. 0,1")
     p.add_argument("--workdir", help="folder where file probes make their private folder (default tmpfs /dev/shm)")
-    p.add_argument("--environment", help="label of where this runs (default native)")
-    p.add_argument("--arch-class", choices=runner.ARCH_CLASSES)
+    p.add_argument("--environment", help="kernel environment: native (default), a name from `osbench envs`, "
+                                         "several comma-separated, or 'all' (interleaved, one campaign each)")
+    p.add_argument("--variants", type=json.loads,
+                   help='probe parameter sets as JSON, e.g. \'{"fork_exec": [{"linkage": "static"}]}\'')
     p.add_argument("--campaign-id", help="default: <UTC time>-<host>-<environment>")
     p.add_argument("--output", help="campaigns folder (default data/campaigns)")
     p.add_argument("--timeout-s", type=float, help="per worker process")
@@ -35,7 +39,8 @@ def _add_run(sub):
                    help="add runs until each CI half-width <= this fraction of the estimate (0: exactly --runs)")
     p.add_argument("--max-runs", type=int, help="with a precision target: most runs per condition")
     p.add_argument("--time-budget-s", type=float, help="with a precision target: measuring time to spend at most")
-    p.add_argument("--command-prefix", type=shlex.split, help="wrap each worker, e.g. 'runsc --network=none do'")
+    p.add_argument("--command-prefix", type=shlex.split,
+                   help="wrap each worker inside its environment, e.g. 'nice -n -5'")
     p.add_argument("--note", help="free text stored in the manifest")
     p.add_argument("--no-progress", action="store_true")
 
@@ -65,11 +70,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "run":
             params = {k: v for k, v in vars(args).items() if k not in ("command", "profile", "no_progress")}
-            c = runner.measure(args.profile, progress=not args.no_progress, **params)
-            print(f"sealed campaign {c.id} at {c.path} ({len(c.samples)} batches, "
-                  f"{len(c.errors)} failed workers, {c.manifest['measuring_seconds']:.1f} s measuring)")
-            for e in c.errors.itertuples():
-                print(f"  {e.probe} {e.placement} run {e.run}: {e.status}: {e.message}", file=sys.stderr)
+            for c in runner.measure(args.profile, progress=not args.no_progress, **params):
+                print(f"sealed campaign {c.id} at {c.path} ({len(c.samples)} batches, "
+                      f"{len(c.errors)} failed workers, {c.manifest.measuring_seconds:.1f} s measuring)")
+                for e in c.errors.itertuples():
+                    print(f"  {e.probe} {e.placement} run {e.run}: {e.status}: {e.message}", file=sys.stderr)
         elif args.command == "list":
             cat = store.catalog(args.root)
             print(cat.drop(columns=["path"]).to_string(index=False) if len(cat) else "no campaigns")
@@ -89,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"wrote {len(written)} files to {written[0].parent if written else args.out}")
             if args.command == "paper" and not args.no_pdf:
                 print(paper.build_pdf())
-    except (runner.ConfigError, store.StoreError, registry.ProbeError) as e:
+    except OsbenchError as e:
         print(f"osbench {args.command}: error: {e}", file=sys.stderr)
         return 2
     return 0

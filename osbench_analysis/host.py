@@ -1,5 +1,6 @@
-"""Host and environment facts that travel with every campaign (pyperf's
-_collect_metadata): a plain record, gathered once before measuring."""
+"""Host facts that travel with every campaign (pyperf's _collect_metadata): a
+plain record gathered by the runner, outside any sandbox, once before
+measuring.  What the worker sees from inside its environment is facts.py."""
 from __future__ import annotations
 
 import importlib.util
@@ -13,15 +14,10 @@ from pathlib import Path
 
 import psutil
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from osbench_analysis.facts import filesystem_type, read_text as _read  # noqa: F401  (filesystem_type re-exported)
+from osbench_analysis.paths import PROBES_DIR, REPO_ROOT
+
 LIBRARIES = ("cffi", "numpy", "scipy", "pandas", "pyarrow", "matplotlib", "seaborn", "papermill", "psutil", "tqdm")
-
-
-def _read(path: str | Path, default: str = "") -> str:
-    try:
-        return Path(path).read_text().strip()
-    except OSError:
-        return default
 
 
 def _cmd(*argv: str) -> str:
@@ -56,24 +52,13 @@ def mitigations() -> dict[str, str]:
     return {p.name: _read(p) for p in sorted(d.glob("*"))} if d.is_dir() else {}
 
 
-def filesystem_type(path: str | Path) -> str:
-    """Type of the filesystem holding `path` (longest mount-point prefix)."""
-    real = os.path.realpath(path)
-    best, fstype = "", ""
-    for part in psutil.disk_partitions(all=True):
-        mp = part.mountpoint
-        if (real == mp or real.startswith(mp.rstrip("/") + "/")) and len(mp) >= len(best):
-            best, fstype = mp, part.fstype
-    return fstype or "unknown"
-
-
 def git_state(repo: Path = REPO_ROOT) -> dict:
     commit = _cmd("git", "-C", str(repo), "rev-parse", "HEAD")
     dirty = bool(_cmd("git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"))
     return {"commit": commit or "unknown", "dirty": dirty if commit else None}
 
 
-def probe_sources_sha256(probes_dir: Path = REPO_ROOT / "probes") -> str:
+def probe_sources_sha256(probes_dir: Path = PROBES_DIR) -> str:
     """The hash probes/build_probes.py bakes into the extension, computed now by
     that same function, so a mismatch can only mean the sources changed."""
     script = probes_dir / "build_probes.py"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 
+from osbench_analysis.errors import OsbenchError
+
 
 @dataclass(frozen=True)
 class Param:
@@ -65,7 +67,7 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
 DEFAULT_PROBES: tuple[str, ...] = tuple(n for n, p in PROBES.items() if not p.hidden)
 
 
-class ProbeError(ValueError):
+class ProbeError(OsbenchError, ValueError):
     """A probe name or parameter the catalog does not know."""
 
 

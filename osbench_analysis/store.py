@@ -26,7 +26,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from osbench_analysis.schema import RUN_COLUMNS, SAMPLE_COLUMNS, SCHEMA_VERSION
+from osbench_analysis.errors import OsbenchError
+from osbench_analysis.records import Manifest, ManifestError
+from osbench_analysis.schema import RUN_COLUMNS, SAMPLE_COLUMNS
+from osbench_analysis.paths import CAMPAIGNS_DIR
 
 SAMPLES_FILE = "samples.parquet"
 MANIFEST_FILE = "manifest.json"
@@ -37,7 +40,7 @@ _ARROW = {"string": pa.string(), "int32": pa.int32(), "int64": pa.int64(), "bool
 ARROW_SCHEMA = pa.schema([(name, _ARROW[t]) for name, t in SAMPLE_COLUMNS.items()])
 
 
-class StoreError(Exception):
+class StoreError(OsbenchError):
     """Something about the campaign store the user must fix (path, id)."""
 
 
@@ -52,9 +55,7 @@ class CampaignCorrupted(StoreError):
 def default_root() -> Path:
     """data/campaigns of this checkout, or $OSBENCH_DATA_DIR."""
     env = os.environ.get("OSBENCH_DATA_DIR")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parent.parent / "data" / "campaigns"
+    return Path(env) if env else CAMPAIGNS_DIR
 
 
 def new_campaign_id(label: str, now: dt.datetime | None = None) -> str:
@@ -97,17 +98,18 @@ def samples_table(samples: pd.DataFrame) -> pa.Table:
     return pa.Table.from_pandas(samples[list(SAMPLE_COLUMNS)], schema=ARROW_SCHEMA, preserve_index=False)
 
 
-def write_campaign(root: str | Path, campaign_id: str, samples: pd.DataFrame, manifest: dict) -> Path:
+def write_campaign(root: str | Path, campaign_id: str, samples: pd.DataFrame, manifest: Manifest) -> Path:
     """Write, seal and atomically publish a campaign; returns its folder."""
+    if manifest.campaign_id != campaign_id:
+        raise ValueError(f"manifest is for {manifest.campaign_id!r}, not {campaign_id!r}")
     target = check_can_create(root, campaign_id)
     tmp = Path(root) / f".tmp-{campaign_id}-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     try:
         pq.write_table(samples_table(samples), tmp / SAMPLES_FILE, compression="zstd")
-        manifest = {**manifest, "schema_version": SCHEMA_VERSION, "campaign_id": campaign_id,
-                    "files": {SAMPLES_FILE: {"sha256": _sha256(tmp / SAMPLES_FILE), "rows": len(samples)}}}
-        (tmp / MANIFEST_FILE).write_text(json.dumps(manifest, indent=1, sort_keys=True, default=str) + "\n")
+        manifest.files = {SAMPLES_FILE: {"sha256": _sha256(tmp / SAMPLES_FILE), "rows": len(samples)}}
+        (tmp / MANIFEST_FILE).write_text(manifest.to_json())
         sums = "".join(f"{_sha256(tmp / n)}  {n}\n" for n in (MANIFEST_FILE, SAMPLES_FILE))
         (tmp / SEAL_FILE).write_text(sums)
         for f in tmp.iterdir():
@@ -126,13 +128,18 @@ def write_campaign(root: str | Path, campaign_id: str, samples: pd.DataFrame, ma
 class Campaign:
     id: str
     path: Path
-    manifest: dict
+    manifest: Manifest
     samples: pd.DataFrame
+
+    @property
+    def environment(self) -> str:
+        return self.manifest.environment
 
     @property
     def runs(self) -> pd.DataFrame:
         """Worker outcomes: one row per (probe, variant, placement, run)."""
-        return pd.DataFrame(self.manifest.get("runs", []), columns=list(RUN_COLUMNS)).astype(RUN_COLUMNS)
+        rows = [vars(r) for r in self.manifest.runs]
+        return pd.DataFrame(rows, columns=list(RUN_COLUMNS)).astype(RUN_COLUMNS)
 
     @property
     def errors(self) -> pd.DataFrame:
@@ -174,44 +181,48 @@ def load_campaign(id_or_path: str | Path, root: str | Path | None = None) -> Cam
     """Load a sealed campaign, verifying its seal and schema first."""
     path = resolve(id_or_path, root)
     verify_seal(path)
-    manifest = json.loads((path / MANIFEST_FILE).read_text())
-    version = manifest.get("schema_version")
-    if version != SCHEMA_VERSION:
-        raise CampaignCorrupted(f"{path} has schema version {version}; this osbench reads {SCHEMA_VERSION}")
+    try:
+        manifest = Manifest.from_json((path / MANIFEST_FILE).read_text())
+    except ManifestError as e:
+        raise CampaignCorrupted(f"{path / MANIFEST_FILE}: {e}") from None
     table = pq.read_table(path / SAMPLES_FILE)
     if table.schema.names != list(SAMPLE_COLUMNS):
         raise CampaignCorrupted(f"{path / SAMPLES_FILE} columns {table.schema.names} differ from the schema")
     samples = table.to_pandas().astype(SAMPLE_COLUMNS)
-    return Campaign(id=manifest["campaign_id"], path=path, manifest=manifest, samples=samples)
+    return Campaign(id=manifest.campaign_id, path=path, manifest=manifest, samples=samples)
 
 
-CATALOG_COLUMNS = ["campaign_id", "created_utc", "environment", "arch_class", "profile", "probes",
-                   "n_samples", "n_errors", "hostname", "kernel_release", "virtualization", "git_commit", "path"]
+CATALOG_COLUMNS = ["campaign_id", "created_utc", "environment", "arch_class", "hostname", "profile", "probes",
+                   "n_samples", "n_errors", "kernel_release", "kernel_inside", "virtualization", "git_commit", "path"]
 
 
 def catalog(root: str | Path | None = None) -> pd.DataFrame:
-    """One row per campaign under root (seals are verified by load_campaign, not here)."""
+    """One row per campaign under root (seals are verified by load_campaign, not
+    here).  Only whole, sealed folders count: a journal or a `.tmp-` folder of a
+    campaign still being measured is not a campaign."""
     root = Path(root or default_root())
     rows = []
     for d in sorted(root.iterdir()) if root.is_dir() else []:
-        m = d / MANIFEST_FILE
-        if d.name.startswith(".") or not m.is_file():
+        if d.name.startswith(".") or not (d / MANIFEST_FILE).is_file() or not (d / SEAL_FILE).is_file():
             continue
-        man = json.loads(m.read_text())
-        host = man.get("host", {})
+        try:
+            man = Manifest.from_json((d / MANIFEST_FILE).read_text())
+        except ManifestError as e:
+            raise CampaignCorrupted(f"{d / MANIFEST_FILE}: {e}") from None
         rows.append({
-            "campaign_id": man.get("campaign_id", d.name),
-            "created_utc": man.get("created_utc"),
-            "environment": man.get("environment"),
-            "arch_class": man.get("arch_class"),
-            "profile": man.get("config", {}).get("profile"),
-            "probes": len(man.get("config", {}).get("probes", [])),
-            "n_samples": man.get("files", {}).get(SAMPLES_FILE, {}).get("rows"),
-            "n_errors": sum(r.get("status") != "ok" for r in man.get("runs", [])),
-            "hostname": host.get("hostname"),
-            "kernel_release": host.get("kernel_release"),
-            "virtualization": host.get("virtualization"),
-            "git_commit": host.get("git", {}).get("commit"),
+            "campaign_id": man.campaign_id,
+            "created_utc": man.created_utc,
+            "environment": man.environment,
+            "arch_class": man.arch_class,
+            "hostname": man.hostname,
+            "profile": man.profile,
+            "probes": len(man.config.get("probes", [])),
+            "n_samples": man.files.get(SAMPLES_FILE, {}).get("rows"),
+            "n_errors": len(man.failed_runs),
+            "kernel_release": man.host.get("kernel_release"),
+            "kernel_inside": man.environment_facts.get("kernel_release", ""),
+            "virtualization": man.host.get("virtualization"),
+            "git_commit": man.host.get("git", {}).get("commit"),
             "path": str(d),
         })
     return pd.DataFrame(rows, columns=CATALOG_COLUMNS)

@@ -3,7 +3,9 @@
 It only executes (pyperf's worker role); the runner decides what to run.
 Launched as ``python -m osbench_analysis.worker --request JSON``, possibly
 behind a command prefix (a sandbox runner), it writes one JSON object per line
-to stdout: {"kind": "batch", ...} for each batch, then {"kind": "done"};
+to stdout (or --out FILE): first {"kind": "environment", ...} with the facts it
+sees from inside (facts.py), then {"kind": "batch", ...} for each batch, then
+{"kind": "done"};
 on a probe error {"kind": "error", "message": ...} and exit status 3.
 Calibration batches come first and are flagged as warm-ups, never dropped.
 """
@@ -14,8 +16,12 @@ import json
 import math
 import os
 import sys
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from osbench_analysis import facts
+from osbench_analysis.schema import HARNESS_FIELDS
 
 EXIT_PROBE_ERROR = 3
 BIN_DIR = Path(__file__).resolve().parent / "_bin"
@@ -33,6 +39,7 @@ class WorkerRequest:
     child_cpu: int = -1             # pin the second party elsewhere (cross_cpu), -1: inherit
     workdir: str | None = None      # private directory for file probes
     iterations: int | None = None   # fixed batch size: skips calibration
+    settle_s: float = 0.0           # wait before calibrating (an environment's clock or caches settling)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -68,11 +75,7 @@ class Batcher:
         if rc != 0:
             raise ProbeFailed(f"{self.req.probe}: {self.ffi.string(r.message).decode(errors='replace')}"
                               f" (error {r.error})")
-        return {
-            "iterations": r.iterations, "elapsed_ns": r.elapsed_ns, "work_done": r.work_done,
-            "cpu_start": r.cpu_start, "cpu_end": r.cpu_end, "nvcsw": r.nvcsw, "nivcsw": r.nivcsw,
-            "minflt": r.minflt, "started_unix_ns": r.started_unix_ns, "loadavg_1m": load1,
-        }
+        return {**{name: getattr(r, name) for name in HARNESS_FIELDS}, "loadavg_1m": load1}
 
 
 def next_iterations(n: int, elapsed_ns: int, target_ns: int, cap: int) -> int:
@@ -85,6 +88,9 @@ def next_iterations(n: int, elapsed_ns: int, target_ns: int, cap: int) -> int:
 def run_request(req: WorkerRequest, emit) -> None:
     if req.worker_cpu is not None:
         os.sched_setaffinity(0, {req.worker_cpu})
+    emit({"kind": "environment", **facts.environment_facts(req.workdir)})
+    if req.settle_s > 0:
+        time.sleep(req.settle_s)
     b = Batcher(req)
     index = 0
 

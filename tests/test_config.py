@@ -1,14 +1,14 @@
 """Bad input gets a clear error before anything is measured."""
 import pytest
 
-from osbench_analysis import runner, store
+from osbench_analysis import launch, runner, store
 
 
 @pytest.fixture(autouse=True)
 def no_measuring(monkeypatch):
     def refuse(*a, **kw):
         raise AssertionError("a worker was started despite invalid input")
-    monkeypatch.setattr(runner, "run_worker", refuse)
+    monkeypatch.setattr(launch, "run", refuse)
 
 
 @pytest.mark.parametrize("overrides,message", [
@@ -21,8 +21,10 @@ def no_measuring(monkeypatch):
     (dict(min_batch_ms=0.0), "min_batch_ms must be between 0.1 and 10000"),
     (dict(min_batch_ms=3.6e6), "min_batch_ms must be between 0.1 and 10000"),
     (dict(placements=["sideways"]), "placements must be a non-empty subset"),
-    (dict(arch_class="exokernel"), "arch_class must be one of"),
-    (dict(environment="my env"), "environment must be a short label"),
+    (dict(command_prefix="nice"), "command_prefix must be a list of strings"),
+    (dict(variants={"fork_exec": {"linkage": "static"}}, probes=["fork_exec"]), "must be a list of parameter dicts"),
+    (dict(environment="my env"), "environment 'my env' unknown"),
+    (dict(environment="natve"), "did you mean 'native'"),
     (dict(cpus=[0, 999]), r"cpus \[999\] are not available"),
     (dict(variants={"fork_exec": [{"linkage": "weird"}]}), r"fork_exec.linkage must be one of \['dynamic', 'static'\]"),
     (dict(variants={"fork_exec": [{"colour": 1}]}), "has no parameter 'colour'"),

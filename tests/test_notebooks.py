@@ -42,7 +42,8 @@ def test_run_and_analyze_notebooks_execute_with_tiny_parameters(tmp_path):
     assert cli.main(["run", "--probes", ",".join(TINY["probes"]), "--runs", "2", "--batches", "2",
                      "--min-batch-ms", "1", "--precision-target", "0", "--output", str(root), "--campaign-id", "cli", "--no-progress"]) == 0
     a, b = (json.loads((root / i / store.MANIFEST_FILE).read_text())["config"] for i in ("nb", "cli"))
-    a.pop("campaign_id"), b.pop("campaign_id")
+    for cfg in (a, b):
+        cfg.pop("campaign_id"), cfg.pop("campaign_set")
     assert a == b
 
     # Two campaigns of one environment: each condition of the second relative to the first, and its figure.

@@ -4,7 +4,7 @@ import os
 import pytest
 
 from osbench_analysis import registry
-from osbench_analysis.runner import run_worker
+from osbench_analysis.launch import run_worker
 from osbench_analysis.worker import Batcher, ProbeFailed, WorkerRequest, helper_path
 
 

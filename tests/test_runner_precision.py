@@ -8,12 +8,13 @@ from osbench_analysis import runner
 def _measure(root, **kw):
     base = dict(output=str(root), probes=["null_syscall", "mmap_touch"], runs=3, batches=3, min_batch_ms=1.0,
                 placements=["same_cpu"])
-    return runner.measure("quick", progress=False, **{**base, **kw})
+    [campaign] = runner.measure("quick", progress=False, **{**base, **kw})
+    return campaign
 
 
 def test_an_unreachable_target_runs_to_max_runs(campaigns_root):
     c = _measure(campaigns_root, precision_target=1e-6, max_runs=5)
-    p = c.manifest["precision"]
+    p = c.manifest.precision
     assert p["stop_reason"] == "max_runs"
     assert c.samples.groupby("probe")["run"].nunique().to_dict() == {"null_syscall": 5, "mmap_touch": 5}
     assert all(cond["n_runs"] == 5 and not cond["met"] for cond in p["conditions"])
@@ -21,7 +22,7 @@ def test_an_unreachable_target_runs_to_max_runs(campaigns_root):
 
 def test_a_loose_target_stops_at_the_minimum_runs(campaigns_root):
     c = _measure(campaigns_root, precision_target=0.9, max_runs=8)
-    p = c.manifest["precision"]
+    p = c.manifest.precision
     assert p["stop_reason"] == "target_met"
     assert c.samples["run"].nunique() == 3
     assert all(cond["met"] and cond["halfwidth_rel"] <= 0.9 for cond in p["conditions"])
@@ -29,13 +30,13 @@ def test_a_loose_target_stops_at_the_minimum_runs(campaigns_root):
 
 def test_the_time_budget_stops_adding_runs(campaigns_root):
     c = _measure(campaigns_root, precision_target=1e-6, max_runs=50, time_budget_s=0.01)
-    assert c.manifest["precision"]["stop_reason"] == "budget_exhausted"
+    assert c.manifest.precision["stop_reason"] == "budget_exhausted"
     assert c.samples["run"].nunique() == 3
 
 
 def test_fixed_runs_are_recorded_as_such(campaigns_root):
     c = _measure(campaigns_root, precision_target=0)
-    assert c.manifest["precision"]["stop_reason"] == "fixed_runs"
+    assert c.manifest.precision["stop_reason"] == "fixed_runs"
     assert c.samples["run"].nunique() == 3
 
 

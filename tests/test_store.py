@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from osbench_analysis import runner, store
+from osbench_analysis import launch, records, runner, store
 from osbench_analysis.schema import SAMPLE_COLUMNS
 
 
@@ -14,11 +14,14 @@ def test_campaign_is_sealed_with_checksums_and_host_metadata(tiny_campaign):
     files = sorted(os.listdir(c.path))
     assert files == sorted([store.MANIFEST_FILE, store.SAMPLES_FILE, store.SEAL_FILE])
     m = c.manifest
-    assert m["schema_version"] == 1
+    assert m.schema_version == records.MANIFEST_VERSION
     for key in ("kernel_release", "cpu_model", "clocksource", "virtualization", "mitigations", "memory_bytes"):
-        assert key in m["host"]
-    assert m["host"]["probes"]["source_sha256"] == m["host"]["probes"]["source_sha256_now"]
-    assert m["config"]["runs"] == 2 and m["environment"] == "native" and m["arch_class"] == "monolithic"
+        assert key in m.host
+    assert m.host["probes"]["source_sha256"] == m.host["probes"]["source_sha256_now"]
+    assert m.config["runs"] == 2 and m.environment == "native" and m.arch_class == "monolithic"
+    # facts seen by the worker itself: natively they agree with the host's view
+    assert m.environment_facts["kernel_release"] == m.host["kernel_release"]
+    assert m.environment_facts["cpus_allowed"] == [sorted(os.sched_getaffinity(0))[0]]
     assert list(c.samples.columns) == list(SAMPLE_COLUMNS)
     ok = c.samples[~c.samples["warmup"]]
     assert (ok.groupby(["probe", "placement", "run"]).size() == 3).all()
@@ -44,7 +47,7 @@ def test_sealed_campaign_cannot_be_overwritten(tiny_campaign):
     with pytest.raises(store.CampaignExists, match="never overwritten"):
         runner.run_campaign(cfg, progress=False)
     with pytest.raises(store.CampaignExists):
-        store.write_campaign(root, tiny_campaign.id, tiny_campaign.samples, {})
+        store.write_campaign(root, tiny_campaign.id, tiny_campaign.samples, tiny_campaign.manifest)
     store.load_campaign(tiny_campaign.path)  # untouched
 
 
@@ -87,7 +90,7 @@ def test_interrupted_campaign_leaves_no_folder_and_no_probe_files(campaigns_root
     workdir = tmp_path / "work"
     workdir.mkdir()
     calls = []
-    real = runner.run_worker
+    real = launch.run
 
     def interrupt_second(*a, **kw):
         calls.append(1)
@@ -95,7 +98,7 @@ def test_interrupted_campaign_leaves_no_folder_and_no_probe_files(campaigns_root
             raise KeyboardInterrupt
         return real(*a, **kw)
 
-    monkeypatch.setattr(runner, "run_worker", interrupt_second)
+    monkeypatch.setattr(launch, "run", interrupt_second)
     cfg = runner.make_config("quick", output=str(campaigns_root), runs=1, batches=1, min_batch_ms=1.0, precision_target=0,
                              probes=["file_create_delete", "open_close"], variants={}, workdir=str(workdir))
     with pytest.raises(KeyboardInterrupt):

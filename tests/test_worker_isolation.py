@@ -2,14 +2,14 @@
 import os
 import signal
 
-from osbench_analysis import runner
+from osbench_analysis import launch, runner
 from osbench_analysis.worker import WorkerRequest
 
 
 def test_crash_is_recorded_and_the_caller_survives():
     req = WorkerRequest(probe="test_crash_segv", params={}, min_batch_ns=10**6, warmup=0, batches=1,
                         max_iterations=10)
-    out = runner.run_worker(req, timeout_s=30)
+    out = launch.run_worker(req, timeout_s=30)
     assert out.status == "crashed"
     assert out.returncode == -signal.SIGSEGV
     assert "SIGSEGV" in out.message
@@ -17,7 +17,7 @@ def test_crash_is_recorded_and_the_caller_survives():
 
 def test_hang_is_killed_at_the_timeout():
     req = WorkerRequest(probe="test_hang", params={}, min_batch_ns=10**6, warmup=0, batches=1, max_iterations=10)
-    out = runner.run_worker(req, timeout_s=1.5)
+    out = launch.run_worker(req, timeout_s=1.5)
     assert out.status == "timeout"
     assert 1.5 <= out.wall_s < 15
 
@@ -38,7 +38,7 @@ def test_timeout_kills_grandchildren_too(tmp_path):
     # worker must not leave it behind.  A 0.3 s timeout cuts a long batch short.
     req = WorkerRequest(probe="pipe_pingpong", params={}, min_batch_ns=10**6, warmup=0, batches=1,
                         max_iterations=10**9, iterations=10**9)
-    out = runner.run_worker(req, timeout_s=0.3)
+    out = launch.run_worker(req, timeout_s=0.3)
     assert out.status == "timeout"
     leftover = [p for p in os.listdir("/proc") if p.isdigit() and _cmdline(p).find("osbench_analysis.worker") >= 0
                 and "pipe_pingpong" in _cmdline(p)]
@@ -55,9 +55,9 @@ def _cmdline(pid):
 
 def test_command_prefix_wraps_the_worker():
     req = WorkerRequest(probe="null_syscall", params={}, min_batch_ns=10**5, warmup=0, batches=2, max_iterations=10**6)
-    wrapped = runner.run_worker(req, timeout_s=30, command_prefix=["env", "OSBENCH_WRAPPED=1"])
+    wrapped = launch.run_worker(req, timeout_s=30, command_prefix=["env", "OSBENCH_WRAPPED=1"])
     assert wrapped.status == "ok" and len(wrapped.batches) >= 3
-    refused = runner.run_worker(req, timeout_s=30, command_prefix=["false"])
+    refused = launch.run_worker(req, timeout_s=30, command_prefix=["false"])
     assert refused.status == "error" and refused.batches == []
 
 

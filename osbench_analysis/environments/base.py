@@ -88,6 +88,7 @@ class Environment:
     placements: tuple[str, ...] = PLACEMENTS
     pins_inside: bool = True      # False: sched_setaffinity inside is not real; the runner pins from outside
     settle_s: float = 0.0         # the worker waits this long before calibrating (e.g. gVisor's vDSO clock)
+    startup_s: float = 0.0        # expected start-up time of one worker inside (boot, sandbox), added to timeouts
     session_class: type[Session] = Session
 
     def availability(self) -> Availability:

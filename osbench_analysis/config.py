@@ -1,0 +1,211 @@
+"""What a campaign measures: its parameters, the profiles, and their
+validation.  Everything a user can get wrong is refused here, before any
+worker starts, with the value given and what is accepted."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+
+from osbench_analysis import environments, registry
+from osbench_analysis.environments import PLACEMENTS
+from osbench_analysis.errors import ConfigError
+
+__all__ = ["CampaignConfig", "Condition", "ConfigError", "PROFILES", "make_config", "validate",
+           "resolve_environments", "default_workdir"]
+
+
+def default_workdir() -> str:
+    # tmpfs: ext4 create/delete here swings 7-45x between runs an hour apart.
+    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
+
+
+@dataclass
+class CampaignConfig:
+    probes: list[str] = field(default_factory=lambda: list(registry.DEFAULT_PROBES))
+    runs: int = 5                       # worker processes per condition
+    batches: int = 10                   # measured batches per worker
+    warmup: int = 1                     # extra warm-up batches after calibration (kept, flagged)
+    min_batch_ms: float = 10.0          # calibration target: one batch lasts at least this
+    placements: list[str] = field(default_factory=lambda: ["same_cpu", "cross_cpu"])
+    cpus: list[int] | None = None       # [first, second] CPU for pinning; None: first two allowed
+    variants: dict[str, list[dict]] = field(default_factory=dict)  # probe -> list of parameter sets
+    workdir: str | None = None          # where file probes make their private folder
+    environment: str = "native"         # environments registry name, comma-separated names, or "all"
+    profile: str = "custom"
+    timeout_s: float | None = None      # per worker; None: derived from the batch plan
+    command_prefix: list[str] = field(default_factory=list)  # wraps the worker inside its environment (e.g. nice)
+    campaign_id: str | None = None      # with several environments: the id's prefix, "-<environment>" appended
+    output: str | None = None           # campaigns root; None: data/campaigns of this checkout
+    note: str = ""
+    # Adaptive precision: with a target, `runs` is the minimum and runs are added
+    # to each condition until its CI half-width <= target x estimate, max_runs,
+    # or the time budget.  0: exactly `runs` runs.
+    precision_target: float = 0.0       # relative CI half-width, e.g. 0.05
+    max_runs: int = 10
+    time_budget_s: float = 240.0        # measuring time the campaign may spend adding runs
+
+    def precision(self):
+        """The PrecisionTarget, or None for a fixed number of runs."""
+        if not self.precision_target:
+            return None
+        from osbench_analysis.precision import PrecisionTarget
+
+        return PrecisionTarget(target_rel=self.precision_target, min_runs=self.runs, max_runs=self.max_runs,
+                               budget_s=self.time_budget_s)
+
+    def worker_timeout_s(self, startup_s: float = 0.0) -> float:
+        """Per worker: the explicit timeout, or a generous multiple of the batch plan
+        plus the environment's start-up time."""
+        if self.timeout_s is not None:
+            return float(self.timeout_s)
+        planned = (self.warmup + self.batches + 20) * self.min_batch_ms / 1000.0
+        return 30.0 + 5.0 * planned + startup_s
+
+
+def _precision_settings(profile: str) -> dict:
+    """A profile's precision target, from precision.PROFILES (calibrated there)."""
+    from osbench_analysis.precision import PROFILES as TARGETS
+
+    t = TARGETS[profile]
+    return dict(runs=t.min_runs, precision_target=t.target_rel, max_runs=t.max_runs, time_budget_s=t.budget_s)
+
+
+PROFILES: dict[str, dict] = {
+    # quick: every probe, both placements; measuring stays well under 5 minutes on 2 cores
+    "quick": dict(batches=10, warmup=1, min_batch_ms=10.0, **_precision_settings("quick"),
+                  variants={"fork_exec": [{"linkage": "dynamic"}, {"linkage": "static"}]}),
+    "full": dict(batches=30, warmup=2, min_batch_ms=20.0, **_precision_settings("full"),
+                 placements=["same_cpu", "cross_cpu", "unpinned"],
+                 variants={"fork_exec": [{"linkage": "dynamic"}, {"linkage": "static"}]}),
+}
+
+
+def make_config(profile: str = "quick", **overrides) -> CampaignConfig:
+    """A profile's settings with explicit overrides (None means: keep the profile's)."""
+    if profile not in PROFILES:
+        raise ConfigError(f"profile must be one of {sorted(PROFILES)} (got {profile!r})")
+    given = {k: v for k, v in overrides.items() if v is not None}
+    unknown = set(given) - set(CampaignConfig.__dataclass_fields__)
+    if unknown:
+        raise ConfigError(f"unknown campaign parameter(s) {sorted(unknown)}; "
+                          f"known: {sorted(CampaignConfig.__dataclass_fields__)}")
+    settings = {**PROFILES[profile], "profile": profile, **given}
+    if "variants" not in given:  # a profile's variants follow its probes, not the user's selection
+        probes = settings.get("probes", registry.DEFAULT_PROBES)
+        settings["variants"] = {k: v for k, v in settings["variants"].items() if k in probes}
+    return CampaignConfig(**settings)
+
+
+@dataclass(frozen=True)
+class Condition:
+    probe: str
+    params: dict
+    placement: str
+
+    @property
+    def spec(self) -> registry.Probe:
+        return registry.get_probe(self.probe)
+
+    @property
+    def params_json(self) -> str:
+        return json.dumps(self.params, sort_keys=True)
+
+
+def resolve_environments(spec: str) -> list[environments.Environment]:
+    """'native', 'gvisor,uml' or 'all' (native and every available environment)."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ConfigError(f"environment must name an environment or 'all' (got {spec!r}; "
+                          f"known: {', '.join(environments.names())})")
+    if spec.strip() == "all":
+        return [e for e in environments.REGISTRY if e.name == "native" or e.availability()]
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"environment lists a name twice: {spec!r}")
+    envs = [environments.get(n) for n in names]
+    for env in envs:
+        ok = env.availability()
+        if not ok:
+            hint = f"; to install: {ok.install_hint}" if ok.install_hint else ""
+            raise ConfigError(f"environment {env.name!r} is not available here: {ok.reason}{hint}")
+    return envs
+
+
+def _check_int(name: str, value, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(f"{name} must be an integer >= {minimum} (got {value!r})")
+
+
+def _check_numbers(cfg: CampaignConfig) -> None:
+    _check_int("runs", cfg.runs, 1)
+    _check_int("batches", cfg.batches, 1)
+    _check_int("warmup", cfg.warmup, 0)
+    if not isinstance(cfg.min_batch_ms, (int, float)) or not 0.1 <= cfg.min_batch_ms <= 10_000:
+        raise ConfigError(f"min_batch_ms must be between 0.1 and 10000 (got {cfg.min_batch_ms!r})")
+    if not isinstance(cfg.precision_target, (int, float)) or not 0 <= cfg.precision_target < 1:
+        raise ConfigError(f"precision_target must be in [0, 1): a relative CI half-width such as 0.05, "
+                          f"or 0 for a fixed number of runs (got {cfg.precision_target!r})")
+    if cfg.precision_target:
+        _check_int("max_runs", cfg.max_runs, max(cfg.runs, 2))
+        if cfg.runs < 2:
+            raise ConfigError(f"runs must be >= 2 with a precision target: one run says nothing about "
+                              f"run-to-run variation (got {cfg.runs})")
+        if not isinstance(cfg.time_budget_s, (int, float)) or not cfg.time_budget_s > 0:
+            raise ConfigError(f"time_budget_s must be > 0 (got {cfg.time_budget_s!r})")
+    if cfg.timeout_s is not None and not cfg.timeout_s > 0:
+        raise ConfigError(f"timeout_s must be > 0 (got {cfg.timeout_s!r})")
+
+
+def cpus_of(cfg: CampaignConfig) -> list[int]:
+    allowed = sorted(os.sched_getaffinity(0))
+    cpus = list(cfg.cpus) if cfg.cpus is not None else allowed[:2]
+    bad = [c for c in cpus if c not in allowed]
+    if bad:
+        raise ConfigError(f"cpus {bad} are not available to this process (allowed: {allowed})")
+    return cpus
+
+
+def validate(cfg: CampaignConfig) -> list[Condition]:
+    """Check every parameter; return the conditions to measure.  Raises ConfigError."""
+    if not cfg.probes:
+        raise ConfigError("probes must name at least one probe")
+    try:
+        specs = [registry.get_probe(p) for p in cfg.probes]
+    except registry.ProbeError as e:
+        raise ConfigError(str(e)) from None
+    _check_numbers(cfg)
+    if not cfg.placements or any(p not in PLACEMENTS for p in cfg.placements):
+        raise ConfigError(f"placements must be a non-empty subset of {list(PLACEMENTS)} (got {cfg.placements!r})")
+    if not isinstance(cfg.command_prefix, (list, tuple)) or not all(isinstance(a, str) for a in cfg.command_prefix):
+        raise ConfigError(f"command_prefix must be a list of strings (got {cfg.command_prefix!r})")
+    cpus = cpus_of(cfg)
+    if "cross_cpu" in cfg.placements and len(set(cpus)) < 2:
+        raise ConfigError(f"cross_cpu placement needs two distinct CPUs (have {cpus})")
+    if not isinstance(cfg.variants, dict):
+        raise ConfigError(f"variants must map a probe name to a list of parameter sets (got {cfg.variants!r})")
+    for name, sets in cfg.variants.items():
+        if name not in cfg.probes:
+            raise ConfigError(f"variants given for {name!r}, which is not among the probes {cfg.probes}")
+        if not isinstance(sets, list) or not all(isinstance(v, dict) for v in sets):
+            raise ConfigError(f"variants[{name!r}] must be a list of parameter dicts (got {sets!r})")
+    if any(s.uses_workdir for s in specs):
+        wd = cfg.workdir or default_workdir()
+        if not os.path.isdir(wd) or not os.access(wd, os.W_OK | os.X_OK):
+            raise ConfigError(f"workdir {wd!r} must be an existing, writable folder")
+    conditions = []
+    for spec in specs:
+        try:
+            param_sets = [registry.resolve_params(spec, v) for v in cfg.variants.get(spec.name, [{}])]
+        except registry.ProbeError as e:
+            raise ConfigError(str(e)) from None
+        for params in param_sets:
+            for placement in cfg.placements:
+                if placement == "cross_cpu" and not spec.two_party:
+                    continue  # one-process probes have no second party to put elsewhere
+                conditions.append(Condition(spec.name, params, placement))
+    if not conditions:
+        raise ConfigError("no condition to measure: cross_cpu applies only to two-party probes "
+                          f"({[n for n, p in registry.PROBES.items() if p.two_party and not p.hidden]})")
+    return conditions

@@ -1,0 +1,11 @@
+"""Where things live in a checkout: the one place repo-relative defaults are spelled."""
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CAMPAIGNS_DIR = REPO_ROOT / "data" / "campaigns"
+REFERENCE_DIR = REPO_ROOT / "data" / "reference"
+DERIVED_DIR = REPO_ROOT / "data" / "derived"
+PAPER_DIR = REPO_ROOT / "paper"
+GENERATED_DIR = PAPER_DIR / "generated"
+PROBES_DIR = REPO_ROOT / "probes"
+ENVS_BUILD_DIR = REPO_ROOT / "build" / "envs"
