@@ -1,4 +1,5 @@
 """Sealed campaigns: atomic, complete, never overwritten, corruption detected."""
+import dataclasses
 import json
 import os
 import shutil
@@ -121,5 +122,6 @@ def test_every_schema_column_is_documented():
     from osbench_analysis.schema import RUN_COLUMNS
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "campaign_format.md").read_text()
-    missing = [c for c in [*SAMPLE_COLUMNS, *RUN_COLUMNS] if f"| `{c}` |" not in doc]
+    manifest_fields = [f.name for f in dataclasses.fields(records.Manifest)]
+    missing = [c for c in [*SAMPLE_COLUMNS, *RUN_COLUMNS, *manifest_fields] if f"| `{c}` |" not in doc]
     assert missing == []
