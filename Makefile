@@ -1,17 +1,19 @@
 # osbench: two commands on a fresh machine.
-#   make all    measure this machine (quick profile), analyse, regenerate figures, tables and the paper
-#   make test   run the whole test suite (what .ci/run calls)
-# Everything installs into .venv from this repository's own files.
+#   make all    install, set up the kernel environments, measure this machine (quick profile,
+#               native and every available environment, interleaved), analyse, regenerate the paper
+#   make test   run the whole test suite (what .ci/run calls); `make test-fast` for the fast tier
+# Everything installs into .venv and build/ from this repository's own files.
 
 PYTHON   ?= python3
 VENV     ?= .venv
 PY       := $(VENV)/bin/python
 PROFILE  ?= quick
+ENVIRONMENT ?= all
 RUNS     := build/notebooks
 PAPERMILL := $(PY) -m papermill --log-level WARNING -k python3
 TEX_PACKAGES := texlive-latex-base texlive-latex-recommended texlive-fonts-recommended latexmk
 
-.PHONY: all install measure analyze reference figures paper pdf tex test clean-derived
+.PHONY: all install envs measure analyze reference figures paper pdf tex test test-fast clean-derived
 all: measure paper
 
 $(VENV)/.installed: pyproject.toml setup.py $(wildcard probes/*.c probes/*.h probes/helpers/*.c probes/*.py)
@@ -22,9 +24,13 @@ $(VENV)/.installed: pyproject.toml setup.py $(wildcard probes/*.c probes/*.h pro
 
 install: $(VENV)/.installed
 
-measure: install
+# gVisor, User-mode Linux, FUSE into build/envs (idempotent; one line per environment: ready or why not)
+envs: install
+	$(PY) -m osbench_analysis.environments.install
+
+measure: install envs
 	@mkdir -p $(RUNS)
-	$(PAPERMILL) notebooks/run_campaign.ipynb $(RUNS)/run_campaign.ipynb -p profile $(PROFILE)
+	$(PAPERMILL) notebooks/run_campaign.ipynb $(RUNS)/run_campaign.ipynb -p profile $(PROFILE) -p environment $(ENVIRONMENT)
 
 analyze: install
 	@mkdir -p $(RUNS)
@@ -50,8 +56,11 @@ tex:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(TEX_PACKAGES) >/dev/null; \
 	else echo "no pdflatex and not root: figures and tables are regenerated, paper/paper.pdf is not"; fi
 
-test: install
+test: install envs tex
 	$(PY) -m pytest
+
+test-fast: install
+	$(PY) -m pytest -m "not slow"
 
 clean-derived:
 	rm -rf paper/generated/* $(RUNS) data/derived
