@@ -11,7 +11,7 @@ PROFILE  ?= quick
 ENVIRONMENT ?= all
 RUNS     := build/notebooks
 PAPERMILL := $(PY) -m papermill --log-level WARNING -k python3
-TEX_PACKAGES := texlive-latex-base texlive-latex-recommended texlive-fonts-recommended latexmk
+TEX_PACKAGES := texlive-latex-base texlive-latex-recommended texlive-fonts-recommended latexmk poppler-utils
 
 .PHONY: all install envs measure analyze reference figures paper pdf tex test test-fast clean-derived
 all: measure paper
@@ -50,7 +50,7 @@ pdf: tex
 
 # Debian's TeX, installed only when missing and only as root; otherwise say so and go on.
 tex:
-	@if command -v pdflatex >/dev/null; then :; \
+	@if command -v pdflatex >/dev/null && command -v pdftoppm >/dev/null; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  echo "installing TeX ($(TEX_PACKAGES)) to build paper/paper.pdf"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(TEX_PACKAGES) >/dev/null; \
