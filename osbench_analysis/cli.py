@@ -19,7 +19,17 @@ def _csv(cast=str):
 
 def _add_run(sub):
     p = sub.add_parser("run", help="measure a campaign on this machine and seal it under data/campaigns/")
-    p.add_argument("--profile", default="quick", choices=sorted(config.PROFILES))
+    add_campaign_parameters(p)
+    p.add_argument("--resume", metavar="ID",
+                   help="continue the interrupted campaign ID (its parameters come from its journal)")
+    p.add_argument("--wait", action="store_true",
+                   help="if another campaign is measuring on this host, start after it instead of refusing")
+    p.add_argument("--no-progress", action="store_true")
+
+
+def add_campaign_parameters(p):
+    """The parameters of one campaign, shared by `osbench run` and `osbench fleet run`."""
+    p.add_argument("--profile", choices=sorted(config.PROFILES), help="quick (default) or full")
     p.add_argument("--probes", type=_csv(), help=f"comma-separated; default: all ({','.join(registry.DEFAULT_PROBES)})")
     p.add_argument("--runs", type=int, help="worker processes per condition")
     p.add_argument("--batches", type=int, help="measured batches per worker")
@@ -42,7 +52,6 @@ def _add_run(sub):
     p.add_argument("--command-prefix", type=shlex.split,
                    help="wrap each worker inside its environment, e.g. 'nice -n -5'")
     p.add_argument("--note", help="free text stored in the manifest")
-    p.add_argument("--no-progress", action="store_true")
 
 
 def _add_analysis(sub, name, help_):
@@ -69,8 +78,11 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if args.command == "run":
-            params = {k: v for k, v in vars(args).items() if k not in ("command", "profile", "no_progress")}
-            for c in runner.measure(args.profile, progress=not args.no_progress, **params):
+            params = {k: v for k, v in vars(args).items()
+                      if k not in ("command", "profile", "no_progress", "resume", "wait")}
+            profile = args.profile if args.resume or args.profile else "quick"
+            for c in runner.measure(profile, progress=not args.no_progress, resume=args.resume, wait=args.wait,
+                                    **params):
                 print(f"sealed campaign {c.id} at {c.path} ({len(c.samples)} batches, "
                       f"{len(c.errors)} failed workers, {c.manifest.measuring_seconds:.1f} s measuring)")
                 for e in c.errors.itertuples():

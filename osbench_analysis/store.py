@@ -6,9 +6,15 @@ Layout of one campaign, ``data/campaigns/<id>/``::
     manifest.json     schema version, parameters, host, worker outcomes, file hashes
     SHA256SUMS        the seal: sha256 of both files above (``sha256sum -c SHA256SUMS``)
 
-A campaign is assembled in ``.tmp-<id>-<pid>/`` beside its final place and
-renamed into place only when complete, so a folder named by an id is always
-a whole campaign.
+A campaign is assembled in ``.tmp-<id>-<pid>.<start>/`` beside its final
+place, every file fsync'd, and renamed into place only when complete, so a
+folder named by an id is always a whole campaign; a disk that fills up or
+turns read-only on the way leaves no folder (the runner's journal keeps the
+measured runs).  A `.tmp-` folder of a runner that died is removed by the
+next runner's sweep (owners.py).
+
+Many campaigns are read through one Arrow dataset (`samples_dataset`), seals
+verified first, without loading every file into memory.
 """
 from __future__ import annotations
 
@@ -102,8 +108,10 @@ def write_campaign(root: str | Path, campaign_id: str, samples: pd.DataFrame, ma
     """Write, seal and atomically publish a campaign; returns its folder."""
     if manifest.campaign_id != campaign_id:
         raise ValueError(f"manifest is for {manifest.campaign_id!r}, not {campaign_id!r}")
+    from osbench_analysis.owners import owner_tag
+
     target = check_can_create(root, campaign_id)
-    tmp = Path(root) / f".tmp-{campaign_id}-{os.getpid()}"
+    tmp = Path(root) / f".tmp-{campaign_id}-{owner_tag()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     try:
@@ -113,15 +121,26 @@ def write_campaign(root: str | Path, campaign_id: str, samples: pd.DataFrame, ma
         sums = "".join(f"{_sha256(tmp / n)}  {n}\n" for n in (MANIFEST_FILE, SAMPLES_FILE))
         (tmp / SEAL_FILE).write_text(sums)
         for f in tmp.iterdir():
+            _fsync(f)  # the seal must not be renamed into place before its files are on disk
             f.chmod(0o444)
+        _fsync(tmp)
         if target.exists():  # re-check: rename(2) would replace an empty directory
             raise CampaignExists(f"campaign {campaign_id!r} appeared at {target} while measuring")
         os.rename(tmp, target)
         target.chmod(0o555)
+        _fsync(Path(root))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return target
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if path.is_dir() else 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 @dataclass
