@@ -150,7 +150,7 @@ def _open_journal(cfg: CampaignConfig, root: Path, ids: list[str], resume: str |
             "interruptions": []})
     jr = journal.Journal.open(root, journal.find(root, resume) or resume)
     owner_pid, _, ticks = jr.state["owner"].partition(".")
-    if ticks != "None" and owners.is_alive(int(owner_pid), int(ticks)):
+    if int(owner_pid) != os.getpid() and ticks != "None" and owners.is_alive(int(owner_pid), int(ticks)):
         raise journal.JournalError(f"campaign {resume!r} is being measured right now by pid {owner_pid}; "
                                    "it can be resumed only once that runner has stopped")
     if jr.state["code"] != code:
