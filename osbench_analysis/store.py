@@ -143,6 +143,77 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
+def campaign_bytes(path: str | Path) -> bytes:
+    """A sealed campaign folder as an uncompressed tar (how a fleet host sends it)."""
+    import io
+    import tarfile
+
+    path = Path(path)
+    verify_seal(path)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name in (SAMPLES_FILE, MANIFEST_FILE, SEAL_FILE):
+            tar.add(path / name, arcname=f"{path.name}/{name}")
+    return buf.getvalue()
+
+
+def import_campaign(root: str | Path, data: bytes) -> Path:
+    """Store a campaign received as campaign_bytes under root: its seal is
+    verified before it appears, and nothing is ever overwritten (an identical
+    copy already there is accepted as is).  Returns its folder."""
+    import io
+    import tarfile
+
+    from osbench_analysis.owners import owner_tag
+
+    try:
+        tar = tarfile.open(fileobj=io.BytesIO(data), mode="r:")
+        members = tar.getmembers()
+    except tarfile.TarError as e:
+        raise CampaignCorrupted(f"received campaign is not a readable tar: {e}") from None
+    names = {m.name for m in members}
+    ids = {n.split("/", 1)[0] for n in names}
+    if len(ids) != 1 or not all(m.isfile() for m in members):
+        raise CampaignCorrupted(f"received campaign has unexpected entries {sorted(names)}")
+    campaign_id = ids.pop()
+    expected = {f"{campaign_id}/{n}" for n in (SAMPLES_FILE, MANIFEST_FILE, SEAL_FILE)}
+    if names != expected or not ID_PATTERN.match(campaign_id):
+        raise CampaignCorrupted(f"received campaign {campaign_id!r} has entries {sorted(names)}; "
+                                f"expected {sorted(expected)}")
+    root = Path(root)
+    target = root / campaign_id
+    if (target / SEAL_FILE).is_file():
+        if (target / SEAL_FILE).read_bytes() == tar.extractfile(f"{campaign_id}/{SEAL_FILE}").read():
+            verify_seal(target)
+            return target
+        raise CampaignExists(f"a different campaign {campaign_id!r} already exists at {target}; sealed "
+                             "campaigns are never overwritten")
+    check_can_create(root, campaign_id)
+    tmp = root / f".tmp-{campaign_id}-{owner_tag()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        for m in members:
+            dest = tmp / m.name.split("/", 1)[1]
+            dest.write_bytes(tar.extractfile(m).read())
+            _fsync(dest)
+            dest.chmod(0o444)
+        verify_seal(tmp)
+        man = Manifest.from_json((tmp / MANIFEST_FILE).read_text())
+        if man.campaign_id != campaign_id:
+            raise CampaignCorrupted(f"received folder {campaign_id!r} holds campaign {man.campaign_id!r}")
+        _fsync(tmp)
+        if target.exists():
+            raise CampaignExists(f"campaign {campaign_id!r} appeared at {target} while it was being stored")
+        os.rename(tmp, target)
+        target.chmod(0o555)
+        _fsync(root)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
 @dataclass
 class Campaign:
     id: str
