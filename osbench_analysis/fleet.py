@@ -74,6 +74,19 @@ def cli_arguments(profile: str | None, parameters: dict) -> list[str]:
     return args
 
 
+def runner_environment() -> dict[str, str]:
+    """This Dask worker's environment without what Dask's nanny added to it
+    (MALLOC_TRIM_THRESHOLD_, the *_NUM_THREADS limits, a fixed PYTHONHASHSEED):
+    the probes must see the environment `osbench run` would give them --
+    MALLOC_TRIM_THRESHOLD_ alone changes how glibc's malloc behaves."""
+    import dask
+
+    added = {"__DASK_PARENT_PID", "PYTHONHASHSEED"}
+    for key in ("distributed.nanny.pre-spawn-environ", "distributed.nanny.environ"):
+        added |= set(dask.config.get(key, {}) or {})
+    return {k: v for k, v in os.environ.items() if k not in added}
+
+
 def measure_on_this_host(campaign_id: str, profile: str | None, parameters: dict, wait: bool = False) -> dict:
     """The fleet task, run by the host's Dask worker: this host's own runner
     measures (or resumes) campaign_id; returns {campaign_id, hostname, data}
@@ -93,11 +106,36 @@ def measure_on_this_host(campaign_id: str, profile: str | None, parameters: dict
         # Under the guard: if this Dask worker dies, the runner (and its worker) die with it;
         # the journal keeps what was measured for the next fleet run.
         r = subprocess.run(launch.guarded(argv), stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                           start_new_session=True)
+                           start_new_session=True, env=runner_environment())
         if r.returncode != 0 or not (target / store.SEAL_FILE).is_file():
             tail = " | ".join(r.stderr.strip().splitlines()[-3:]) or f"exit status {r.returncode}"
             raise HostFailed(f"{socket.gethostname()}: {tail}")
     return {"campaign_id": campaign_id, "hostname": socket.gethostname(), "data": store.campaign_bytes(target)}
+
+
+def ssh_cluster_spec(scheduler_host: str, hosts: list[str], remote_python: str,
+                     connect_options: dict | None = None) -> dict:
+    """SpecCluster arguments for Dask's SSH deployment with one worker per host
+    named after it (one thread, MEASURE=1): SSHCluster itself names workers
+    0, 1, 2, ..., which fleet_run could not pin to."""
+    from distributed.deploy.ssh import Scheduler, Worker
+
+    connect = connect_options or {}
+    sched = {"cls": Scheduler, "options": {"address": scheduler_host, "connect_options": connect,
+                                           "kwargs": {"dashboard_address": None}, "remote_python": remote_python}}
+    workers = {h: {"cls": Worker, "options": {
+        "address": h, "connect_options": connect, "remote_python": remote_python,
+        "kwargs": {"name": h, "nthreads": 1, "resources": {"MEASURE": 1}, "dashboard_address": None}}}
+        for h in hosts}
+    return {"scheduler": sched, "workers": workers}
+
+
+def ssh_cluster(scheduler_host: str, hosts: list[str], remote_python: str, connect_options: dict | None = None):
+    """Start the scheduler on scheduler_host and a named measuring worker on
+    every host over SSH (docs/fleet.md); close it when done."""
+    from distributed import SpecCluster
+
+    return SpecCluster(**ssh_cluster_spec(scheduler_host, hosts, remote_python, connect_options), name="osbench-fleet")
 
 
 @dataclass
