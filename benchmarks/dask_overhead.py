@@ -42,7 +42,13 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=1)
     ap.add_argument("--profile", default="quick")
     ap.add_argument("--probes", help="comma-separated; default: the profile's")
+    ap.add_argument("--reuse", metavar="ROOT", help="only compare the direct-*/dask-* campaigns already under ROOT")
     args = ap.parse_args()
+    if args.reuse:
+        ids = sorted(store.catalog(args.reuse)["campaign_id"])
+        report({i: ("direct" if i.startswith("direct-") else "dask") for i in ids}, Path(args.reuse),
+               len(ids) // 2, args.profile)
+        return
     params = {"probes": args.probes.split(",")} if args.probes else {}
     work = Path(tempfile.mkdtemp(prefix="osbench-dask-overhead-"))
     root, bindir, port = work / "campaigns", Path(sys.executable).parent, _free_port()
@@ -80,17 +86,21 @@ def main() -> None:
             os.killpg(p.pid, 9)
             p.wait()
 
+    report(labels, root, args.pairs, args.profile)
+
+
+def report(labels: dict[str, str], root: Path, pairs: int, profile: str) -> None:
     parts = []
     for offset, (cid, how) in enumerate(labels.items()):
         s = store.load_campaign(cid, root).samples
         # pool the runs of several campaigns per side: run numbers must stay distinct
-        parts.append(s.assign(how=how, run=s["run"] + 1000 * offset))
+        parts.append(s.assign(how=how, campaign_id=how, run=s["run"] + 1000 * offset))
     samples = pd.concat(parts, ignore_index=True)
     t = stats.ratio_table(samples, baseline="direct", by="how")
     t["includes_1"] = (t["ci_low"] <= 1) & (t["ci_high"] >= 1)
     pd.set_option("display.width", 200)
     print(f"\nDask worker / direct, per-op time, {t['level'].iloc[0]:.0%} CI ({t['ci_method'].iloc[0]}), "
-          f"{args.pairs} pair(s) of '{args.profile}' campaigns:")
+          f"{pairs} pair(s) of '{profile}' campaigns:")
     print(t[["probe", "variant", "placement", "ratio", "ci_low", "ci_high", "n_runs", "baseline_n_runs",
              "includes_1"]].to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     print(f"\n{int(t['includes_1'].sum())} of {len(t)} intervals include 1; "

@@ -11,12 +11,14 @@ import time
 import uuid
 from pathlib import Path
 
+import papermill as pm
 import pytest
 
-from osbench_analysis import fleet, store, synthetic
+from osbench_analysis import cli, fleet, store, synthetic
 
 distributed = pytest.importorskip("distributed")
 
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 TINY = dict(probes=["null_syscall"], runs=2, batches=2, min_batch_ms=1.0, precision_target=0.0,
             placements=["same_cpu"], variants={})
 
@@ -119,12 +121,106 @@ def test_local_cluster_of_worker_processes_measures_and_returns_real_campaigns(t
     out = tmp_path / "campaigns"
     with _cluster(["h1", "h2"], Nanny, **opts) as client:
         r = fleet.fleet_run(client, ["h1", "h2"], output=str(out), campaign_id="lc", say=lambda m: None, **TINY)
-    assert [o.status for o in r.outcomes] == ["stored", "stored"], r.table()
+        assert [o.status for o in r.outcomes] == ["stored", "stored"], r.table()
+        # the CLI and the notebook with the same parameters: the same campaigns
+        address = client.scheduler.address
+        assert cli.main(["fleet", "run", "--scheduler", address, "--hosts", "h1", "--probes", "null_syscall",
+                         "--runs", "2", "--batches", "2", "--min-batch-ms", "1", "--precision-target", "0",
+                         "--placements", "same_cpu", "--variants", "{}", "--output", str(out),
+                         "--campaign-id", "cli"]) == 0
+        pm.execute_notebook(str(NOTEBOOKS / "fleet.ipynb"), str(tmp_path / "fleet.ipynb"), kernel_name="python3",
+                            parameters=dict(TINY, scheduler=address, hosts=["h1"], output=str(out), campaign_id="nb"),
+                            progress_bar=False)
     for h in ("h1", "h2"):
         c = store.load_campaign(f"lc-{h}", out)
         assert len(c.runs) == 2 and c.errors.empty
         assert c.manifest.host["host_id"] and c.manifest.hostname == socket.gethostname()
         assert (tmp_path / h / f"lc-{h}" / store.SEAL_FILE).is_file()  # the host keeps its own copy
+    a, b, c = (store.load_campaign(i, out).manifest.config for i in ("lc-h1", "cli-h1", "nb-h1"))
+    for cfg in (a, b, c):
+        for k in ("campaign_id", "campaign_set", "note"):
+            cfg.pop(k)
+    assert a == b == c
+
+
+@pytest.mark.slow
+def test_a_vanished_host_is_reported_the_others_kept_and_a_rerun_finishes_it(tmp_path, monkeypatch):
+    """h2's runner waits for its host lock (held here) when its Dask worker is
+    SIGKILLed: h2 is reported vanished, its runner dies with it, h1 is stored;
+    the same command once h2 is back finishes h2 only."""
+    import threading
+
+    from osbench_analysis import hostlock
+
+    monkeypatch.setattr(fleet, "VANISHED_AFTER_S", 3.0)
+    port, bin_dir = _free_port(), Path(sys.executable).parent
+    locks = {h: tmp_path / f"{h}.lock" for h in ("h1", "h2")}
+
+    def start_worker(name):
+        env = {**os.environ, fleet.FLEET_DIR_ENV: str(tmp_path / name), "OSBENCH_LOCK_FILE": str(locks[name])}
+        return subprocess.Popen([str(bin_dir / "dask"), "worker", f"tcp://127.0.0.1:{port}", "--name", name,
+                                 "--nthreads", "1", "--resources", "MEASURE=1", "--no-dashboard", "--no-nanny"],
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+    procs = [subprocess.Popen([str(bin_dir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                               "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)]
+    out, params = tmp_path / "campaigns", dict(TINY, output=str(tmp_path / "campaigns"), campaign_id="vn",
+                                               wait=True, say=lambda m: None)
+    try:
+        procs += [start_worker("h1"), start_worker("h2")]
+        from distributed import Client
+
+        with Client(f"tcp://127.0.0.1:{port}", timeout="30s") as client:
+            client.wait_for_workers(2, timeout=60)
+            results = []
+            with hostlock.measuring(["someone-else"], path=locks["h2"]):
+                t = threading.Thread(target=lambda: results.append(fleet.fleet_run(client, ["h1", "h2"], **params)))
+                t.start()
+                runner_pid = _wait_for_runner("vn-h2", 60)
+                os.killpg(procs[2].pid, 9)  # the host disappears
+                t.join(timeout=90)
+            (r,) = results
+            assert {o.host: o.status for o in r.outcomes} == {"h1": "stored", "h2": "vanished"}
+            deadline = time.monotonic() + 10
+            while Path(f"/proc/{runner_pid}").exists() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert not Path(f"/proc/{runner_pid}").exists()  # the host's runner died with its Dask worker
+
+            procs.append(start_worker("h2"))
+            client.wait_for_workers(2, timeout=60)
+            again = fleet.fleet_run(client, ["h1", "h2"], **params)
+            assert {o.host: o.status for o in again.outcomes} == {"h1": "already_stored", "h2": "stored"}
+        assert sorted(store.catalog(out)["campaign_id"]) == ["vn-h1", "vn-h2"]
+    finally:
+        for p in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, 9)
+            p.wait(timeout=10)
+
+
+def _wait_for_runner(campaign_id: str, timeout_s: float) -> int:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for p in os.listdir("/proc"):
+            try:
+                cmd = Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if (b"osbench_analysis.cli" in cmd and campaign_id.encode() in cmd and b"run" in cmd
+                    and not cmd[0].endswith(b"osbench-guard")):
+                return int(p)
+        time.sleep(0.1)
+    raise AssertionError(f"no runner for {campaign_id} started within {timeout_s} s")
+
+
+def test_ssh_cluster_names_every_worker_after_its_host():
+    spec = fleet.ssh_cluster_spec("lab0", ["h1", "h2"], "/opt/osbench/.venv/bin/python")
+    assert spec["scheduler"]["options"]["address"] == "lab0"
+    for h in ("h1", "h2"):
+        o = spec["workers"][h]["options"]
+        assert o["address"] == h and o["kwargs"]["name"] == h
+        assert o["kwargs"]["nthreads"] == 1 and o["kwargs"]["resources"] == {"MEASURE": 1}
 
 
 # --- several hosts: Dask workers in their own network (and UTS) namespaces ---------------
