@@ -5,9 +5,11 @@ import os
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
-HELPERS = {  # executable name -> extra link flags
-    "osbench-exit0-dynamic": [],
-    "osbench-exit0-static": ["-static"],
+HELPERS = {  # executable name -> (source, extra link flags)
+    "osbench-exit0-dynamic": ("probes/helpers/exit0.c", []),
+    "osbench-exit0-static": ("probes/helpers/exit0.c", ["-static"]),
+    # sits between runner and worker: nothing outlives the runner (launch.py)
+    "osbench-guard": ("probes/helpers/guard.c", []),
 }
 
 
@@ -19,9 +21,8 @@ class build_ext_with_helpers(build_ext):
         ext_dir = os.path.dirname(self.get_ext_fullpath("osbench_analysis._probes"))
         out_dir = os.path.join(ext_dir, "_bin")
         os.makedirs(out_dir, exist_ok=True)
-        objs = self.compiler.compile(["probes/helpers/exit0.c"], output_dir=self.build_temp,
-                                     extra_postargs=["-O2"])
-        for name, flags in HELPERS.items():
+        for name, (source, flags) in HELPERS.items():
+            objs = self.compiler.compile([source], output_dir=self.build_temp, extra_postargs=["-O2", "-Wall"])
             self.compiler.link_executable(objs, name, output_dir=out_dir, extra_postargs=flags)
         if self.inplace or getattr(self, "editable_mode", False):
             src_bin = os.path.join("osbench_analysis", "_bin")

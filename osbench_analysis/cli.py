@@ -19,7 +19,17 @@ def _csv(cast=str):
 
 def _add_run(sub):
     p = sub.add_parser("run", help="measure a campaign on this machine and seal it under data/campaigns/")
-    p.add_argument("--profile", default="quick", choices=sorted(config.PROFILES))
+    add_campaign_parameters(p)
+    p.add_argument("--resume", metavar="ID",
+                   help="continue the interrupted campaign ID (its parameters come from its journal)")
+    p.add_argument("--wait", action="store_true",
+                   help="if another campaign is measuring on this host, start after it instead of refusing")
+    p.add_argument("--no-progress", action="store_true")
+
+
+def add_campaign_parameters(p):
+    """The parameters of one campaign, shared by `osbench run` and `osbench fleet run`."""
+    p.add_argument("--profile", choices=sorted(config.PROFILES), help="quick (default) or full")
     p.add_argument("--probes", type=_csv(), help=f"comma-separated; default: all ({','.join(registry.DEFAULT_PROBES)})")
     p.add_argument("--runs", type=int, help="worker processes per condition")
     p.add_argument("--batches", type=int, help="measured batches per worker")
@@ -42,7 +52,31 @@ def _add_run(sub):
     p.add_argument("--command-prefix", type=shlex.split,
                    help="wrap each worker inside its environment, e.g. 'nice -n -5'")
     p.add_argument("--note", help="free text stored in the manifest")
-    p.add_argument("--no-progress", action="store_true")
+
+
+def _add_fleet(sub):
+    fp = sub.add_parser("fleet", help="campaigns on many hosts through Dask distributed (docs/fleet.md)")
+    fsub = fp.add_subparsers(dest="fleet_command", required=True)
+    p = fsub.add_parser("run", help="measure one campaign on every host and store them here")
+    p.add_argument("--scheduler", required=True, help="Dask scheduler address, e.g. tcp://10.0.0.1:8786")
+    p.add_argument("--hosts", required=True, type=_csv(), help="Dask worker names, one per measured host")
+    add_campaign_parameters(p)
+    p.add_argument("--wait", action="store_true",
+                   help="a host busy with another campaign measures after it instead of refusing")
+
+
+def _fleet(args) -> int:
+    from osbench_analysis import fleet
+
+    params = {k: v for k, v in vars(args).items()
+              if k not in ("command", "fleet_command", "scheduler", "hosts", "profile", "wait")}
+    result = fleet.fleet_run(args.scheduler, args.hosts, profile=args.profile, wait=args.wait, **params)
+    print(result.table().drop(columns=["path"]).to_string(index=False))
+    if result.unfinished:
+        print(f"{len(result.unfinished)} host(s) unfinished: run the same command with --campaign-id "
+              f"{result.prefix} to resume them", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _add_analysis(sub, name, help_):
@@ -57,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="osbench", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
     _add_run(sub)
+    _add_fleet(sub)
     lp = sub.add_parser("list", help="list sealed campaigns")
     lp.add_argument("--root")
     sub.add_parser("probes", help="list the probe catalog")
@@ -69,12 +104,17 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if args.command == "run":
-            params = {k: v for k, v in vars(args).items() if k not in ("command", "profile", "no_progress")}
-            for c in runner.measure(args.profile, progress=not args.no_progress, **params):
+            params = {k: v for k, v in vars(args).items()
+                      if k not in ("command", "profile", "no_progress", "resume", "wait")}
+            profile = args.profile if args.resume or args.profile else "quick"
+            for c in runner.measure(profile, progress=not args.no_progress, resume=args.resume, wait=args.wait,
+                                    **params):
                 print(f"sealed campaign {c.id} at {c.path} ({len(c.samples)} batches, "
                       f"{len(c.errors)} failed workers, {c.manifest.measuring_seconds:.1f} s measuring)")
                 for e in c.errors.itertuples():
                     print(f"  {e.probe} {e.placement} run {e.run}: {e.status}: {e.message}", file=sys.stderr)
+        elif args.command == "fleet":
+            return _fleet(args)
         elif args.command == "list":
             cat = store.catalog(args.root)
             print(cat.drop(columns=["path"]).to_string(index=False) if len(cat) else "no campaigns")

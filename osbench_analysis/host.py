@@ -112,6 +112,7 @@ class HostInfo:
     probes: dict
     git: dict
     loadavg_at_start: list[float] = field(default_factory=list)
+    host_id: str = ""            # stable across boots; tells apart hosts that share a name
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -122,6 +123,15 @@ def os_release() -> str:
         if line.startswith("PRETTY_NAME="):
             return line.split("=", 1)[1].strip('"')
     return platform.system()
+
+
+def host_id() -> str:
+    """16 hex digits from the installation's machine-id and the hostname: stable
+    across boots, distinct for cloned machines renamed after cloning."""
+    import hashlib
+
+    machine = _read("/etc/machine-id") or _read("/var/lib/dbus/machine-id")
+    return hashlib.sha256(f"{machine}\0{platform.node()}".encode()).hexdigest()[:16]
 
 
 def collect_host_info() -> HostInfo:
@@ -146,4 +156,5 @@ def collect_host_info() -> HostInfo:
         probes=probe_build_info(),
         git=git_state(),
         loadavg_at_start=list(os.getloadavg()),
+        host_id=host_id(),
     )

@@ -1,7 +1,12 @@
 """Starting one worker process and getting its report back, whatever happens
 to it: the worker runs in its own session (process group), so a timeout or an
 interrupt kills it with everything it forked; a crash, a hang or an error is a
-WorkerOutcome, never an exception in the caller."""
+WorkerOutcome, never an exception in the caller.
+
+Between the runner and the worker sits osbench-guard (probes/helpers/guard.c):
+the kernel tells it when the runner dies, however it dies (SIGKILL included),
+and it then kills the worker's process group and every descendant, sandboxes
+that left the group included.  No worker outlives its runner."""
 from __future__ import annotations
 
 import json
@@ -14,7 +19,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from osbench_analysis.environments import Launch
-from osbench_analysis.worker import WorkerRequest
+from osbench_analysis.errors import OsbenchError
+from osbench_analysis.worker import BIN_DIR, WorkerRequest
+
+GUARD = BIN_DIR / "osbench-guard"
+#: how long the guard gets to take a worker's processes down before the group is SIGKILLed directly
+STOP_GRACE_S = 5.0
+
+
+class GuardMissing(OsbenchError):
+    """The guard program was not built."""
+
+
+def guarded(argv: list[str]) -> list[str]:
+    """argv run under osbench-guard, which dies with (and takes down everything
+    below it when) this process dies."""
+    if not os.access(GUARD, os.X_OK):
+        raise GuardMissing(f"{GUARD} is missing: it keeps workers from outliving the runner; rebuild the "
+                           "package with `pip install -e .` (or `make install`)")
+    return [str(GUARD), str(os.getpid()), "--", *argv]
 
 
 @dataclass
@@ -46,6 +69,19 @@ def _kill_group(pid: int) -> None:
         pass
 
 
+def stop(proc: subprocess.Popen) -> None:
+    """Take a guarded process and everything below it down: the guard's SIGTERM
+    path also finds descendants that left the process group; SIGKILL to the
+    group is the backstop."""
+    if proc.poll() is None:
+        try:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=STOP_GRACE_S)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            pass
+    _kill_group(proc.pid)
+
+
 def parse_lines(text: str) -> tuple[list[dict], dict, str, bool]:
     """Batches, environment facts, the probe's error message and whether the
     worker said it was done, from its JSON lines; other output (a wrapper's
@@ -75,17 +111,17 @@ def run(launch: Launch, timeout_s: float) -> WorkerOutcome:
     t0 = time.monotonic()
     # Own session: a timeout kills the whole group (forked probe children,
     # a sandbox's processes), and Ctrl-C reaches only the runner, which cleans up.
-    proc = subprocess.Popen(launch.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True, env=launch.env)
+    proc = subprocess.Popen(guarded(launch.argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True, env=launch.env)
     try:
         out, err = proc.communicate(timeout=timeout_s)
         timed_out = False
     except subprocess.TimeoutExpired:
-        _kill_group(proc.pid)
+        stop(proc)
         out, err = proc.communicate()
         timed_out = True
     except BaseException:
-        _kill_group(proc.pid)
+        stop(proc)
         proc.communicate()
         launch.cleanup()
         raise

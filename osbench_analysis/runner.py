@@ -11,11 +11,20 @@ campaign goes on.  Each environment's campaign is sealed atomically at the end
 The straight line: validate -> resolve environments -> open sessions ->
 measure rounds (adding runs while precision asks for them) -> seal one
 campaign per environment.
+
+Around that line, what makes long campaigns survive (issue 11): the host lock
+(hostlock.py: one measurement at a time per host), a sweep of private folders
+left by runners that died (owners.py), and the journal (journal.py): every
+finished worker run is appended and fsync'd, so an interrupted campaign is
+resumed with `osbench run --resume ID` and sealed as one campaign that
+records its interruptions.
 """
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
+import json
 import os
 import shutil
 import sys
@@ -24,7 +33,7 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from osbench_analysis import host, launch, registry, store
+from osbench_analysis import host, hostlock, journal, launch, owners, registry, store
 from osbench_analysis.config import (PROFILES, CampaignConfig, Condition, ConfigError, cpus_of, default_workdir,
                                      make_config, resolve_environments, validate)
 from osbench_analysis.environments import Environment, Session
@@ -36,11 +45,51 @@ __all__ = ["measure", "run_campaign", "run_campaigns", "make_config", "validate"
            "PROFILES"]
 
 
-def measure(profile: str = "quick", progress: bool = True, **parameters) -> list[store.Campaign]:
+def measure(profile: str | None = "quick", progress: bool = True, resume: str | None = None, wait: bool = False,
+            **parameters) -> list[store.Campaign]:
     """The one entry point behind both the CLI (`osbench run`) and
     notebooks/run_campaign.ipynb: a parameter left as None takes the profile's
-    value.  Returns one sealed campaign per environment measured."""
-    return run_campaigns(make_config(profile, **parameters), progress=progress)
+    value.  Returns one sealed campaign per environment measured.
+
+    resume: the id of an interrupted campaign to continue; its parameters come
+    from its journal, and any given here must equal them.  wait: queue behind a
+    campaign already measuring on this host instead of refusing."""
+    if resume:
+        cfg = resume_config(resume, profile, parameters)
+        return run_campaigns(cfg, progress=progress, resume=resume, wait=wait)
+    return run_campaigns(make_config(profile or "quick", **parameters), progress=progress, wait=wait)
+
+
+#: parameters that say where things go, not what is measured: a resume may not change them either,
+#: but they are how the journal is found (output) or are fixed by it (campaign_id)
+_NOT_COMPARED = {"output", "campaign_id"}
+
+
+def _comparable(value):
+    return json.loads(json.dumps(value, sort_keys=True, default=str))
+
+
+def resume_config(campaign_id: str, profile: str | None, parameters: dict) -> CampaignConfig:
+    """The configuration an interrupted campaign was started with; refuses
+    (ConfigError) when a parameter given now differs from it."""
+    root = Path(parameters.get("output") or store.default_root())
+    set_id = journal.find(root, campaign_id) or campaign_id
+    stored = journal.Journal.open(root, set_id).state["config"]
+    given = {k: v for k, v in parameters.items() if v is not None and k not in _NOT_COMPARED}
+    if given.get("note") == "":
+        given.pop("note")   # the notebook's "no note" is not a different note
+    if profile is not None:
+        given["profile"] = profile
+    unknown = set(given) - set(stored)
+    if unknown:
+        raise ConfigError(f"unknown campaign parameter(s) {sorted(unknown)}")
+    differ = [f"{k}={_comparable(v)!r} (interrupted campaign: {stored[k]!r})" for k, v in sorted(given.items())
+              if _comparable(v) != stored[k]]
+    if differ:
+        raise ConfigError(f"cannot resume {campaign_id!r} with different parameters: {'; '.join(differ)}. "
+                          "A resumed campaign is measured with the parameters it started with: give the same "
+                          "values, or none (they are read from its journal)")
+    return CampaignConfig(**stored)
 
 
 def run_campaign(cfg: CampaignConfig, progress: bool = True) -> store.Campaign:
@@ -81,20 +130,95 @@ def _campaign_ids(cfg: CampaignConfig, envs: list[Environment], root: Path) -> l
     return ids
 
 
-def run_campaigns(cfg: CampaignConfig, progress: bool = True) -> list[store.Campaign]:
+class SealError(store.StoreError):
+    """Measured runs that could not be sealed; they stay in the journal for a resume."""
+
+
+def _code_identity(host_info) -> dict:
+    """What must not change between an interrupted campaign and its resume."""
+    return {"probes_source_sha256": host_info.probes.get("source_sha256_now"),
+            "probes_built_sha256": host_info.probes.get("source_sha256")}
+
+
+def _open_journal(cfg: CampaignConfig, root: Path, ids: list[str], resume: str | None, host_info,
+                  created: dt.datetime) -> journal.Journal:
+    code = _code_identity(host_info)
+    if resume is None:
+        return journal.Journal.create(root, cfg.campaign_id if cfg.campaign_id and len(ids) > 1 else ids[0], {
+            "config": _comparable(asdict(cfg)), "campaign_ids": ids, "code": code,
+            "created_utc": created.isoformat(timespec="seconds"), "owner": owners.owner_tag(),
+            "interruptions": []})
+    jr = journal.Journal.open(root, journal.find(root, resume) or resume)
+    owner_pid, _, ticks = jr.state["owner"].partition(".")
+    if int(owner_pid) != os.getpid() and ticks != "None" and owners.is_alive(int(owner_pid), int(ticks)):
+        raise journal.JournalError(f"campaign {resume!r} is being measured right now by pid {owner_pid}; "
+                                   "it can be resumed only once that runner has stopped")
+    if jr.state["code"] != code:
+        then, now = jr.state["code"], code
+        raise journal.JournalError(
+            f"cannot resume {resume!r}: the probe code changed since it was interrupted (probes/ sha256 "
+            f"{str(then['probes_source_sha256'])[:12]}… built {str(then['probes_built_sha256'])[:12]}… then, "
+            f"{str(now['probes_source_sha256'])[:12]}… built {str(now['probes_built_sha256'])[:12]}… now); "
+            "one campaign measures one version of the probes: restore that code, or start a new campaign")
+    entries = jr.entries
+    jr.state["interruptions"].append({
+        "resumed_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "runs_kept": len(entries),
+        "last_run_utc": entries[-1]["utc"] if entries else None,
+        "torn_entry_dropped": jr.torn_bytes > 0,
+        "interrupted_pid": int(owner_pid)})
+    jr.drop_torn()
+    jr.state["owner"] = owners.owner_tag()
+    jr.save_state()
+    return jr
+
+
+def run_campaigns(cfg: CampaignConfig, progress: bool = True, resume: str | None = None,
+                  wait: bool = False) -> list[store.Campaign]:
     """Validate, measure every environment interleaved, seal one campaign per
-    environment and return them (loaded back from disk)."""
+    environment and return them (loaded back from disk).  resume: the id of an
+    interrupted campaign whose journal holds cfg (see measure)."""
     conditions = validate(cfg)
     envs = resolve_environments(cfg.environment)
     root = Path(cfg.output) if cfg.output else store.default_root()
-    ids = _campaign_ids(cfg, envs, root)
+    if resume:
+        ids = journal.Journal.open(root, journal.find(root, resume) or resume).state["campaign_ids"]
+        for cid in ids:
+            if not _sealed(root, cid):
+                store.check_can_create(root, cid)
+    else:
+        ids = _campaign_ids(cfg, envs, root)
     cpus = cpus_of(cfg)
-    host_info = host.collect_host_info()
-    if host_info.probes.get("stale"):
-        print("warning: probes/ changed since the extension was built; rebuild with `pip install -e .`",
-              file=sys.stderr)
-    created = dt.datetime.now(dt.timezone.utc)
-    scratch_root = Path(tempfile.mkdtemp(prefix="osbench-campaign-"))
+    with hostlock.measuring(ids, wait=wait):
+        swept = owners.sweep_stale([tempfile.gettempdir(), default_workdir(), cfg.workdir, root])
+        if swept and progress:
+            print(f"removed {len(swept)} folder(s) left by runners that died: {', '.join(map(str, swept))}",
+                  file=sys.stderr)
+        host_info = host.collect_host_info()
+        if host_info.probes.get("stale"):
+            print("warning: probes/ changed since the extension was built; rebuild with `pip install -e .`",
+                  file=sys.stderr)
+        created = dt.datetime.now(dt.timezone.utc)
+        jr = _open_journal(cfg, root, ids, resume, host_info, created)
+        created = dt.datetime.fromisoformat(jr.state["created_utc"])
+        try:
+            return _measure_and_seal(cfg, conditions, envs, ids, root, cpus, host_info, created, jr, progress)
+        except SealError:
+            raise
+        except BaseException:
+            if jr.path.is_dir():
+                print(f"campaign {jr.set_id} interrupted with {len(jr.entries)} finished worker run(s) kept in "
+                      f"{jr.path}; continue it with `osbench run --resume {jr.set_id}"
+                      f"{'' if cfg.output is None else ' --output ' + str(root)}`", file=sys.stderr)
+            raise
+
+
+def _sealed(root: Path, campaign_id: str) -> bool:
+    return (root / campaign_id / store.SEAL_FILE).is_file()
+
+
+def _measure_and_seal(cfg, conditions, envs, ids, root, cpus, host_info, created, jr, progress):
+    scratch_root = owners.private_dir("osbench-campaign-")
     try:
         with contextlib.ExitStack() as stack:
             parts = []
@@ -102,9 +226,8 @@ def run_campaigns(cfg: CampaignConfig, progress: bool = True) -> list[store.Camp
                 sess = stack.enter_context(env.session(scratch_root / env.name))
                 conds = [c for c in conditions if c.placement in env.placements]
                 parts.append(_EnvRun(env, sess, cid, conditions=conds))
-            t0 = time.monotonic()
-            _measure_rounds(parts, cfg, cpus, progress, scratch_root)
-            measuring_s = time.monotonic() - t0
+            _replay(parts, jr)
+            measuring_s = _measure_rounds(parts, cfg, cpus, progress, scratch_root, jr)
             infos = {p.env.name: p.session.facts() for p in parts}
     finally:
         shutil.rmtree(scratch_root, ignore_errors=True)
@@ -112,6 +235,9 @@ def run_campaigns(cfg: CampaignConfig, progress: bool = True) -> list[store.Camp
     finished = dt.datetime.now(dt.timezone.utc)
     sealed = []
     for p in parts:
+        if _sealed(root, p.campaign_id):  # sealed before an earlier attempt failed on the next one
+            sealed.append(store.load_campaign(root / p.campaign_id))
+            continue
         manifest = Manifest(
             campaign_id=p.campaign_id,
             created_utc=created.isoformat(timespec="seconds"),
@@ -125,24 +251,55 @@ def run_campaigns(cfg: CampaignConfig, progress: bool = True) -> list[store.Camp
             precision=p.report.to_manifest() if p.report is not None else
             {"target": None, "stop_reason": "fixed_runs", "runs": cfg.runs},
             host=host_info.as_dict(), runs=p.runs,
-            environment_facts=p.facts, environment_info=infos[p.env.name])
-        sealed.append(store.load_campaign(store.write_campaign(root, p.campaign_id, p.samples(), manifest)))
+            environment_facts=p.facts, environment_info=infos[p.env.name],
+            interruptions=list(jr.state["interruptions"]))
+        try:
+            path = store.write_campaign(root, p.campaign_id, p.samples(), manifest)
+        except (OSError, store.StoreError) as e:
+            why = (f"{e.strerror} ({errno.errorcode.get(e.errno, e.errno)})"
+                   if isinstance(e, OSError) and e.strerror else str(e))
+            raise SealError(f"could not seal campaign {p.campaign_id!r} in {root}: {why}. Nothing was "
+                            f"published; the {len(jr.entries)} measured worker run(s) are kept in {jr.path}: "
+                            f"make room (or make {root} writable) and run `osbench run --resume {jr.set_id}"
+                            f"{'' if cfg.output is None else ' --output ' + str(root)}` to seal them") from e
+        sealed.append(store.load_campaign(path))
+    jr.remove()
     return sealed
 
 
+def _replay(parts: list[_EnvRun], jr: journal.Journal) -> None:
+    """Put the journaled runs of an interrupted campaign back, in the order they were measured."""
+    by_env = {p.env.name: p for p in parts}
+    for e in jr.entries:
+        p = by_env[e["env"]]
+        p.rows.extend(e["rows"])
+        p.runs.append(RunRecord.from_dict(e["run"]))
+        if e["facts"] and not p.facts:
+            p.facts = e["facts"]
+
+
+def _run_key(env: str, probe: str, params_json: str, placement: str, run: int) -> tuple:
+    return env, probe, params_json, placement, run
+
+
 def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], progress: bool,
-                    scratch: Path) -> None:
+                    scratch: Path, jr: journal.Journal) -> float:
     """Round-robin: every open condition of every environment gets one more
     worker per round; with a precision target, rounds go on while some
-    condition of some environment still needs runs."""
+    condition of some environment still needs runs.  Runs already in the
+    journal are not measured again.  Returns the measuring seconds (those of
+    earlier, interrupted attempts included)."""
     from tqdm import tqdm
 
     target = cfg.precision()
     max_runs = target.max_runs if target else cfg.runs
+    done = {_run_key(e["env"], e["run"]["probe"], e["run"]["params_json"], e["run"]["placement"], e["run"]["run"])
+            for e in jr.entries}
     open_ = {id(p): list(p.conditions) for p in parts}
     bar = tqdm(total=max_runs * sum(len(v) for v in open_.values()), desc="measuring", unit="worker",
-               disable=not progress, file=sys.stderr, dynamic_ncols=True)
-    run, t0 = 0, time.monotonic()
+               disable=not progress, file=sys.stderr, dynamic_ncols=True, initial=len(done))
+    earlier_s = jr.entries[-1]["measuring_s"] if jr.entries else 0.0
+    run, t0 = 0, time.monotonic() - earlier_s
     try:
         while any(open_.values()):
             n_conditions = max(len(v) for v in open_.values())
@@ -150,8 +307,18 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
                 for p in parts:
                     if i < len(open_[id(p)]):
                         cond = open_[id(p)][i]
+                        if _run_key(p.env.name, cond.probe, cond.params_json, cond.placement, run) in done:
+                            continue
                         bar.set_postfix_str(f"{p.env.name} {cond.probe} {cond.placement} run {run + 1}")
-                        _measure_one(p, cond, run, cfg, cpus, scratch)
+                        rows, record, facts = _measure_one(p, cond, run, cfg, cpus, scratch)
+                        # durable before it counts: a kill from here on loses nothing measured
+                        jr.append({"env": p.env.name, "run": asdict(record), "rows": rows, "facts": facts,
+                                   "measuring_s": round(time.monotonic() - t0, 3),
+                                   "utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")})
+                        p.rows.extend(rows)
+                        p.runs.append(record)
+                        if facts and not p.facts:
+                            p.facts = facts
                         bar.update(1)
             run += 1
             if target is None or run < cfg.runs:
@@ -166,6 +333,7 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
             bar.refresh()
     finally:
         bar.close()
+    return time.monotonic() - t0
 
 
 def _precision_report(p: _EnvRun, target, elapsed_s: float, seconds_per_round: float):
@@ -197,13 +365,14 @@ def _placement_cpus(placement: str, cpus: list[int]) -> tuple[int | None, int, s
 
 
 def _measure_one(p: _EnvRun, cond: Condition, run: int, cfg: CampaignConfig, cpus: list[int],
-                 scratch: Path) -> None:
+                 scratch: Path) -> tuple[list[dict], RunRecord, dict]:
+    """One worker: its sample rows, its run record and the facts it saw."""
     spec, env, sess = cond.spec, p.env, p.session
     worker_cpu, child_cpu, env_cpus = _placement_cpus(cond.placement, cpus)
     if not env.pins_inside:  # affinity inside a sandbox is emulated: confine the sandbox instead
         worker_cpu, child_cpu = None, -1
     workdir_root = sess.workdir_root or cfg.workdir or default_workdir()
-    private = tempfile.mkdtemp(prefix="osbench-", dir=workdir_root) if spec.uses_workdir else None
+    private = str(owners.private_dir("osbench-", workdir_root)) if spec.uses_workdir else None
     host_fs = host.filesystem_type(private) if private else ""
     output = scratch / env.name / f"worker-{cond.probe}-{cond.placement}-{run}.jsonl"
     how = None
@@ -221,15 +390,13 @@ def _measure_one(p: _EnvRun, cond: Condition, run: int, cfg: CampaignConfig, cpu
             shutil.rmtree(private, ignore_errors=True)
         for f in {output, how.output_file if how and how.output_file else output}:
             Path(f).unlink(missing_ok=True)
-    if outcome.facts and not p.facts:
-        p.facts = outcome.facts
     # The filesystem as the probe saw it (inside a sandbox it is not the host's).
     fs_type = (outcome.facts.get("workdir_fs_type") or host_fs) if private else ""
     variant = registry.variant_label(spec, cond.params, fs_type)
-    for b in outcome.batches:
-        p.rows.append({**b, "probe": cond.probe, "variant": variant, "params_json": cond.params_json,
-                       "placement": cond.placement, "fs_type": fs_type, "run": run})
-    p.runs.append(RunRecord(probe=cond.probe, variant=variant, params_json=cond.params_json,
-                            placement=cond.placement, run=run, status=outcome.status,
-                            returncode=outcome.returncode, message=outcome.message,
-                            n_batches=len(outcome.batches), wall_s=round(outcome.wall_s, 4)))
+    rows = [{**b, "probe": cond.probe, "variant": variant, "params_json": cond.params_json,
+             "placement": cond.placement, "fs_type": fs_type, "run": run} for b in outcome.batches]
+    record = RunRecord(probe=cond.probe, variant=variant, params_json=cond.params_json,
+                       placement=cond.placement, run=run, status=outcome.status,
+                       returncode=outcome.returncode, message=outcome.message,
+                       n_batches=len(outcome.batches), wall_s=round(outcome.wall_s, 4))
+    return rows, record, outcome.facts

@@ -6,9 +6,15 @@ Layout of one campaign, ``data/campaigns/<id>/``::
     manifest.json     schema version, parameters, host, worker outcomes, file hashes
     SHA256SUMS        the seal: sha256 of both files above (``sha256sum -c SHA256SUMS``)
 
-A campaign is assembled in ``.tmp-<id>-<pid>/`` beside its final place and
-renamed into place only when complete, so a folder named by an id is always
-a whole campaign.
+A campaign is assembled in ``.tmp-<id>-<pid>.<start>/`` beside its final
+place, every file fsync'd, and renamed into place only when complete, so a
+folder named by an id is always a whole campaign; a disk that fills up or
+turns read-only on the way leaves no folder (the runner's journal keeps the
+measured runs).  A `.tmp-` folder of a runner that died is removed by the
+next runner's sweep (owners.py).
+
+Many campaigns are read through one Arrow dataset (`samples_dataset`), seals
+verified first, without loading every file into memory.
 """
 from __future__ import annotations
 
@@ -102,8 +108,10 @@ def write_campaign(root: str | Path, campaign_id: str, samples: pd.DataFrame, ma
     """Write, seal and atomically publish a campaign; returns its folder."""
     if manifest.campaign_id != campaign_id:
         raise ValueError(f"manifest is for {manifest.campaign_id!r}, not {campaign_id!r}")
+    from osbench_analysis.owners import owner_tag
+
     target = check_can_create(root, campaign_id)
-    tmp = Path(root) / f".tmp-{campaign_id}-{os.getpid()}"
+    tmp = Path(root) / f".tmp-{campaign_id}-{owner_tag()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     try:
@@ -113,11 +121,93 @@ def write_campaign(root: str | Path, campaign_id: str, samples: pd.DataFrame, ma
         sums = "".join(f"{_sha256(tmp / n)}  {n}\n" for n in (MANIFEST_FILE, SAMPLES_FILE))
         (tmp / SEAL_FILE).write_text(sums)
         for f in tmp.iterdir():
+            _fsync(f)  # the seal must not be renamed into place before its files are on disk
             f.chmod(0o444)
+        _fsync(tmp)
         if target.exists():  # re-check: rename(2) would replace an empty directory
             raise CampaignExists(f"campaign {campaign_id!r} appeared at {target} while measuring")
         os.rename(tmp, target)
         target.chmod(0o555)
+        _fsync(Path(root))
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if path.is_dir() else 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def campaign_bytes(path: str | Path) -> bytes:
+    """A sealed campaign folder as an uncompressed tar (how a fleet host sends it)."""
+    import io
+    import tarfile
+
+    path = Path(path)
+    verify_seal(path)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name in (SAMPLES_FILE, MANIFEST_FILE, SEAL_FILE):
+            tar.add(path / name, arcname=f"{path.name}/{name}")
+    return buf.getvalue()
+
+
+def import_campaign(root: str | Path, data: bytes) -> Path:
+    """Store a campaign received as campaign_bytes under root: its seal is
+    verified before it appears, and nothing is ever overwritten (an identical
+    copy already there is accepted as is).  Returns its folder."""
+    import io
+    import tarfile
+
+    from osbench_analysis.owners import owner_tag
+
+    try:
+        tar = tarfile.open(fileobj=io.BytesIO(data), mode="r:")
+        members = tar.getmembers()
+    except tarfile.TarError as e:
+        raise CampaignCorrupted(f"received campaign is not a readable tar: {e}") from None
+    names = {m.name for m in members}
+    ids = {n.split("/", 1)[0] for n in names}
+    if len(ids) != 1 or not all(m.isfile() for m in members):
+        raise CampaignCorrupted(f"received campaign has unexpected entries {sorted(names)}")
+    campaign_id = ids.pop()
+    expected = {f"{campaign_id}/{n}" for n in (SAMPLES_FILE, MANIFEST_FILE, SEAL_FILE)}
+    if names != expected or not ID_PATTERN.match(campaign_id):
+        raise CampaignCorrupted(f"received campaign {campaign_id!r} has entries {sorted(names)}; "
+                                f"expected {sorted(expected)}")
+    root = Path(root)
+    target = root / campaign_id
+    if (target / SEAL_FILE).is_file():
+        if (target / SEAL_FILE).read_bytes() == tar.extractfile(f"{campaign_id}/{SEAL_FILE}").read():
+            verify_seal(target)
+            return target
+        raise CampaignExists(f"a different campaign {campaign_id!r} already exists at {target}; sealed "
+                             "campaigns are never overwritten")
+    check_can_create(root, campaign_id)
+    tmp = root / f".tmp-{campaign_id}-{owner_tag()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        for m in members:
+            dest = tmp / m.name.split("/", 1)[1]
+            dest.write_bytes(tar.extractfile(m).read())
+            _fsync(dest)
+            dest.chmod(0o444)
+        verify_seal(tmp)
+        man = Manifest.from_json((tmp / MANIFEST_FILE).read_text())
+        if man.campaign_id != campaign_id:
+            raise CampaignCorrupted(f"received folder {campaign_id!r} holds campaign {man.campaign_id!r}")
+        _fsync(tmp)
+        if target.exists():
+            raise CampaignExists(f"campaign {campaign_id!r} appeared at {target} while it was being stored")
+        os.rename(tmp, target)
+        target.chmod(0o555)
+        _fsync(root)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -190,6 +280,46 @@ def load_campaign(id_or_path: str | Path, root: str | Path | None = None) -> Cam
         raise CampaignCorrupted(f"{path / SAMPLES_FILE} columns {table.schema.names} differ from the schema")
     samples = table.to_pandas().astype(SAMPLE_COLUMNS)
     return Campaign(id=manifest.campaign_id, path=path, manifest=manifest, samples=samples)
+
+
+def _paths(campaigns, root) -> list[Path]:
+    if campaigns is None:
+        return [Path(p) for p in catalog(root)["path"]]
+    return [resolve(c, root) for c in campaigns]
+
+
+def samples_dataset(campaigns: list[str] | None = None, root: str | Path | None = None, *,
+                    verify: bool = True):
+    """One pyarrow.dataset over the samples of many sealed campaigns (default:
+    every campaign under root).  Every seal is verified first (streamed: one
+    file in memory at a time); nothing is loaded until the dataset is scanned,
+    and a scan reads only the columns and rows it asks for."""
+    import pyarrow.dataset as ds
+
+    paths = _paths(campaigns, root)
+    if verify:
+        for p in paths:
+            verify_seal(p)
+    return ds.dataset([str(p / SAMPLES_FILE) for p in paths], schema=ARROW_SCHEMA, format="parquet")
+
+
+def load_campaigns(campaigns: list[str] | None = None, root: str | Path | None = None, *,
+                   columns: list[str] | None = None) -> tuple[dict[str, Manifest], pd.DataFrame]:
+    """Manifests by id and the samples of many campaigns as one frame, seals
+    verified; the samples are read in one Arrow scan and converted once (no
+    per-campaign frames concatenated: half the peak memory)."""
+    paths = _paths(campaigns, root)
+    manifests = {}
+    for p in paths:
+        verify_seal(p)
+        try:
+            m = Manifest.from_json((p / MANIFEST_FILE).read_text())
+        except ManifestError as e:
+            raise CampaignCorrupted(f"{p / MANIFEST_FILE}: {e}") from None
+        manifests[m.campaign_id] = m
+    table = samples_dataset([str(p) for p in paths], verify=False).to_table(columns=columns)
+    frame = table.to_pandas()
+    return manifests, frame.astype({c: t for c, t in SAMPLE_COLUMNS.items() if c in frame.columns})
 
 
 CATALOG_COLUMNS = ["campaign_id", "created_utc", "environment", "arch_class", "hostname", "profile", "probes",

@@ -87,7 +87,7 @@ def test_catalog_lists_campaigns_but_not_temporary_folders(tiny_campaign):
     assert row["n_samples"] == len(tiny_campaign.samples) and row["n_errors"] == 2
 
 
-def test_interrupted_campaign_leaves_no_folder_and_no_probe_files(campaigns_root, tmp_path, monkeypatch):
+def test_interrupted_campaign_leaves_no_campaign_and_no_probe_files(campaigns_root, tmp_path, monkeypatch):
     workdir = tmp_path / "work"
     workdir.mkdir()
     calls = []
@@ -104,7 +104,9 @@ def test_interrupted_campaign_leaves_no_folder_and_no_probe_files(campaigns_root
                              probes=["file_create_delete", "open_close"], variants={}, workdir=str(workdir))
     with pytest.raises(KeyboardInterrupt):
         runner.run_campaign(cfg, progress=False)
-    assert list(campaigns_root.iterdir()) == []
+    # no campaign, only the hidden journal holding the one finished run
+    assert [p.name[:9] for p in campaigns_root.iterdir()] == [".partial-"]
+    assert store.catalog(campaigns_root).empty
     assert list(workdir.iterdir()) == []
 
 

@@ -2,7 +2,7 @@
 import os
 import signal
 
-from osbench_analysis import launch, runner
+from osbench_analysis import launch, runner, store
 from osbench_analysis.worker import WorkerRequest
 
 
@@ -79,4 +79,6 @@ def test_ctrl_c_during_a_campaign_leaves_nothing_behind(tmp_path):
     _, err = proc.communicate(timeout=30)
     assert proc.returncode != 0 and "KeyboardInterrupt" in err
     assert list(work.iterdir()) == []
-    assert not root.exists() or list(root.iterdir()) == []
+    # no campaign: only the hidden journal a resume continues from
+    assert [p.name[:9] for p in root.iterdir()] == [".partial-"] and store.catalog(root).empty
+    assert "--resume" in err

@@ -1,0 +1,251 @@
+"""Campaigns on many hosts through Dask distributed (`osbench fleet run`,
+notebooks/fleet.ipynb).
+
+On every measured host runs a Dask worker named after the host, with one
+thread and the resource MEASURE=1 (docs/fleet.md).  fleet_run submits one
+task per host, pinned to that worker; the task only starts the host's own
+runner as a subprocess -- exactly `osbench run`, so the host lock, the
+journal and --resume apply unchanged -- and sends the sealed campaign back
+as bytes.  The client verifies every seal on arrival and stores the
+campaigns without overwriting.  A host that fails or disappears is reported
+and the others are kept; running the same command again (same --campaign-id)
+skips the hosts already stored and resumes the others from their journals.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from osbench_analysis import config, journal, launch, store
+from osbench_analysis.errors import OsbenchError
+
+FLEET_DIR_ENV = "OSBENCH_FLEET_DIR"
+#: a host whose Dask worker is gone this long is reported as vanished (its task is cancelled)
+VANISHED_AFTER_S = 20.0
+
+
+class FleetError(OsbenchError):
+    """A fleet that cannot be started (no scheduler, a bad host list)."""
+
+
+class HostFailed(RuntimeError):
+    """The runner on a host ended without a sealed campaign; the message is its last words."""
+
+
+def host_root() -> Path:
+    """Where a measured host keeps its own copy of fleet campaigns and their journals:
+    $OSBENCH_FLEET_DIR, else $XDG_DATA_HOME/osbench/fleet (~/.local/share/osbench/fleet),
+    which survives a reboot so an interrupted host can resume."""
+    if os.environ.get(FLEET_DIR_ENV):
+        return Path(os.environ[FLEET_DIR_ENV])
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "osbench" / "fleet"
+
+
+def host_campaign_id(prefix: str, host: str) -> str:
+    return f"{prefix}-{re.sub(r'[^A-Za-z0-9._-]', '-', host)}"
+
+
+def cli_arguments(profile: str | None, parameters: dict) -> list[str]:
+    """`osbench run` options for campaign parameters (None: not given)."""
+    import json
+
+    args = ["--profile", profile] if profile else []
+    for name, value in parameters.items():
+        if value is None:
+            continue
+        flag = "--" + name.replace("_", "-")
+        if name == "variants":
+            args += [flag, json.dumps(value)]
+        elif name == "command_prefix":
+            args += [flag, shlex.join(value)]
+        elif isinstance(value, (list, tuple)):
+            args += [flag, ",".join(str(v) for v in value)]
+        else:
+            args += [flag, str(value)]
+    return args
+
+
+def runner_environment() -> dict[str, str]:
+    """This Dask worker's environment without what Dask's nanny added to it
+    (MALLOC_TRIM_THRESHOLD_, the *_NUM_THREADS limits, a fixed PYTHONHASHSEED):
+    the probes must see the environment `osbench run` would give them --
+    MALLOC_TRIM_THRESHOLD_ alone changes how glibc's malloc behaves."""
+    import dask
+
+    added = {"__DASK_PARENT_PID", "PYTHONHASHSEED"}
+    for key in ("distributed.nanny.pre-spawn-environ", "distributed.nanny.environ"):
+        added |= set(dask.config.get(key, {}) or {})
+    return {k: v for k, v in os.environ.items() if k not in added}
+
+
+def measure_on_this_host(campaign_id: str, profile: str | None, parameters: dict, wait: bool = False) -> dict:
+    """The fleet task, run by the host's Dask worker: this host's own runner
+    measures (or resumes) campaign_id; returns {campaign_id, hostname, data}
+    with the sealed folder as tar bytes.  Raises HostFailed with the runner's
+    error otherwise."""
+    import socket
+
+    root = host_root()
+    root.mkdir(parents=True, exist_ok=True)
+    target = root / campaign_id
+    if not (target / store.SEAL_FILE).is_file():
+        argv = [sys.executable, "-m", "osbench_analysis.cli", "run", "--output", str(root), "--no-progress",
+                *cli_arguments(profile, parameters)]
+        argv += ["--resume", campaign_id] if journal.find(root, campaign_id) else ["--campaign-id", campaign_id]
+        if wait:
+            argv.append("--wait")
+        # Under the guard: if this Dask worker dies, the runner (and its worker) die with it;
+        # the journal keeps what was measured for the next fleet run.
+        r = subprocess.run(launch.guarded(argv), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                           start_new_session=True, env=runner_environment())
+        if r.returncode != 0 or not (target / store.SEAL_FILE).is_file():
+            tail = " | ".join(r.stderr.strip().splitlines()[-3:]) or f"exit status {r.returncode}"
+            raise HostFailed(f"{socket.gethostname()}: {tail}")
+    return {"campaign_id": campaign_id, "hostname": socket.gethostname(), "data": store.campaign_bytes(target)}
+
+
+def ssh_cluster_spec(scheduler_host: str, hosts: list[str], remote_python: str,
+                     connect_options: dict | None = None) -> dict:
+    """SpecCluster arguments for Dask's SSH deployment with one worker per host
+    named after it (one thread, MEASURE=1): SSHCluster itself names workers
+    0, 1, 2, ..., which fleet_run could not pin to."""
+    from distributed.deploy.ssh import Scheduler, Worker
+
+    connect = connect_options or {}
+    sched = {"cls": Scheduler, "options": {"address": scheduler_host, "connect_options": connect,
+                                           "kwargs": {"dashboard_address": None}, "remote_python": remote_python}}
+    workers = {h: {"cls": Worker, "options": {
+        "address": h, "connect_options": connect, "remote_python": remote_python,
+        "kwargs": {"name": h, "nthreads": 1, "resources": {"MEASURE": 1}, "dashboard_address": None}}}
+        for h in hosts}
+    return {"scheduler": sched, "workers": workers}
+
+
+def ssh_cluster(scheduler_host: str, hosts: list[str], remote_python: str, connect_options: dict | None = None):
+    """Start the scheduler on scheduler_host and a named measuring worker on
+    every host over SSH (docs/fleet.md); close it when done."""
+    from distributed import SpecCluster
+
+    return SpecCluster(**ssh_cluster_spec(scheduler_host, hosts, remote_python, connect_options), name="osbench-fleet")
+
+
+@dataclass
+class HostOutcome:
+    host: str
+    campaign_id: str
+    status: str          # stored | already_stored | failed | vanished | absent
+    message: str = ""
+    path: str = ""
+
+
+@dataclass
+class FleetResult:
+    prefix: str
+    outcomes: list[HostOutcome] = field(default_factory=list)
+
+    @property
+    def campaigns(self) -> list[str]:
+        return [o.campaign_id for o in self.outcomes if o.status in ("stored", "already_stored")]
+
+    @property
+    def unfinished(self) -> list[HostOutcome]:
+        return [o for o in self.outcomes if o.status not in ("stored", "already_stored")]
+
+    def table(self):
+        import pandas as pd
+
+        return pd.DataFrame([vars(o) for o in self.outcomes])
+
+
+def _workers_by_name(client) -> dict[str, str]:
+    return {w.get("name"): addr for addr, w in client.scheduler_info(n_workers=-1)["workers"].items()}
+
+
+def fleet_run(scheduler, hosts: list[str], profile: str | None = None, output: str | None = None,
+              campaign_id: str | None = None, wait: bool = False, say=print, **parameters) -> FleetResult:
+    """Measure one campaign on every host (see the module docstring).
+
+    scheduler: the Dask scheduler's address, or a distributed.Client.
+    hosts: the Dask worker names (one per measured host).  campaign_id: the
+    fleet's prefix; host h's campaign is <prefix>-<h>.  Give the same prefix
+    again to resume the hosts that did not finish."""
+    from distributed import Client, wait as wait_futures
+
+    if not hosts or len(set(hosts)) != len(hosts) or not all(isinstance(h, str) and h for h in hosts):
+        raise FleetError(f"hosts must be distinct, non-empty Dask worker names (got {hosts!r})")
+    config.make_config(profile or "quick", **parameters)  # unknown names and profiles refused here, once
+    prefix = campaign_id or f"{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}-fleet"
+    root = Path(output) if output else store.default_root()
+    root.mkdir(parents=True, exist_ok=True)
+    own_client = not hasattr(scheduler, "submit")
+    try:
+        client = Client(scheduler, timeout="20s") if own_client else scheduler
+    except OSError as e:
+        raise FleetError(f"cannot reach the Dask scheduler at {scheduler!r}: {e}") from None
+    result = FleetResult(prefix)
+    try:
+        present = _workers_by_name(client)
+        futures = {}
+        for h in hosts:
+            cid = host_campaign_id(prefix, h)
+            if (root / cid / store.SEAL_FILE).is_file():
+                store.verify_seal(root / cid)
+                result.outcomes.append(HostOutcome(h, cid, "already_stored", path=str(root / cid)))
+            elif h not in present:
+                result.outcomes.append(HostOutcome(h, cid, "absent", f"no Dask worker named {h!r} "
+                                                   f"(connected: {', '.join(sorted(map(str, present))) or 'none'})"))
+            else:
+                futures[client.submit(measure_on_this_host, cid, profile, parameters, wait,
+                                      key=f"osbench-{cid}-{uuid.uuid4().hex[:8]}", workers=[h],
+                                      allow_other_workers=False, resources={"MEASURE": 1}, pure=False)] = (h, cid)
+        say(f"fleet {prefix}: measuring on {', '.join(h for h, _ in futures.values()) or 'no host'}; "
+            f"re-run with --campaign-id {prefix} to resume hosts that do not finish")
+        missing_since: dict[str, float] = {}
+        pending = set(futures)
+        while pending:
+            try:
+                done, pending = wait_futures(pending, timeout=2, return_when="FIRST_COMPLETED")
+            except TimeoutError:  # distributed's wait raises where concurrent.futures' returns
+                done = set()
+            for fut in done:
+                h, cid = futures[fut]
+                result.outcomes.append(_receive(fut, h, cid, root, say))
+            names = _workers_by_name(client) if pending else {}
+            for fut in list(pending):
+                h, cid = futures[fut]
+                if h in names:
+                    missing_since.pop(h, None)
+                elif time.monotonic() - missing_since.setdefault(h, time.monotonic()) > VANISHED_AFTER_S:
+                    fut.cancel()
+                    pending.discard(fut)
+                    result.outcomes.append(HostOutcome(h, cid, "vanished", f"the Dask worker {h!r} left the "
+                                                       f"scheduler for more than {VANISHED_AFTER_S:.0f} s"))
+                    say(f"{h}: vanished")
+    finally:
+        if own_client:
+            client.close()
+    order = {h: i for i, h in enumerate(hosts)}
+    result.outcomes.sort(key=lambda o: order[o.host])
+    return result
+
+
+def _receive(fut, host: str, campaign_id: str, root: Path, say) -> HostOutcome:
+    try:
+        got = fut.result()
+        path = store.import_campaign(root, got["data"])
+        if path.name != campaign_id:
+            raise store.CampaignCorrupted(f"{host} sent campaign {path.name!r}, expected {campaign_id!r}")
+    except Exception as e:  # one host's failure is reported; the others are kept
+        say(f"{host}: failed: {e}")
+        return HostOutcome(host, campaign_id, "failed", f"{type(e).__name__}: {e}")
+    say(f"{host}: stored {campaign_id} (measured on {got['hostname']})")
+    return HostOutcome(host, campaign_id, "stored", path=str(path))

@@ -1,0 +1,306 @@
+"""Campaigns on many hosts through Dask distributed: one task per host, pinned
+to that host's worker, its sealed campaign verified and stored on arrival; a
+failed, absent or vanished host is reported and the others are kept."""
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import papermill as pm
+import pytest
+
+from osbench_analysis import cli, fleet, store, synthetic
+
+distributed = pytest.importorskip("distributed")
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+TINY = dict(probes=["null_syscall"], runs=2, batches=2, min_batch_ms=1.0, precision_target=0.0,
+            placements=["same_cpu"], variants={})
+
+
+def _spec(names, cls, **options):
+    return {n: {"cls": cls, "options": {"name": n, "nthreads": 1, "resources": {"MEASURE": 1}, **options.get(n, {})}}
+            for n in names}
+
+
+@contextlib.contextmanager
+def _cluster(names, cls=None, **options):
+    from distributed import Client, Scheduler, SpecCluster, Worker
+
+    cluster = SpecCluster(workers=_spec(names, cls or Worker, **options),
+                          scheduler={"cls": Scheduler, "options": {"dashboard_address": None}})
+    client = Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+
+
+def test_one_pinned_task_per_host_failures_reported_others_kept_and_a_rerun_resumes(tmp_path, monkeypatch):
+    """Dask's in-process cluster: the task is replaced by one that sends a synthetic campaign."""
+    from distributed import get_worker
+
+    ran, fail = tmp_path / "ran", tmp_path / "fail"   # files: the task runs on a copy of this closure
+    ran.mkdir()
+    fail.write_text("h2")
+
+    def ran_on():
+        found = {p.name: p.read_text() for p in ran.iterdir()}
+        for p in ran.iterdir():
+            p.unlink()
+        return found
+
+    def fake_task(campaign_id, profile, parameters, wait=False):
+        name = get_worker().name
+        (ran / campaign_id).write_text(name)
+        if name in fail.read_text().split():
+            raise fleet.HostFailed(f"{name}: runs must be >= 1 (got 0)")
+        d = tmp_path / "hosts" / name
+        path = synthetic.write_synthetic(d, campaign_id, seed=len(campaign_id), hostname=name)
+        return {"campaign_id": campaign_id, "hostname": name, "data": store.campaign_bytes(path)}
+
+    monkeypatch.setattr(fleet, "measure_on_this_host", fake_task)
+    out = tmp_path / "campaigns"
+    with _cluster(["h1", "h2"]) as client:
+        r = fleet.fleet_run(client, ["h1", "h2", "h3"], output=str(out), campaign_id="f", say=lambda m: None, **TINY)
+        status = {o.host: o.status for o in r.outcomes}
+        assert status == {"h1": "stored", "h2": "failed", "h3": "absent"}
+        assert ran_on() == {"f-h1": "h1", "f-h2": "h2"}  # each host's task ran on that host's worker
+        assert "runs must be >= 1" in r.outcomes[1].message and "no Dask worker named 'h3'" in r.outcomes[2].message
+        c = store.load_campaign("f-h1", out)
+        assert c.manifest.hostname == "h1"
+        assert sorted(store.catalog(out)["campaign_id"]) == ["f-h1"]
+
+        fail.write_text("")
+        again = fleet.fleet_run(client, ["h1", "h2"], output=str(out), campaign_id="f", say=lambda m: None, **TINY)
+        assert {o.host: o.status for o in again.outcomes} == {"h1": "already_stored", "h2": "stored"}
+        assert ran_on() == {"f-h2": "h2"}  # the stored host is not measured again
+
+
+def test_a_received_campaign_is_verified_and_never_overwrites(tmp_path):
+    path = synthetic.write_synthetic(tmp_path / "a", "x", seed=1)
+    data = store.campaign_bytes(path)
+    out = tmp_path / "out"
+    assert store.import_campaign(out, data) == out / "x"
+    assert store.import_campaign(out, data) == out / "x"  # the same campaign again: accepted as is
+    other = store.campaign_bytes(synthetic.write_synthetic(tmp_path / "b", "x", seed=2))
+    with pytest.raises(store.CampaignExists, match="never overwritten"):
+        store.import_campaign(out, other)
+    damaged = bytearray(data)
+    damaged[data.index(b"PAR1") + 100] ^= 1  # a byte of the Parquet file, flipped in transit
+    with pytest.raises(store.CampaignCorrupted, match="does not match its seal"):
+        store.import_campaign(tmp_path / "out2", bytes(damaged))
+    assert not (tmp_path / "out2" / "x").exists() and [p.name for p in (tmp_path / "out2").iterdir()] == []
+
+
+def test_campaign_parameters_become_the_same_osbench_run_options():
+    args = fleet.cli_arguments("quick", dict(TINY, command_prefix=["nice", "-n", "5"], cpus=[0, 1], note=None))
+    import argparse
+
+    from osbench_analysis import cli
+
+    parsed = argparse.ArgumentParser()
+    sub = parsed.add_subparsers(dest="command")
+    cli._add_run(sub)
+    ns = vars(parsed.parse_args(["run", *args]))
+    assert {k: ns[k] for k in TINY} == TINY and ns["command_prefix"] == ["nice", "-n", "5"] and ns["cpus"] == [0, 1]
+
+
+@pytest.mark.slow
+def test_local_cluster_of_worker_processes_measures_and_returns_real_campaigns(tmp_path):
+    from distributed import Nanny
+
+    opts = {n: {"env": {fleet.FLEET_DIR_ENV: str(tmp_path / n), "OSBENCH_LOCK_FILE": str(tmp_path / f"{n}.lock")}}
+            for n in ("h1", "h2")}
+    out = tmp_path / "campaigns"
+    with _cluster(["h1", "h2"], Nanny, **opts) as client:
+        r = fleet.fleet_run(client, ["h1", "h2"], output=str(out), campaign_id="lc", say=lambda m: None, **TINY)
+        assert [o.status for o in r.outcomes] == ["stored", "stored"], r.table()
+        # the CLI and the notebook with the same parameters: the same campaigns
+        address = client.scheduler.address
+        assert cli.main(["fleet", "run", "--scheduler", address, "--hosts", "h1", "--probes", "null_syscall",
+                         "--runs", "2", "--batches", "2", "--min-batch-ms", "1", "--precision-target", "0",
+                         "--placements", "same_cpu", "--variants", "{}", "--output", str(out),
+                         "--campaign-id", "cli"]) == 0
+        pm.execute_notebook(str(NOTEBOOKS / "fleet.ipynb"), str(tmp_path / "fleet.ipynb"), kernel_name="python3",
+                            parameters=dict(TINY, scheduler=address, hosts=["h1"], output=str(out), campaign_id="nb"),
+                            progress_bar=False)
+    for h in ("h1", "h2"):
+        c = store.load_campaign(f"lc-{h}", out)
+        assert len(c.runs) == 2 and c.errors.empty
+        assert c.manifest.host["host_id"] and c.manifest.hostname == socket.gethostname()
+        assert (tmp_path / h / f"lc-{h}" / store.SEAL_FILE).is_file()  # the host keeps its own copy
+    a, b, c = (store.load_campaign(i, out).manifest.config for i in ("lc-h1", "cli-h1", "nb-h1"))
+    for cfg in (a, b, c):
+        for k in ("campaign_id", "campaign_set", "note"):
+            cfg.pop(k)
+    assert a == b == c
+
+
+@pytest.mark.slow
+def test_a_vanished_host_is_reported_the_others_kept_and_a_rerun_finishes_it(tmp_path, monkeypatch):
+    """h2's runner waits for its host lock (held here) when its Dask worker is
+    SIGKILLed: h2 is reported vanished, its runner dies with it, h1 is stored;
+    the same command once h2 is back finishes h2 only."""
+    import threading
+
+    from osbench_analysis import hostlock
+
+    monkeypatch.setattr(fleet, "VANISHED_AFTER_S", 3.0)
+    port, bin_dir = _free_port(), Path(sys.executable).parent
+    locks = {h: tmp_path / f"{h}.lock" for h in ("h1", "h2")}
+
+    def start_worker(name):
+        env = {**os.environ, fleet.FLEET_DIR_ENV: str(tmp_path / name), "OSBENCH_LOCK_FILE": str(locks[name])}
+        return subprocess.Popen([str(bin_dir / "dask"), "worker", f"tcp://127.0.0.1:{port}", "--name", name,
+                                 "--nthreads", "1", "--resources", "MEASURE=1", "--no-dashboard", "--no-nanny"],
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+    procs = [subprocess.Popen([str(bin_dir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                               "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)]
+    out, params = tmp_path / "campaigns", dict(TINY, output=str(tmp_path / "campaigns"), campaign_id="vn",
+                                               wait=True, say=lambda m: None)
+    try:
+        procs += [start_worker("h1"), start_worker("h2")]
+        from distributed import Client
+
+        with Client(f"tcp://127.0.0.1:{port}", timeout="30s") as client:
+            client.wait_for_workers(2, timeout=60)
+            results = []
+            with hostlock.measuring(["someone-else"], path=locks["h2"]):
+                t = threading.Thread(target=lambda: results.append(fleet.fleet_run(client, ["h1", "h2"], **params)))
+                t.start()
+                runner_pid = _wait_for_runner("vn-h2", 60)
+                os.killpg(procs[2].pid, 9)  # the host disappears
+                t.join(timeout=90)
+            (r,) = results
+            assert {o.host: o.status for o in r.outcomes} == {"h1": "stored", "h2": "vanished"}
+            deadline = time.monotonic() + 10
+            while Path(f"/proc/{runner_pid}").exists() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert not Path(f"/proc/{runner_pid}").exists()  # the host's runner died with its Dask worker
+
+            procs.append(start_worker("h2"))
+            client.wait_for_workers(2, timeout=60)
+            again = fleet.fleet_run(client, ["h1", "h2"], **params)
+            assert {o.host: o.status for o in again.outcomes} == {"h1": "already_stored", "h2": "stored"}
+        assert sorted(store.catalog(out)["campaign_id"]) == ["vn-h1", "vn-h2"]
+    finally:
+        for p in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, 9)
+            p.wait(timeout=10)
+
+
+def _wait_for_runner(campaign_id: str, timeout_s: float) -> int:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for p in os.listdir("/proc"):
+            try:
+                cmd = Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if (b"osbench_analysis.cli" in cmd and campaign_id.encode() in cmd and b"run" in cmd
+                    and not cmd[0].endswith(b"osbench-guard")):
+                return int(p)
+        time.sleep(0.1)
+    raise AssertionError(f"no runner for {campaign_id} started within {timeout_s} s")
+
+
+def test_ssh_cluster_names_every_worker_after_its_host():
+    spec = fleet.ssh_cluster_spec("lab0", ["h1", "h2"], "/opt/osbench/.venv/bin/python")
+    assert spec["scheduler"]["options"]["address"] == "lab0"
+    for h in ("h1", "h2"):
+        o = spec["workers"][h]["options"]
+        assert o["address"] == h and o["kwargs"]["name"] == h
+        assert o["kwargs"]["nthreads"] == 1 and o["kwargs"]["resources"] == {"MEASURE": 1}
+
+
+# --- several hosts: Dask workers in their own network (and UTS) namespaces ---------------
+
+
+def _run(*argv):
+    subprocess.run(argv, check=True, capture_output=True, timeout=20)
+
+
+@contextlib.contextmanager
+def _namespaced_hosts(names, tmp_path):
+    """One network namespace per host, joined to this one by a veth pair on a
+    private /30; each host also gets its own hostname (UTS namespace).
+    Everything is removed on exit."""
+    tag = uuid.uuid4().hex[:6]
+    made = []
+    try:
+        for i, name in enumerate(names):
+            ns, outer, inner = f"osbench-{tag}-{name}", f"ob{tag}{i}a", f"ob{tag}{i}b"
+            _run("ip", "netns", "add", ns)
+            made.append((ns, outer))
+            _run("ip", "link", "add", outer, "type", "veth", "peer", "name", inner)
+            _run("ip", "link", "set", inner, "netns", ns)
+            _run("ip", "addr", "add", f"10.213.{i}.1/30", "dev", outer)
+            _run("ip", "link", "set", outer, "up")
+            for cmd in (["ip", "addr", "add", f"10.213.{i}.2/30", "dev", inner], ["ip", "link", "set", inner, "up"],
+                        ["ip", "link", "set", "lo", "up"]):
+                _run("ip", "netns", "exec", ns, *cmd)
+        yield [(name, ns, f"10.213.{i}.1") for i, (name, (ns, _)) in enumerate(zip(names, made))]
+    finally:
+        for ns, outer in made:
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+            subprocess.run(["ip", "link", "del", outer], capture_output=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("0.0.0.0", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_workers_in_separate_network_namespaces_each_measure_and_return_a_campaign(tmp_path):
+    if shutil.which("ip") is None or os.geteuid() != 0:
+        pytest.fail("this test needs iproute2 and root (both are here on the CI machines)")
+    port = _free_port()
+    bin_dir = Path(sys.executable).parent
+    procs = []
+    deadline = time.monotonic() + 150  # the whole test is bounded in time
+    try:
+        procs.append(subprocess.Popen([str(bin_dir / "dask"), "scheduler", "--host", "0.0.0.0", "--port", str(port),
+                                       "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                      start_new_session=True))
+        with _namespaced_hosts(["h1", "h2"], tmp_path) as hosts:
+            for name, ns, gateway in hosts:
+                env = {**os.environ, fleet.FLEET_DIR_ENV: str(tmp_path / name),
+                       "OSBENCH_LOCK_FILE": str(tmp_path / f"{name}.lock")}
+                worker = (f"hostname {name} && exec {bin_dir / 'dask'} worker tcp://{gateway}:{port} --name {name} "
+                          f"--nthreads 1 --resources MEASURE=1 --no-dashboard --no-nanny")
+                procs.append(subprocess.Popen(["ip", "netns", "exec", ns, "unshare", "--uts", "sh", "-c", worker],
+                                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                              start_new_session=True))
+            from distributed import Client
+
+            with Client(f"tcp://127.0.0.1:{port}", timeout="30s") as client:
+                client.wait_for_workers(2, timeout=max(1, deadline - time.monotonic()))
+                addrs = {w["name"]: a for a, w in client.scheduler_info()["workers"].items()}
+                assert addrs["h1"].startswith("tcp://10.213.0.2:") and addrs["h2"].startswith("tcp://10.213.1.2:")
+                r = fleet.fleet_run(client, ["h1", "h2"], output=str(tmp_path / "campaigns"), campaign_id="ns",
+                                    say=lambda m: None, **TINY)
+        assert [o.status for o in r.outcomes] == ["stored", "stored"], r.table().to_string()
+        assert time.monotonic() < deadline
+        seen = {}
+        for name in ("h1", "h2"):
+            c = store.load_campaign(f"ns-{name}", tmp_path / "campaigns")
+            assert c.manifest.hostname == name and len(c.runs) == 2 and c.errors.empty
+            seen[name] = c.manifest.host["host_id"]
+        assert seen["h1"] != seen["h2"]  # the stable host id tells the two hosts apart
+    finally:
+        for p in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, 9)
+            p.wait(timeout=10)
