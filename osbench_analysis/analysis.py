@@ -1,15 +1,32 @@
 """Analysis of sealed campaigns: the one function behind analyze.ipynb and
-`osbench analyze`, returning a plain record the paper and plots read from."""
+`osbench analyze`, returning a plain record that plots, the paper and the
+reference comparison read from (none of them re-runs statistics).
+
+Campaigns are keyed explicitly by (environment, host, campaign): by default
+the newest campaign of each (environment, host); the first campaign named for
+an (environment, host) is its *primary* one, whose numbers the paper quotes.
+Ratios:
+- each environment against the baseline environment (default native), per host;
+- several campaigns of one environment and host against the first one named;
+- the same environment on different hosts against the first host;
+- cross-CPU over same-CPU placement, per campaign;
+and the cost of one kernel crossing per environment (architectures.py).
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from osbench_analysis import quality, stats, store
+from osbench_analysis import architectures, quality, stats, store
+from osbench_analysis.errors import OsbenchError
 from osbench_analysis.schema import GROUP_KEYS
+
+
+class AnalysisError(OsbenchError, ValueError):
+    """Campaigns or settings that cannot be analysed together as asked."""
 
 
 @dataclass(frozen=True)
@@ -19,23 +36,46 @@ class AnalysisSettings:
     seed: int = stats.DEFAULT_SEED
     estimator: str = "median"
     ci_method: str = stats.DEFAULT_CI_METHOD
-    baseline: str = "native"    # environment (or, for one environment, campaign) ratios are relative to
+    baseline: str = "native"    # environment every other environment is compared with
 
     def stats_kwargs(self) -> dict:
         return dict(level=self.level, n_resamples=self.n_resamples, seed=self.seed,
                     estimator=self.estimator, ci_method=self.ci_method)
 
 
-def select_campaigns(campaigns: list[str] | None, root: str | Path | None = None) -> list[str]:
-    """The given ids, or the newest sealed campaign of each environment."""
-    if campaigns:
-        return list(campaigns)
+@dataclass(frozen=True)
+class CampaignRef:
+    campaign_id: str
+    environment: str
+    host: str
+    created_utc: str
+
+
+def _order_key(ref: CampaignRef, baseline: str) -> tuple:
+    return (ref.host, ref.environment != baseline, ref.environment, ref.created_utc)
+
+
+def select_campaigns(campaigns: list[str] | None = None, root: str | Path | None = None, *,
+                     baseline: str = "native") -> list[CampaignRef]:
+    """The named campaigns in the order named, or by default the newest sealed
+    campaign of each (environment, host), baseline environment first per host."""
     cat = store.catalog(root)
+    if campaigns:
+        known = cat.set_index("campaign_id")
+        unknown = [c for c in campaigns if c not in known.index]
+        if unknown:
+            raise store.StoreError(f"no campaign {unknown[0]!r} under {root or store.default_root()} "
+                                   f"(known: {', '.join(cat['campaign_id']) or 'none'})")
+        if len(set(campaigns)) != len(campaigns):
+            raise AnalysisError(f"a campaign is named twice in {campaigns}")
+        return [CampaignRef(c, known.loc[c, "environment"], known.loc[c, "hostname"], known.loc[c, "created_utc"])
+                for c in campaigns]
     if cat.empty:
         raise store.StoreError(f"no campaigns under {root or store.default_root()}: run `osbench run` "
                                "(or notebooks/run_campaign.ipynb) first")
-    newest = cat.sort_values("created_utc").groupby("environment", sort=True).tail(1)
-    return list(newest.sort_values("environment")["campaign_id"])
+    newest = cat.sort_values(["created_utc", "campaign_id"]).groupby(["environment", "hostname"]).tail(1)
+    refs = [CampaignRef(r.campaign_id, r.environment, r.hostname, r.created_utc) for r in newest.itertuples()]
+    return sorted(refs, key=lambda r: _order_key(r, baseline))
 
 
 def overview(campaign: store.Campaign) -> pd.DataFrame:
@@ -53,22 +93,47 @@ def overview(campaign: store.Campaign) -> pd.DataFrame:
 
 @dataclass
 class Analysis:
-    campaign_ids: list[str]
+    campaigns: list[CampaignRef]
     settings: AnalysisSettings
-    manifests: dict[str, dict]
-    samples: pd.DataFrame
-    estimates: pd.DataFrame                 # stats.flag_sensitivity: flagged kept, and *_clean excluded
-    quality: pd.DataFrame                   # quality.quality_table per condition
-    ratios: pd.DataFrame | None = None      # stats.ratio_table vs the baseline environment
-    placement_ratios: pd.DataFrame = field(default_factory=pd.DataFrame)
+    manifests: dict[str, object]            # campaign id -> records.Manifest
+    samples: pd.DataFrame                   # every selected campaign's samples, plus a `host` column
+    estimates: pd.DataFrame                 # per condition: flagged kept, and *_clean excluded
+    quality: pd.DataFrame                   # per condition: stability, flags, warnings
+    environment_ratios: pd.DataFrame        # each environment / baseline, per host (primary campaigns)
+    campaign_ratios: pd.DataFrame           # later campaigns / first, per (environment, host)
+    host_ratios: pd.DataFrame               # other hosts / first host, per environment
+    placement_ratios: pd.DataFrame          # cross_cpu / same_cpu per campaign
+    crossing_costs: pd.DataFrame            # one kernel crossing per environment, vs baseline
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def campaign_ids(self) -> list[str]:
+        return [c.campaign_id for c in self.campaigns]
 
     @property
     def primary_ids(self) -> list[str]:
-        """The first campaign named for each environment: the paper's numbers come from these."""
+        """The first campaign named for each (environment, host): the paper's numbers come from these."""
         first = {}
-        for cid in self.campaign_ids:
-            first.setdefault(self.manifests[cid].environment, cid)
+        for c in self.campaigns:
+            first.setdefault((c.environment, c.host), c.campaign_id)
         return list(first.values())
+
+    @property
+    def hosts(self) -> list[str]:
+        return list(dict.fromkeys(c.host for c in self.campaigns))
+
+    @property
+    def environments(self) -> list[str]:
+        return list(dict.fromkeys(c.environment for c in self.campaigns))
+
+    @property
+    def baseline_id(self) -> str:
+        """The primary campaign of the baseline environment on the first host: the Method paragraph's."""
+        host = self.hosts[0]
+        for c in self.campaigns:
+            if c.host == host and c.environment == self.settings.baseline:
+                return c.campaign_id
+        return self.primary_ids[0]
 
     @property
     def primary_estimates(self) -> pd.DataFrame:
@@ -76,9 +141,9 @@ class Analysis:
 
     def table(self) -> pd.DataFrame:
         """The per-condition table a reader looks at first."""
-        cols = ["environment", "probe", "variant", "placement", "estimate_ns", "ci_low_ns", "ci_high_ns",
+        cols = ["environment", "host", "probe", "variant", "placement", "estimate_ns", "ci_low_ns", "ci_high_ns",
                 "estimate_clean_ns", "ci_low_clean_ns", "ci_high_clean_ns", "n_runs", "n_batches",
-                "flagged_fraction", "depends_on_flags", "multimodal", "ci_method", "note"]
+                "flagged_fraction", "depends_on_flags", "multimodal", "warning", "ci_method", "note"]
         return self.estimates[[c for c in cols if c in self.estimates.columns]]
 
     def quality_report(self) -> pd.DataFrame:
@@ -90,69 +155,83 @@ class Analysis:
 
         return methods.methods_paragraph(self.estimates.attrs["analysis_parameters"])
 
-    def text_macros(self) -> dict[str, str]:
-        """Numbers the paper's prose quotes, besides the per-condition ones."""
-        from osbench_analysis.paper import macro_name, sig3, tex_escape
-
-        first = self.manifests[self.primary_ids[0]]
-        cfg, host = first.config, first.host
-        out = {
-            "osbCampaignIds": tex_escape(", ".join(self.primary_ids)),
-            "osbRuns": str(cfg["runs"]), "osbBatches": str(cfg["batches"]),
-            "osbMinBatchMs": f"{cfg['min_batch_ms']:g}",
-            "osbMeasuringSeconds": f"{first.measuring_seconds:.0f}",
-            "osbHostCpu": tex_escape(host["cpu_model"]), "osbHostCpus": str(host["cpu_count_logical"]),
-            "osbHostKernel": tex_escape(host["kernel_release"]), "osbHostVirt": tex_escape(host["virtualization"]),
-            "osbLevelPercent": f"{self.settings.level * 100:g}", "osbResamples": str(self.settings.n_resamples),
-        }
-        several_envs = self.samples["environment"].nunique() > 1
-        primary = self.placement_ratios[self.placement_ratios["campaign_id"].isin(self.primary_ids)]
-        for _, r in primary.iterrows():
-            env = [r["environment"]] if several_envs else []
-            base = macro_name("ratio", *env, r["probe"], r["variant"], "cross over same")
-            out[base], out[base + "Low"], out[base + "High"] = (sig3(r[k]) for k in ("ratio", "ci_low", "ci_high"))
-        return out
-
     def figures(self) -> dict:
         """name -> matplotlib Figure; the name says what it shows and is the file name."""
         from osbench_analysis import plots
 
         figs = {"per_op_forest": plots.forest_plot(self.primary_estimates)}
-        if self.ratios is not None and len(self.ratios):
-            figs[f"ratio_vs_{self.settings.baseline}_forest"] = plots.ratio_forest_plot(self.ratios)
+        if len(self.environment_ratios):
+            figs[f"ratio_vs_{self.settings.baseline}_forest"] = plots.ratio_forest_plot(self.environment_ratios)
+        if len(self.campaign_ratios):
+            figs["ratio_vs_first_campaign_forest"] = plots.ratio_forest_plot(self.campaign_ratios)
+        if len(self.host_ratios):
+            figs["ratio_vs_first_host_forest"] = plots.ratio_forest_plot(self.host_ratios)
         if len(self.placement_ratios):
             figs["cross_over_same_cpu_forest"] = plots.ratio_forest_plot(self.placement_ratios)
         return figs
 
 
-def placement_ratio_table(samples: pd.DataFrame, settings: AnalysisSettings) -> pd.DataFrame:
-    """cross_cpu / same_cpu per two-party condition: the cost of waking the other CPU."""
-    return stats.ratio_table(samples[samples["placement"].isin(["same_cpu", "cross_cpu"])],
-                             baseline="same_cpu", by="placement",
-                             match=("campaign_id", "environment", "probe", "variant"),
-                             **settings.stats_kwargs())
+def _finite(t: pd.DataFrame) -> pd.DataFrame:
+    return t[np.isfinite(t["ratio"])].reset_index(drop=True) if len(t) else t
+
+
+def _ratio_tables(groups, *, baseline: str, by: str, **kw) -> pd.DataFrame:
+    """stats.ratio_table over each group that has the baseline and something to compare with it."""
+    parts = []
+    for g in groups:
+        values = set(g[by].astype(str)) if len(g) else set()
+        if baseline in values and len(values) > 1:
+            parts.append(_finite(stats.ratio_table(g, baseline=baseline, by=by, **kw)))
+    parts = [p for p in parts if len(p)]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
 def analyze(campaigns: list[str] | None = None, root: str | Path | None = None, *,
             level: float = stats.DEFAULT_LEVEL, n_resamples: int = stats.DEFAULT_RESAMPLES,
             seed: int = stats.DEFAULT_SEED, estimator: str = "median", ci_method: str = stats.DEFAULT_CI_METHOD,
             baseline: str = "native") -> Analysis:
-    """Load the campaigns (seals verified) and compute every estimate with its CI."""
+    """Load the campaigns (seals verified) and compute every estimate, ratio and
+    crossing cost once, with its CI."""
     settings = AnalysisSettings(level, n_resamples, seed, estimator, ci_method, baseline)
-    ids = select_campaigns(campaigns, root)
-    loaded = [store.load_campaign(i, root) for i in ids]
-    samples = pd.concat([c.samples for c in loaded], ignore_index=True)
-    estimates = stats.flag_sensitivity(samples, **settings.stats_kwargs())
+    refs = select_campaigns(campaigns, root, baseline=baseline)
+    loaded = [store.load_campaign(r.campaign_id, root) for r in refs]
+    samples = pd.concat([c.samples.assign(host=r.host) for c, r in zip(loaded, refs)], ignore_index=True)
+    kw = settings.stats_kwargs()
+    # TODO(stats subpackage): one call computing flags once for both tables
+    estimates = stats.flag_sensitivity(samples, **kw)
+    hosts = dict(zip([r.campaign_id for r in refs], [r.host for r in refs]))
+    estimates.insert(2, "host", estimates["campaign_id"].map(hosts))
     qual = quality.quality_table(samples)
-    ratios = None
-    if samples["environment"].nunique() > 1:
-        envs = set(samples["environment"])
+    result = Analysis(refs, settings, {c.id: c.manifest for c in loaded}, samples, estimates, qual,
+                      pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), pd.DataFrame())
+    primary = samples[samples["campaign_id"].isin(result.primary_ids)]
+    envs = set(primary["environment"])
+    notes = result.notes
+    if len(envs) > 1:
         if baseline not in envs:
-            raise ValueError(f"baseline {baseline!r} is not among the selected environments {sorted(envs)}")
-        ratios = stats.ratio_table(samples, baseline=baseline, **settings.stats_kwargs())
-    elif len(ids) > 1:  # several campaigns of one environment: each against the first one named
-        settings = replace(settings, baseline=ids[0])
-        ratios = stats.ratio_table(samples, baseline=ids[0], by="campaign_id", **settings.stats_kwargs())
-    placement = placement_ratio_table(samples, settings)
-    placement = placement[np.isfinite(placement["ratio"])].reset_index(drop=True)
-    return Analysis(ids, settings, {c.id: c.manifest for c in loaded}, samples, estimates, qual, ratios, placement)
+            raise AnalysisError(f"baseline environment {baseline!r} is not among the selected environments "
+                                f"{sorted(envs)}: measure it (osbench run --environment {baseline}) or choose "
+                                "another with --baseline")
+        result.environment_ratios = _ratio_tables(
+            [primary], baseline=baseline, by="environment", match=("host", "probe", "variant", "placement"), **kw)
+        for host, g in primary.groupby("host", sort=False):
+            result.crossing_costs = pd.concat(
+                [result.crossing_costs, architectures.crossing_costs(g, baseline=baseline, level=level).assign(host=host)],
+                ignore_index=True)
+    parts = []
+    for (env, host), g in samples.groupby(["environment", "host"], sort=False):
+        ids = [r.campaign_id for r in refs if r.environment == env and r.host == host]
+        if len(ids) > 1:
+            notes.append(f"{env} on {host}: campaigns {ids[1:]} compared with {ids[0]}")
+            parts.append(_ratio_tables([g], baseline=ids[0], by="campaign_id",
+                                       match=("environment", "host", "probe", "variant", "placement"), **kw))
+    result.campaign_ratios = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    if len(result.hosts) > 1:
+        result.host_ratios = _ratio_tables(
+            [g for _, g in primary.groupby("environment", sort=False) if g["host"].nunique() > 1],
+            baseline=result.hosts[0], by="host", match=("environment", "probe", "variant", "placement"), **kw)
+    two_party = samples[samples["placement"].isin(["same_cpu", "cross_cpu"])]
+    result.placement_ratios = _ratio_tables(
+        [two_party], baseline="same_cpu", by="placement", match=("campaign_id", "environment", "host", "probe",
+                                                                  "variant"), **kw)
+    return result

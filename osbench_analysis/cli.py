@@ -80,14 +80,61 @@ def _fleet(args) -> int:
 
 
 def _add_analysis(sub, name, help_):
+    """The parameters of analyze.ipynb (and, with --reference-root, reference_comparisons.ipynb)."""
+    from osbench_analysis import stats
+
     p = sub.add_parser(name, help=help_)
-    p.add_argument("campaigns", nargs="*", help="campaign ids; default: the newest of each environment")
+    p.add_argument("campaigns", nargs="*", help="campaign ids; default: the newest of each (environment, host)")
     p.add_argument("--root", help="campaigns folder (default data/campaigns)")
-    p.add_argument("--out", help="where generated tables/figures go (default paper/generated)")
+    p.add_argument("--out-dir", help="where generated tables/figures go (default paper/generated)")
+    p.add_argument("--level", type=float, default=stats.DEFAULT_LEVEL, help="confidence level of every interval")
+    p.add_argument("--n-resamples", type=int, default=stats.DEFAULT_RESAMPLES,
+                   help="resamples, for the bootstrap CI methods and quality checks")
+    p.add_argument("--seed", type=int, default=stats.DEFAULT_SEED, help="random seed: same data, same intervals")
+    p.add_argument("--ci-method", default=stats.DEFAULT_CI_METHOD, choices=stats.CI_METHODS,
+                   help="interval method (docs/statistics.md)")
+    p.add_argument("--baseline", default="native", help="environment every other environment is compared with")
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
+def _analysis_kwargs(args) -> dict:
+    return dict(root=args.root, level=args.level, n_resamples=args.n_resamples, seed=args.seed,
+                ci_method=args.ci_method, baseline=args.baseline)
+
+
+def _analyze(args) -> None:
+    from osbench_analysis import analysis, paper, reference_compare
+
+    if args.command == "paper" and args.pdf_only:
+        print(paper.build_pdf())
+        return
+    if args.command == "reference":
+        try:
+            result = analysis.analyze(args.campaigns or None, **_analysis_kwargs(args))
+        except store.StoreError as e:  # the published data alone, as the notebook does
+            print(f"{e}; showing published data only", file=sys.stderr)
+            result = None
+        written = reference_compare.write_reference(result, args.reference_root, args.out_dir)
+    else:
+        result = analysis.analyze(args.campaigns or None, **_analysis_kwargs(args))
+        written = paper.write_generated(result, out_dir=args.out_dir)
+        if args.command == "paper":
+            written += reference_compare.write_reference(result, args.reference_root, args.out_dir)
+    print(f"wrote {len(written)} files to {written[0].parent if written else args.out_dir}")
+    if args.command == "paper" and not args.no_pdf:
+        print(paper.build_pdf())
+
+
+def _envs() -> None:
+    from osbench_analysis import environments
+
+    for env in environments.REGISTRY:
+        ok = env.availability()
+        why = ok.reason + (f" (install: {ok.install_hint})" if not ok and ok.install_hint else "")
+        print(f"{env.name:16s} {env.arch_class:18s} {'ready' if ok else 'not available'}: {why}")
+
+
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="osbench", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
     _add_run(sub)
@@ -95,12 +142,20 @@ def main(argv: list[str] | None = None) -> int:
     lp = sub.add_parser("list", help="list sealed campaigns")
     lp.add_argument("--root")
     sub.add_parser("probes", help="list the probe catalog")
+    sub.add_parser("envs", help="list the kernel environments and whether each is ready here")
     _add_analysis(sub, "analyze", "estimate per-op times with CIs and write tables/figures")
-    pp = _add_analysis(sub, "paper", "analyze, then build paper/paper.pdf (needs pdflatex)")
+    rp = _add_analysis(sub, "reference", "the published studies' data beside ours: tables, figures, paper section")
+    pp = _add_analysis(sub, "paper", "analyze and compare with the published data, then build paper/paper.pdf")
+    for p in (rp, pp):
+        p.add_argument("--reference-root", help="folder of the reference data (default data/reference)")
     only = pp.add_mutually_exclusive_group()
     only.add_argument("--no-pdf", action="store_true", help="only regenerate the generated/ files")
     only.add_argument("--pdf-only", action="store_true", help="only build the PDF from the generated/ files")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
 
     try:
         if args.command == "run":
@@ -122,18 +177,10 @@ def main(argv: list[str] | None = None) -> int:
             for p in registry.PROBES.values():
                 if not p.hidden:
                     print(f"{p.name:20s} {p.family:8s} {p.unit}")
-        elif args.command == "paper" and args.pdf_only:
-            from osbench_analysis import paper
-
-            print(paper.build_pdf())
+        elif args.command == "envs":
+            _envs()
         else:
-            from osbench_analysis import analysis, paper
-
-            result = analysis.analyze(args.campaigns or None, root=args.root)
-            written = paper.write_generated(result, out_dir=args.out)
-            print(f"wrote {len(written)} files to {written[0].parent if written else args.out}")
-            if args.command == "paper" and not args.no_pdf:
-                print(paper.build_pdf())
+            _analyze(args)
     except OsbenchError as e:
         print(f"osbench {args.command}: error: {e}", file=sys.stderr)
         return 2

@@ -3,7 +3,6 @@ per-op table, the numbers quoted in the text (as macros), the methods
 paragraph and the figures.  Nothing in paper/ is typed by hand."""
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -11,57 +10,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-PAPER_DIR = Path(__file__).resolve().parent.parent / "paper"
-GENERATED = PAPER_DIR / "generated"
-
-_TEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
-
-
-def tex_escape(text: str) -> str:
-    return "".join(_TEX_SPECIAL.get(ch, ch) for ch in str(text))
-
-
-def macro_name(*parts: str) -> str:
-    """'osb' + CamelCase of the parts, letters only (TeX macro names cannot hold digits)."""
-    digits = {"0": "Zero", "1": "One", "2": "Two", "3": "Three", "4": "Four", "5": "Five", "6": "Six",
-              "7": "Seven", "8": "Eight", "9": "Nine"}
-    words = re.split(r"[^A-Za-z0-9]+", " ".join(str(p) for p in parts))
-    name = "".join(w[:1].upper() + w[1:] for w in words if w)
-    return "osb" + "".join(digits.get(ch, ch) for ch in name)
-
-
-_UNITS = ((1e6, "ms"), (1e3, r"\textmu s"), (1.0, "ns"))
-
-
-def sig3(x: float) -> str:
-    """Three significant digits without an exponent: 1150, 72.7, 6.30, 0.164."""
-    if not np.isfinite(x):
-        return "n/a"
-    digits = max(0, 2 - int(np.floor(np.log10(abs(x))))) if x else 0
-    return f"{x:.{digits}f}"
-
-
-def time_unit(ns: float) -> tuple[float, str]:
-    """The scale and unit that make `ns` readable: (1e3, µs) for 6300 ns."""
-    return next(((scale, unit) for scale, unit in _UNITS if abs(ns) >= scale), _UNITS[-1])
-
-
-def format_time_ns(ns: float) -> tuple[str, str]:
-    """A readable magnitude and its unit: ('195', 'ns'), ('6.17', 'µs'), ('1.12', 'ms')."""
-    scale, unit = time_unit(ns)
-    return sig3(ns / scale), unit
-
-
-def _fmt_same_unit(value: float, lo: float, hi: float) -> str:
-    scale, unit = time_unit(value)
-    return f"{sig3(value / scale)} [{sig3(lo / scale)}, {sig3(hi / scale)}] {unit}"
-
-
-def condition_label(row) -> str:
-    extra = ", ".join(x for x in (row["variant"], row["placement"].replace("_", " ")) if x)
-    return f"{row['probe']} ({extra})" if extra else row["probe"]
-
+from osbench_analysis.formatting import (format_time_ns, macro_name, sig3, tex_escape,  # noqa: F401  (re-exported)
+                                         time_unit, time_with_ci_tex)
+from osbench_analysis.paths import GENERATED_DIR as GENERATED, PAPER_DIR
 
 def per_op_table_tex(estimates: pd.DataFrame, caption: str) -> str:
     """booktabs table: one row per condition with its estimate and CI."""
@@ -70,24 +21,79 @@ def per_op_table_tex(estimates: pd.DataFrame, caption: str) -> str:
     for _, r in estimates.sort_values(["probe", "variant", "placement"]).iterrows():
         lines.append(f"{tex_escape(r['probe'])} & {tex_escape(r['variant'] or '--')} & "
                      f"{tex_escape(r['placement'].replace('_', ' '))} & "
-                     f"{_fmt_same_unit(r['estimate_ns'], r['ci_low_ns'], r['ci_high_ns'])} & "
+                     f"{time_with_ci_tex(r['estimate_ns'], r['ci_low_ns'], r['ci_high_ns'])} & "
                      f"{int(r['n_runs'])} $\\times$ {int(r['n_batches']) // max(int(r['n_runs']), 1)} \\\\")
     lines += [r"\bottomrule", r"\end{tabular}", f"\\caption{{{caption}}}", r"\label{tab:per-op}", r"\end{table}"]
     return "\n".join(lines) + "\n"
 
 
-def estimate_macros(estimates: pd.DataFrame) -> dict[str, str]:
-    """\\osb<Probe><Variant><Placement>{,Low,High,Unit} for every condition of the
-    newest campaign per environment; the environment joins the name when there are several."""
+def _env_part(environment: str, baseline: str) -> list[str]:
+    """Macro-name prefix of an environment: none for the baseline (native keeps
+    its stable names), the environment's name otherwise."""
+    return [] if environment == baseline else [environment]
+
+
+def _time_macros(base: str, value: float, lo: float, hi: float) -> dict[str, str]:
+    scale, unit = time_unit(value)
+    return {base: sig3(value / scale), base + "Low": sig3(lo / scale), base + "High": sig3(hi / scale),
+            base + "Unit": unit}
+
+
+def _ratio_macros(base: str, ratio: float, lo: float, hi: float) -> dict[str, str]:
+    return {base: sig3(ratio), base + "Low": sig3(lo), base + "High": sig3(hi)}
+
+
+def estimate_macros(estimates: pd.DataFrame, baseline: str = "native") -> dict[str, str]:
+    """\\osb[<Env>]<Probe><Variant><Placement>{,Low,High,Unit} for every condition
+    (one campaign per environment): the baseline environment's names carry no
+    environment, so the paper's native numbers keep their names whatever else
+    is measured."""
     out = {}
-    several_envs = estimates["environment"].nunique() > 1
     for _, r in estimates.iterrows():
-        base = macro_name(*(([r["environment"]] if several_envs else []) + [r["probe"], r["variant"], r["placement"]]))
-        scale, unit = time_unit(r["estimate_ns"])
-        out[base] = sig3(r["estimate_ns"] / scale)
-        out[base + "Low"] = sig3(r["ci_low_ns"] / scale)
-        out[base + "High"] = sig3(r["ci_high_ns"] / scale)
-        out[base + "Unit"] = unit
+        base = macro_name(*_env_part(r["environment"], baseline), r["probe"], r["variant"], r["placement"])
+        if base in out:
+            raise ValueError(f"two conditions map to macro \\{base}: pass one campaign per environment")
+        out.update(_time_macros(base, r["estimate_ns"], r["ci_low_ns"], r["ci_high_ns"]))
+    return out
+
+
+def text_macros(result) -> dict[str, str]:
+    """Every number the paper's prose quotes, keyed explicitly: the baseline
+    campaign's parameters and host, ratios to the baseline environment
+    (\\osbRatio<Env><Probe>...), placement ratios, crossing costs
+    (\\osbCrossing<Env><Placement>), each with its interval."""
+    baseline = result.settings.baseline
+    first = result.manifests[result.baseline_id]
+    cfg, host = first.config, first.host
+    primary = [cid for cid in result.primary_ids if result.manifests[cid].hostname == first.hostname]
+    out = {
+        "osbCampaignIds": tex_escape(", ".join(primary)),
+        "osbBaselineCampaign": tex_escape(result.baseline_id),
+        "osbRuns": str(cfg["runs"]), "osbBatches": str(cfg["batches"]),
+        "osbMinBatchMs": f"{cfg['min_batch_ms']:g}",
+        "osbMeasuringSeconds": f"{first.measuring_seconds:.0f}",
+        "osbHostCpu": tex_escape(host["cpu_model"]), "osbHostCpus": str(host["cpu_count_logical"]),
+        "osbHostKernel": tex_escape(host["kernel_release"]), "osbHostVirt": tex_escape(host["virtualization"]),
+        "osbLevelPercent": f"{result.settings.level * 100:g}", "osbResamples": str(result.settings.n_resamples),
+        "osbEnvironmentCount": str(len(result.environments)),
+    }
+    host_name = first.hostname
+    pr = result.placement_ratios
+    if len(pr):
+        for _, r in pr[pr["campaign_id"].isin(primary)].iterrows():
+            base = macro_name("ratio", *_env_part(r["environment"], baseline), r["probe"], r["variant"],
+                              "cross over same")
+            out.update(_ratio_macros(base, r["ratio"], r["ci_low"], r["ci_high"]))
+    er = result.environment_ratios
+    if len(er):
+        for _, r in er[er["host"] == host_name].iterrows():
+            base = macro_name("ratio", r["environment"], r["probe"], r["variant"], r["placement"])
+            out.update(_ratio_macros(base, r["ratio"], r["ci_low"], r["ci_high"]))
+    cc = result.crossing_costs
+    if len(cc):
+        for _, r in cc[cc["host"] == host_name].iterrows():
+            out.update(_time_macros(macro_name("crossing", r["environment"], r["placement"]),
+                                    r["cost_ns"], r["ci_low_ns"], r["ci_high_ns"]))
     return out
 
 
@@ -113,19 +119,24 @@ def write_generated(result, out_dir: str | Path | None = None) -> list[Path]:
             result.primary_estimates, f"Per-operation time on this machine: median with its {result.settings.level:.0%} "
             f"confidence interval ({tex_escape(', '.join(sorted(set(result.estimates['ci_method']))))}; "
             "see Methods), flagged batches kept.".replace("%", r"\%"))),
-        write_text(out / "macros.tex", macros_tex({**estimate_macros(result.primary_estimates),
-                                                   **result.text_macros()})),
+        write_text(out / "macros.tex", macros_tex(paper_macros(result))),
         write_text(out / "methods.tex", result.methods_tex() + "\n"),
     ]
     result.estimates.to_csv(out / "per_op_estimates.csv", index=False)
     written.append(out / "per_op_estimates.csv")
     for name, fig in result.figures().items():
-        for ext in ("pdf", "png"):
-            path = out / f"{name}.{ext}"
-            fig.savefig(path, bbox_inches="tight", dpi=150)
-            written.append(path)
+        written += plots.save_figure(fig, out, name)
         plots.close(fig)
     return written
+
+
+def paper_macros(result) -> dict[str, str]:
+    """All macros of an analysis: per-condition estimates of the first host's
+    primary campaigns, and the numbers the prose quotes."""
+    first_host = result.manifests[result.baseline_id].hostname
+    est = result.primary_estimates
+    est = est[est["host"] == first_host] if "host" in est.columns else est
+    return {**estimate_macros(est, result.settings.baseline), **text_macros(result)}
 
 
 def build_pdf(paper_dir: str | Path | None = None) -> str:
@@ -162,7 +173,7 @@ def reference_section_tex(claims: pd.DataFrame, capture: pd.DataFrame) -> str:
         for r in checked.itertuples())
     return "\n".join([
         r"\section{Published results}",
-        f"The {n_sources} seed documents hold {n_tables} tables with {n_values} published values, "
+        f"The {n_sources} published studies hold {n_tables} tables with {n_values} published values, "
         "captured as data with their units and provenance and checked line by line against the source text. "
         f"Table~\\ref{{tab:claims}} recomputes {len(checked)} comparisons the papers state from their own tables; "
         f"{n_ok} are supported by the published numbers and {len(checked) - n_ok} are not "
@@ -171,11 +182,11 @@ def reference_section_tex(claims: pd.DataFrame, capture: pd.DataFrame) -> str:
         "",
         r"\begin{figure}[t]", r"\centering",
         r"\includegraphics[width=\linewidth]{generated/reference_architecture_ratios}",
-        r"\caption{Microkernel and hybrid systems relative to monolithic ones in the seed papers, per primitive "
+        r"\caption{Microkernel and hybrid systems relative to monolithic ones in the published studies, per primitive "
         r"(log scale; published values, other hardware and eras).}", r"\label{fig:reference}", r"\end{figure}",
         "",
         r"{\small", r"\begin{longtable}{p{0.46\linewidth}p{0.24\linewidth}rc}",
-        r"\caption{Headline comparisons of the seed papers recomputed from their tables.}\label{tab:claims}\\",
+        r"\caption{Headline comparisons of the published studies recomputed from their tables.}\label{tab:claims}\\",
         r"\toprule Statement & Stated & From data & Supported \\ \midrule \endfirsthead",
         r"\toprule Statement & Stated & From data & Supported \\ \midrule \endhead",
         rows, r"\bottomrule", r"\end{longtable}}", ""])

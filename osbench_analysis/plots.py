@@ -167,33 +167,9 @@ def sweep_plot(fit: SweepFit, *, title: str | None = None, xlabel: str | None = 
 
 # ------------------------------------------------------------------- files
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9.=+-]+", "_", str(text)).strip("_") or "all"
-
-
-def figure_name(kind: str, *qualifiers: str) -> str:
-    """File stem saying what a figure shows, e.g.
-
-    figure_name("per_op_forest", "native")        -> 'per_op_time_ci_forest__native'
-    figure_name("ratio_forest", "native")         -> 'ratio_to_native_ci_forest'
-    figure_name("sweep", "fork_exit", "nprocs")   -> 'sweep_fork_exit_time_vs_nprocs'
-    """
-    q = [_slug(x) for x in qualifiers if x]
-    if kind == "per_op_forest":
-        return "per_op_time_ci_forest" + ("__" + "_".join(q) if q else "")
-    if kind == "ratio_forest":
-        if not q:
-            raise ValueError("ratio_forest figure names need the baseline")
-        return f"ratio_to_{q[0]}_ci_forest" + ("__" + "_".join(q[1:]) if q[1:] else "")
-    if kind == "sweep":
-        if len(q) < 2:
-            raise ValueError("sweep figure names need the probe and the swept variable")
-        return f"sweep_{q[0]}_time_vs_{q[1]}" + ("__" + "_".join(q[2:]) if q[2:] else "")
-    raise ValueError(f"kind must be 'per_op_forest', 'ratio_forest' or 'sweep' (got {kind!r})")
-
-
 def save_figure(fig: Figure, directory: str | Path, name: str, formats=("pdf", "png")) -> list[Path]:
-    """Write fig as directory/name.<fmt> for each format; returns the paths."""
+    """Write fig as directory/name.<fmt> for each format (the one place figures
+    are saved: the name is the file name Analysis.figures() gives); returns the paths."""
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     out = []

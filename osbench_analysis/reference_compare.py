@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from osbench_analysis import reference
+from osbench_analysis.paths import GENERATED_DIR
 from osbench_analysis.registry import PROBES
 
 # The primitive (reference metric vocabulary) each probe measures, so our
@@ -34,7 +35,7 @@ HARDWARE_CAVEAT = "published values come from other hardware and other eras: con
 
 
 def default_output_dir() -> Path:
-    return Path(__file__).resolve().parent.parent / "paper" / "generated"
+    return GENERATED_DIR
 
 
 def _cost(value: float, higher_is_better: bool) -> float:
@@ -127,71 +128,30 @@ def ours_beside_published(estimates: pd.DataFrame, ref: pd.DataFrame, mapping: p
     return out.drop(columns=["estimate_ns", "ci_low_ns", "ci_high_ns"]).reset_index(drop=True)
 
 
-def environment_ratios(samples: pd.DataFrame, baseline_environment: str = "native", *,
-                       n_resamples: int = 2000, seed: int = 20261122) -> pd.DataFrame:
-    """Per probe/variant/placement: each environment's per-op time over the
-    baseline environment's, with the statistics engine's ratio CI
-    (stats.ratio_table: each side estimated independently)."""
-    cols = ["probe", "variant", "placement", "environment", "arch_class", "baseline_environment", "primitive",
+def environment_ratios(result) -> pd.DataFrame:
+    """Each environment's per-op time over the baseline environment's, from an
+    analysis.Analysis (its ratio intervals; nothing re-estimated here), with
+    the primitive each probe measures."""
+    cols = ["probe", "variant", "placement", "host", "environment", "arch_class", "baseline_environment", "primitive",
             "ratio", "ratio_low", "ratio_high", "different", "ci_method"]
-    if samples.empty or baseline_environment not in set(samples["environment"]) or samples["environment"].nunique() < 2:
+    t = result.environment_ratios if result is not None else None
+    if t is None or t.empty:
         return pd.DataFrame(columns=cols)
-    from osbench_analysis import stats
-
-    t = stats.ratio_table(samples, baseline=baseline_environment, n_resamples=n_resamples, seed=seed)
-    t = t[np.isfinite(t["ratio"])]
-    arch = samples.groupby("environment")["arch_class"].first()
+    arch = {m.environment: m.arch_class for m in result.manifests.values()}
     return pd.DataFrame({
-        "probe": t["probe"], "variant": t["variant"], "placement": t["placement"], "environment": t["environment"],
-        "arch_class": t["environment"].map(arch), "baseline_environment": baseline_environment,
+        "probe": t["probe"], "variant": t["variant"], "placement": t["placement"], "host": t["host"],
+        "environment": t["environment"], "arch_class": t["environment"].map(arch),
+        "baseline_environment": result.settings.baseline,
         "primitive": t["probe"].map(lambda p: PROBE_PRIMITIVE.get(p, p)),
         "ratio": t["ratio"], "ratio_low": t["ci_low"], "ratio_high": t["ci_high"],
         "different": t["different"], "ci_method": t["ci_method"]}, columns=cols).reset_index(drop=True)
 
 
-def load_our_samples(root: str | Path | None = None, campaign_ids: list[str] | None = None
-                     ) -> tuple[pd.DataFrame, str]:
-    """(the samples of our sealed campaigns, a message for the reader).
-
-    Never raises for missing campaigns: the notebook then shows the published
-    data only and prints the message.
-    """
-    from osbench_analysis import store
-    from osbench_analysis.schema import SAMPLE_COLUMNS
-
-    empty = pd.DataFrame(columns=list(SAMPLE_COLUMNS))
-    cat = store.catalog(root)
-    if campaign_ids:
-        unknown = sorted(set(campaign_ids) - set(cat["campaign_id"]))
-        if unknown:
-            return empty, f"Campaigns {unknown} not found (known: {', '.join(cat['campaign_id']) or 'none'}); showing published data only."
-        cat = cat[cat["campaign_id"].isin(campaign_ids)]
-    if cat.empty:
-        where = root or store.default_root()
-        return empty, f"No sealed campaigns under {where} yet: showing published data only."
-    samples = pd.concat([store.load_campaign(c, root).samples for c in cat["campaign_id"]], ignore_index=True)
-    return samples, f"{len(cat)} campaign(s) ({', '.join(cat['campaign_id'])})"
-
-
-def our_estimates(samples: pd.DataFrame, *, n_resamples: int = 2000, seed: int = 20261122) -> pd.DataFrame:
-    """stats.summarize of our samples, with each campaign's architecture class."""
-    if samples.empty:
-        return pd.DataFrame(columns=ESTIMATE_COLUMNS + ["arch_class"])
-    from osbench_analysis.stats import summarize
-
-    est = summarize(samples, n_resamples=n_resamples, seed=seed)
-    arch = samples.groupby("campaign_id")["arch_class"].first().rename("arch_class")
-    return est.merge(arch, left_on="campaign_id", right_index=True, how="left")
-
-
-def load_our_estimates(root: str | Path | None = None, campaign_ids: list[str] | None = None, *,
-                       n_resamples: int = 2000, seed: int = 20261122) -> tuple[pd.DataFrame, str]:
-    """(per-probe estimates of our sealed campaigns, a message for the reader)."""
-    samples, message = load_our_samples(root, campaign_ids)
-    est = our_estimates(samples, n_resamples=n_resamples, seed=seed)
-    if len(est):
-        message += f", {len(est)} conditions: medians with {est['ci_method'].iloc[0]} intervals."
-    return est, message
+def our_estimates(result) -> pd.DataFrame:
+    """The primary campaigns' estimates of an analysis.Analysis, with each campaign's architecture class."""
+    est = result.primary_estimates
+    arch = {cid: m.arch_class for cid, m in result.manifests.items()}
+    return est.assign(arch_class=est["campaign_id"].map(arch))
 
 
 def write_outputs(tables: dict[str, pd.DataFrame], figures: dict[str, object],
@@ -207,13 +167,11 @@ def write_outputs(tables: dict[str, pd.DataFrame], figures: dict[str, object],
         stem.with_suffix(".tex").write_text(df.to_latex(index=False, escape=True, na_rep="--", float_format="%.4g"),
                                             encoding="utf-8")
         written.append(stem.with_suffix(".tex"))
+    from osbench_analysis.plots import save_figure
+
     for name, fig in figures.items():
-        if fig is None:
-            continue
-        for ext in ("pdf", "png"):
-            path = out / f"reference_{name}.{ext}"
-            fig.savefig(path, bbox_inches="tight", dpi=150)
-            written.append(path)
+        if fig is not None:
+            written += save_figure(fig, out, f"reference_{name}")
     return written
 
 
@@ -231,3 +189,39 @@ def headline_summary(claims: pd.DataFrame) -> pd.DataFrame:
         if v not in t.columns:
             t[v] = 0
     return t[["supported", "not supported", "not checkable"]].reset_index()
+
+
+def reference_outputs(result=None, reference_root: str | Path | None = None) -> tuple[dict, dict]:
+    """(tables, figures) of the published results beside ours: capture summary,
+    source issues, recomputed claims, published architecture factors, our
+    environment ratios and estimates beside the published values.  `result`
+    is an analysis.Analysis, or None to show the published data alone."""
+    from osbench_analysis import plots_reference, reference_claims
+
+    ref = reference.load_reference(reference_root)
+    sources = reference.load_sources(reference_root)
+    mapping = reference.load_probe_mapping(reference_root)
+    summary = reference.capture_summary(reference_root, ref)
+    claims = reference_claims.evaluate_claims(ref, reference_claims.load_claims(reference_root))
+    arch = architecture_ratios(ref, sources)
+    env = environment_ratios(result) if result is not None else environment_ratios(None)
+    estimates = our_estimates(result) if result is not None else pd.DataFrame(columns=ESTIMATE_COLUMNS)
+    side = ours_beside_published(estimates, ref, mapping)
+    tables = {"capture_summary": summary, "source_issues": reference.source_issues(reference_root, ref),
+              "headline_claims": claims_table_for_paper(claims), "architecture_ratios": arch,
+              "ours_vs_published": side, "environment_ratios": env}
+    figures = {"architecture_ratios": plots_reference.plot_architecture_ratios(arch, env),
+               "ours_vs_published": plots_reference.plot_ours_vs_published(side)}
+    return tables, figures
+
+
+def write_reference(result=None, reference_root: str | Path | None = None,
+                    out_dir: str | Path | None = None) -> list[Path]:
+    """The one function behind `osbench reference`, reference_comparisons.ipynb
+    and `osbench paper`: tables, figures and the paper's published-results section."""
+    from osbench_analysis import paper
+
+    tables, figures = reference_outputs(result, reference_root)
+    written = write_outputs(tables, figures, out_dir)
+    written.append(paper.write_reference_section(tables["headline_claims"], tables["capture_summary"], out_dir))
+    return written

@@ -36,5 +36,42 @@ def tiny_campaign(tmp_path_factory):
     return runner.run_campaign(cfg, progress=False)
 
 
+def relabel(c, root, new_id: str, environment: str, *, slower: float = 1.0, minutes: int = 1):
+    """A sealed copy of campaign c, written by the real store, as if measured in
+    another environment `slower` times slower (never a sealed folder edited)."""
+    import dataclasses
+    import datetime as dt
+
+    from osbench_analysis import store
+
+    s = c.samples.copy()
+    s["campaign_id"], s["environment"] = new_id, environment
+    s["arch_class"] = "monolithic" if environment == "native" else "user-space-kernel"
+    s["elapsed_ns"] = (s["elapsed_ns"] * slower).round().astype("int64")
+    s["per_op_ns"] = s["elapsed_ns"] / s["iterations"]
+    created = dt.datetime.fromisoformat(c.manifest.created_utc) + dt.timedelta(minutes=minutes)
+    m = dataclasses.replace(c.manifest, campaign_id=new_id, environment=environment,
+                            arch_class=s["arch_class"].iloc[0], created_utc=created.isoformat())
+    return store.load_campaign(store.write_campaign(root, new_id, s, m))
+
+
+@pytest.fixture(scope="session")
+def tiny_root(tiny_campaign, tmp_path_factory):
+    """A campaigns folder holding only a copy of tiny_campaign, for tests that list or select."""
+    root = tmp_path_factory.mktemp("tiny-root")
+    relabel(tiny_campaign, root, tiny_campaign.id, "native", minutes=0)
+    return root
+
+
 def two_cpus() -> bool:
     return len(os.sched_getaffinity(0)) >= 2
+
+
+# Fixtures that start worker processes: every test using one is in the slow tier.
+_WORKER_FIXTURES = {"tiny_campaign", "tiny_root", "notebook_campaign", "three", "two_environments"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if _WORKER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

@@ -35,8 +35,10 @@ def test_placement_ratios_cover_two_party_probes_only(result):
     assert (pr["ci_low"] <= pr["ratio"]).all() and (pr["ratio"] <= pr["ci_high"]).all()
 
 
-def test_newest_campaign_of_each_environment_is_the_default(tiny_campaign):
-    assert analysis.select_campaigns(None, tiny_campaign.path.parent) == [tiny_campaign.id]
+def test_newest_campaign_of_each_environment_is_the_default(tiny_campaign, tiny_root):
+    refs = analysis.select_campaigns(None, tiny_root)
+    assert [r.campaign_id for r in refs] == [tiny_campaign.id]
+    assert refs[0].environment == "native" and refs[0].host == tiny_campaign.manifest.hostname
     with pytest.raises(store.StoreError, match="no campaigns under"):
         analysis.select_campaigns(None, "/nonexistent/campaigns")
 
@@ -54,7 +56,7 @@ def test_every_macro_the_paper_uses_is_generated_from_the_data(result, tmp_path)
     assert float(defined["osbNullSyscallSameCpuLow"]) * scale == pytest.approx(null.ci_low_ns, rel=0.01)
 
 
-@pytest.mark.skipif(not (shutil.which("latexmk") or shutil.which("pdflatex")), reason="no TeX on this machine")
+@pytest.mark.slow
 def test_paper_pdf_builds_from_generated_files(result, tmp_path):
     shutil.copy(PAPER_TEX, tmp_path / "paper.tex")
     paper.write_generated(result, out_dir=tmp_path / "generated")
@@ -90,6 +92,6 @@ def test_reference_section_counts_and_marks_unsupported_claims():
     capture = pd.DataFrame({"source_id": ["a", "a", "b"], "kind": ["values", "values", "definitions"],
                             "n_values": [10, 5, 0]})
     tex = paper.reference_section_tex(claims, capture)
-    assert "The 2 seed documents hold 2 tables with 15 published values" in tex
+    assert "The 2 published studies hold 2 tables with 15 published values" in tex
     assert "recomputes 3 comparisons" in tex and "2 are supported by the published numbers and 1 are not" in tex
     assert tex.count(r"\textbf{no}") == 1 and r"z\_1 faster" in tex

@@ -29,8 +29,10 @@ def test_forest_plot_rows_scale_and_clean_overlay(campaign):
     s = stats.flag_sensitivity(campaign, **FAST)
     fig = plots.forest_plot(s)
     ax = fig.axes[0]
-    assert isinstance(fig, Figure)
     assert ax.get_xscale() == "log"
+    # one point per condition, at its estimate, with its interval as the error bar
+    xs = ax.containers[0].lines[0].get_xdata()
+    assert np.allclose(np.asarray(xs, dtype=float), s["estimate_ns"].to_numpy())
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert len(labels) == len(s) == 4
     assert any("(gvisor)" in lab for lab in labels)
@@ -82,15 +84,14 @@ def test_sweep_plot_draws_runs_and_fit():
     assert fit.verdict in ax.get_title()
 
 
-def test_figure_names_say_what_they_show(tmp_path):
-    assert plots.figure_name("per_op_forest", "native") == "per_op_time_ci_forest__native"
-    assert plots.figure_name("ratio_forest", "native") == "ratio_to_native_ci_forest"
-    assert plots.figure_name("sweep", "fork_exit", "nprocs") == "sweep_fork_exit_time_vs_nprocs"
-    assert plots.figure_name("per_op_forest", "a b/c") == "per_op_time_ci_forest__a_b_c"
-    with pytest.raises(ValueError, match="kind must be"):
-        plots.figure_name("histogram")
-    fig = Figure()
-    fig.add_subplot().plot([1, 2], [1, 2])
-    paths = plots.save_figure(fig, tmp_path / "out", plots.figure_name("ratio_forest", "native"))
-    assert [p.name for p in paths] == ["ratio_to_native_ci_forest.pdf", "ratio_to_native_ci_forest.png"]
+def test_saved_figures_are_named_by_the_analysis_and_show_something(tmp_path, campaign):
+    from osbench_analysis.paper_check import figure_is_blank
+
+    fig = plots.forest_plot(stats.flag_sensitivity(campaign, **FAST))
+    paths = plots.save_figure(fig, tmp_path / "out", "per_op_forest")
+    assert [p.name for p in paths] == ["per_op_forest.pdf", "per_op_forest.png"]
     assert all(p.stat().st_size > 0 for p in paths)
+    assert not figure_is_blank(paths[1])
+    empty = Figure()
+    empty.add_subplot().set_axis_off()
+    assert figure_is_blank(plots.save_figure(empty, tmp_path / "out", "empty", formats=("png",))[0])

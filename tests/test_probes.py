@@ -7,6 +7,9 @@ from osbench_analysis import registry
 from osbench_analysis.launch import run_worker
 from osbench_analysis.worker import Batcher, ProbeFailed, WorkerRequest, helper_path
 
+# Every test here starts worker processes.
+pytestmark = pytest.mark.slow
+
 
 def request(probe, iterations, **kw):
     return WorkerRequest(probe=probe, params=kw.pop("params", {}), min_batch_ns=1, warmup=0, batches=2,

@@ -74,18 +74,20 @@ def test_estimates_without_required_columns_are_refused(ref, mapping):
         rcmp.ours_beside_published(pd.DataFrame({"probe": ["fork_exit"]}), ref, mapping)
 
 
-def _two_environments(campaign, factor=2.5):
-    """The real campaign's samples, plus a copy as environment 'gvisor' exactly `factor` slower."""
-    s = campaign.samples
-    slow = s.copy()
-    slow["environment"], slow["campaign_id"], slow["arch_class"] = "gvisor", "g", "user-space-kernel"
-    slow["elapsed_ns"] = (slow["elapsed_ns"] * factor).round().astype("int64")
-    slow["per_op_ns"] = slow["elapsed_ns"] / slow["iterations"]
-    return pd.concat([s, slow], ignore_index=True)
+@pytest.fixture(scope="module")
+def two_environments(tiny_campaign, tmp_path_factory):
+    """The real campaign, plus a copy as environment 'gvisor' exactly 2.5x slower, analysed."""
+    from osbench_analysis import analysis
+    from conftest import relabel
+
+    root = tmp_path_factory.mktemp("two-envs")
+    native = relabel(tiny_campaign, root, "n", "native", minutes=0)
+    gv = relabel(tiny_campaign, root, "g", "gvisor", slower=2.5)
+    return analysis.analyze([native.id, gv.id], root=root, n_resamples=200)
 
 
-def test_environment_ratios_use_the_engine_ratio_ci(tiny_campaign):
-    env = rcmp.environment_ratios(_two_environments(tiny_campaign), "native", n_resamples=200)
+def test_environment_ratios_come_from_the_analysis(two_environments, tiny_campaign):
+    env = rcmp.environment_ratios(two_environments)
     measured = tiny_campaign.samples[~tiny_campaign.samples.warmup]
     assert len(env) == measured.groupby(["probe", "variant", "placement"]).ngroups
     assert (env["ratio"].sub(2.5).abs() < 0.01).all()
@@ -93,21 +95,13 @@ def test_environment_ratios_use_the_engine_ratio_ci(tiny_campaign):
     # with 2 runs a side the interval may well include 1: "different" must say exactly that
     assert (env["different"] == ((env["ratio_low"] > 1) | (env["ratio_high"] < 1))).all()
     assert set(env["arch_class"]) == {"user-space-kernel"}
-    assert rcmp.environment_ratios(tiny_campaign.samples, "native").empty   # one environment: nothing to compare
-    assert rcmp.environment_ratios(_two_environments(tiny_campaign), "uml").empty
+    assert rcmp.environment_ratios(None).empty   # no analysis: nothing of ours to compare
 
 
-def test_no_campaigns_gives_a_message_not_an_error(tmp_path):
-    est, message = rcmp.load_our_estimates(tmp_path / "campaigns")
-    assert est.empty and "No sealed campaigns" in message
-    est, message = rcmp.load_our_estimates(tmp_path / "campaigns", ["does-not-exist"])
-    assert est.empty and "does-not-exist" in message
-
-
-def test_a_real_campaign_lands_beside_the_published_values(tiny_campaign, ref, mapping):
-    est, message = rcmp.load_our_estimates(tiny_campaign.path.parent, n_resamples=200)
-    assert tiny_campaign.id in message
+def test_a_real_campaign_lands_beside_the_published_values(two_environments, ref, mapping):
+    est = rcmp.our_estimates(two_environments)
     assert {"fork_exit", "null_syscall", "pipe_pingpong"} <= set(est["probe"])
+    assert set(est["arch_class"]) == {"monolithic", "user-space-kernel"}
     side = rcmp.ours_beside_published(est, ref, mapping)
     ours = side.dropna(subset=["our_us_per_published_op"])
     assert {"fork_exit", "null_syscall", "pipe_pingpong"} <= set(ours["probe"])

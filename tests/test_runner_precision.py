@@ -4,6 +4,9 @@ import pytest
 
 from osbench_analysis import runner
 
+# Every test here starts worker processes.
+pytestmark = pytest.mark.slow
+
 
 def _measure(root, **kw):
     base = dict(output=str(root), probes=["null_syscall", "mmap_touch"], runs=3, batches=3, min_batch_ms=1.0,

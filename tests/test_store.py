@@ -70,16 +70,51 @@ def test_a_flipped_byte_is_detected_on_load(tiny_campaign, tmp_path, name):
         store.load_campaign(dst)
 
 
-def test_unsealed_or_wrong_schema_campaigns_are_refused(tiny_campaign, tmp_path):
+def test_unsealed_campaigns_are_refused(tiny_campaign, tmp_path):
     dst = _copy(tiny_campaign, tmp_path)
     (dst / store.SEAL_FILE).unlink()
     with pytest.raises(store.CampaignCorrupted, match="not a sealed campaign"):
         store.load_campaign(dst)
 
 
-def test_catalog_lists_campaigns_but_not_temporary_folders(tiny_campaign):
-    root = tiny_campaign.path.parent
-    (root / ".tmp-half-written-123").mkdir(exist_ok=True)
+def _reseal(dst):
+    sums = "".join(f"{store._sha256(dst / n)}  {n}\n" for n in (store.MANIFEST_FILE, store.SAMPLES_FILE))
+    (dst / store.SEAL_FILE).write_text(sums)
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda m: m.update(schema_version=99), "schema version 99"),
+    (lambda m: m.update(colour="blue"), "undeclared fields"),
+    (lambda m: m.pop("host"), "lacks fields"),
+    (lambda m: m["runs"][0].update(status="sort of"), "run status must be one of"),
+])
+def test_sealed_campaigns_with_a_wrong_manifest_schema_are_refused(tiny_campaign, tmp_path, change, message):
+    # a seal that matches does not make a manifest valid: the schema is checked too
+    dst = _copy(tiny_campaign, tmp_path)
+    m = json.loads((dst / store.MANIFEST_FILE).read_text())
+    change(m)
+    (dst / store.MANIFEST_FILE).write_text(json.dumps(m))
+    _reseal(dst)
+    with pytest.raises(store.CampaignCorrupted, match=message):
+        store.load_campaign(dst)
+
+
+def test_sealed_campaign_with_wrong_sample_columns_is_refused(tiny_campaign, tmp_path):
+    import pyarrow.parquet as pq
+
+    dst = _copy(tiny_campaign, tmp_path)
+    table = pq.read_table(dst / store.SAMPLES_FILE).drop(["minflt"])
+    pq.write_table(table, dst / store.SAMPLES_FILE)
+    _reseal(dst)
+    with pytest.raises(store.CampaignCorrupted, match="differ from the schema"):
+        store.load_campaign(dst)
+
+
+def test_catalog_lists_campaigns_but_not_temporary_folders(tiny_campaign, tmp_path):
+    root = tmp_path / "campaigns"
+    root.mkdir()
+    shutil.copytree(tiny_campaign.path, root / tiny_campaign.id)
+    (root / ".tmp-half-written-123").mkdir()
     cat = store.catalog(root)
     assert tiny_campaign.id in set(cat["campaign_id"])
     assert not cat["campaign_id"].str.startswith(".").any()

@@ -2,8 +2,13 @@
 import os
 import signal
 
+import pytest
+
 from osbench_analysis import launch, runner, store
 from osbench_analysis.worker import WorkerRequest
+
+# Every test here starts worker processes.
+pytestmark = pytest.mark.slow
 
 
 def test_crash_is_recorded_and_the_caller_survives():

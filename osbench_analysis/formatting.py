@@ -1,0 +1,55 @@
+"""Numbers and names as a reader sees them: three significant digits, a
+readable time unit, TeX escaping and TeX macro names.  Analysis, plots and
+the paper writer all format through here, so analysis never imports the
+paper writer."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+_TEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+_DIGITS = {"0": "Zero", "1": "One", "2": "Two", "3": "Three", "4": "Four", "5": "Five", "6": "Six",
+           "7": "Seven", "8": "Eight", "9": "Nine"}
+_UNITS = ((1e6, "ms"), (1e3, r"\textmu s"), (1.0, "ns"))
+
+
+def tex_escape(text: str) -> str:
+    return "".join(_TEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+def macro_name(*parts: str) -> str:
+    """'osb' + CamelCase of the parts, letters only (TeX macro names cannot hold digits)."""
+    words = re.split(r"[^A-Za-z0-9]+", " ".join(str(p) for p in parts))
+    name = "".join(w[:1].upper() + w[1:] for w in words if w)
+    return "osb" + "".join(_DIGITS.get(ch, ch) for ch in name)
+
+
+def sig3(x: float) -> str:
+    """Three significant digits without an exponent: 1150, 72.7, 6.30, 0.164."""
+    if not np.isfinite(x):
+        return "n/a"
+    digits = max(0, 2 - int(np.floor(np.log10(abs(x))))) if x else 0
+    return f"{x:.{digits}f}"
+
+
+def time_unit(ns: float) -> tuple[float, str]:
+    """The scale and unit that make `ns` readable: (1e3, µs) for 6300 ns."""
+    return next(((scale, unit) for scale, unit in _UNITS if abs(ns) >= scale), _UNITS[-1])
+
+
+def format_time_ns(ns: float) -> tuple[str, str]:
+    """A readable magnitude and its unit: ('195', 'ns'), ('6.17', 'µs'), ('1.12', 'ms')."""
+    scale, unit = time_unit(ns)
+    return sig3(ns / scale), unit
+
+
+def time_with_ci_tex(value: float, lo: float, hi: float) -> str:
+    """'6.30 [5.80, 6.90] \\textmu s': the estimate and its interval in one unit."""
+    scale, unit = time_unit(value)
+    return f"{sig3(value / scale)} [{sig3(lo / scale)}, {sig3(hi / scale)}] {unit}"
+
+
+def ratio_with_ci(ratio: float, lo: float, hi: float) -> str:
+    return f"{sig3(ratio)} [{sig3(lo)}, {sig3(hi)}]"
