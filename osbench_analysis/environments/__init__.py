@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from osbench_analysis.environments.base import (ARCH_CLASSES, PLACEMENTS, Availability, Environment,
                                                 EnvironmentRegistry, Launch, Session)
+from osbench_analysis.environments.gvisor import GVisor
 from osbench_analysis.environments.native import Native
 
 REGISTRY = EnvironmentRegistry()
 REGISTRY.register(Native())
+REGISTRY.register(GVisor("gvisor", platform="systrap", directfs=True))
+REGISTRY.register(GVisor("gvisor-ptrace", platform="ptrace", directfs=True))
+REGISTRY.register(GVisor("gvisor-gofer", platform="systrap", directfs=False))
 
 get = REGISTRY.get
 register = REGISTRY.register
