@@ -7,12 +7,14 @@ from osbench_analysis.environments.base import (ARCH_CLASSES, PLACEMENTS, Availa
                                                 EnvironmentRegistry, Launch, Session)
 from osbench_analysis.environments.gvisor import GVisor
 from osbench_analysis.environments.native import Native
+from osbench_analysis.environments.uml import UML
 
 REGISTRY = EnvironmentRegistry()
 REGISTRY.register(Native())
 REGISTRY.register(GVisor("gvisor", platform="systrap", directfs=True))
 REGISTRY.register(GVisor("gvisor-ptrace", platform="ptrace", directfs=True))
 REGISTRY.register(GVisor("gvisor-gofer", platform="systrap", directfs=False))
+REGISTRY.register(UML("uml"))
 
 get = REGISTRY.get
 register = REGISTRY.register
