@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from osbench_analysis.environments.base import (ARCH_CLASSES, PLACEMENTS, Availability, Environment,
                                                 EnvironmentRegistry, Launch, Session)
+from osbench_analysis.environments.fuse import Fuse
 from osbench_analysis.environments.gvisor import GVisor
 from osbench_analysis.environments.native import Native
 from osbench_analysis.environments.uml import UML
@@ -15,6 +16,8 @@ REGISTRY.register(GVisor("gvisor", platform="systrap", directfs=True))
 REGISTRY.register(GVisor("gvisor-ptrace", platform="ptrace", directfs=True))
 REGISTRY.register(GVisor("gvisor-gofer", platform="systrap", directfs=False))
 REGISTRY.register(UML("uml"))
+REGISTRY.register(Fuse("fuse", cache="default", threads="multi"))
+REGISTRY.register(Fuse("fuse-nocache", cache="never", threads="multi"))
 
 get = REGISTRY.get
 register = REGISTRY.register
