@@ -66,8 +66,11 @@ class GVisorSession(Session):
 
         def cleanup() -> None:
             # the process group is gone by now; this drops the container's state
-            subprocess.run([str(RUNSC), f"--root={self.state}", "delete", "--force", cid],
-                           stdin=subprocess.DEVNULL, capture_output=True, timeout=20)
+            try:
+                subprocess.run([str(RUNSC), f"--root={self.state}", "delete", "--force", cid],
+                               stdin=subprocess.DEVNULL, capture_output=True, timeout=20)
+            except (OSError, subprocess.TimeoutExpired):
+                pass  # close() removes the whole state folder anyway
             hostops.remove_tree(bundle)
 
         return Launch(argv, env=self.env.runsc_env(), output_file=None, cleanup=cleanup)
@@ -77,35 +80,10 @@ class GVisorSession(Session):
 
     def close(self) -> None:
         # a sandbox the runner could not reap (it should have) must not survive the session
-        for pid in _processes_of(RUNSC):
-            if _uses_state(pid, self.state):
-                try:
-                    os.kill(pid, 9)
-                except OSError:
-                    pass
+        hostops.kill_processes(RUNSC, f"--root={self.state}")
         hostops.remove_tree(self.state)
         if self.volume is not None:
             hostops.remove_tree(self.volume)
-
-
-def _processes_of(binary: Path) -> list[int]:
-    found = []
-    target = os.path.realpath(binary)
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if os.readlink(f"/proc/{entry}/exe").removesuffix(" (deleted)") == target:
-                    found.append(int(entry))
-            except OSError:
-                pass
-    return found
-
-
-def _uses_state(pid: int, state: Path) -> bool:
-    try:
-        return f"--root={state}".encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
 
 
 class GVisor(Environment):

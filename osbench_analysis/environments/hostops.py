@@ -99,6 +99,25 @@ def stop_process(proc: subprocess.Popen, grace_s: float = 2.0) -> None:
         pass
 
 
+def kill_processes(exe: str | Path, cmdline_has: str) -> list[int]:
+    """SIGKILL every process running `exe` whose command line contains
+    `cmdline_has` (a session's own folder): what a session started and the
+    runner could not reap.  Returns the pids signalled."""
+    target, needle, killed = os.path.realpath(exe), cmdline_has.encode(), []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.readlink(f"/proc/{entry}/exe").removesuffix(" (deleted)") != target:
+                continue
+            if needle in Path(f"/proc/{entry}/cmdline").read_bytes():
+                os.kill(int(entry), signal.SIGKILL)
+                killed.append(int(entry))
+        except OSError:
+            continue
+    return killed
+
+
 def mounts_under(folder: str | Path) -> list[tuple[str, str, str]]:
     """(source, mount point, type) of every mount at or below `folder`."""
     from osbench_analysis.facts import _unescape_mount, read_text

@@ -91,6 +91,8 @@ class UMLSession(Session):
 
     def close(self) -> None:
         if self.shm is not None:
+            # a guest the runner could not reap (it should have) must not survive the session
+            hostops.kill_processes(UML_KERNEL, f"uml_dir={self.shm}")
             hostops.remove_tree(self.shm)
 
 
