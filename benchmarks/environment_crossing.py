@@ -4,8 +4,8 @@ Measures null_syscall (one getpid) and stat natively and in every sandbox
 environment, interleaved in one campaign set (pinned, same_cpu), and prints
 per environment and probe: the estimate with its 95% CI, the ratio to native
 with the ratio's CI (stats.ratio_table), and the added cost per operation,
-environment minus native, as a difference of mean run medians with a Welch
-t-interval.  For getpid that difference is the cost of one crossing (trap to
+environment minus native (architectures.crossing_costs: difference of
+geometric means of run medians, delta-method Welch interval).  For getpid that difference is the cost of one crossing (trap to
 the Sentry, to the UML kernel); for stat under fuse-nocache and gvisor-gofer
 it is what the file server adds to one stat.
 
@@ -17,17 +17,11 @@ import argparse
 import tempfile
 import time
 
-import numpy as np
 import pandas as pd
 
-from osbench_analysis import runner, stats
+from osbench_analysis import architectures, runner, stats
 
 DEFAULT_ENVS = "gvisor,gvisor-ptrace,gvisor-gofer,uml,fuse,fuse-nocache"
-
-
-def run_medians(samples: pd.DataFrame) -> np.ndarray:
-    s = samples[~samples["warmup"]]
-    return s.groupby("run")["per_op_ns"].median().to_numpy()
 
 
 def main() -> None:
@@ -44,6 +38,7 @@ def main() -> None:
     samples = pd.concat([c.samples for c in campaigns], ignore_index=True)
     samples = samples[samples["placement"] == "same_cpu"]
     ratios = stats.ratio_table(samples.assign(variant=""), baseline="native")
+    added = pd.concat([architectures.crossing_costs(samples, probe=p) for p in ("null_syscall", "stat")])
     rows = []
     for (probe, env), g in samples.groupby(["probe", "environment"]):
         est = stats.estimate_ci(stats.run_data(g))
@@ -51,10 +46,9 @@ def main() -> None:
                "ci_low_ns": est.ci_low_ns, "ci_high_ns": est.ci_high_ns}
         if env != "native":
             r = ratios[(ratios["probe"] == probe) & (ratios["environment"] == env)].iloc[0]
-            base = samples[(samples["probe"] == probe) & (samples["environment"] == "native")]
-            d, lo, hi = stats.welch_interval(run_medians(g), run_medians(base), 0.95)
+            a = added[(added["probe"] == probe) & (added["environment"] == env)].iloc[0]
             row.update(ratio=r["ratio"], ratio_low=r["ci_low"], ratio_high=r["ci_high"],
-                       added_ns=float(d), added_low_ns=float(lo), added_high_ns=float(hi))
+                       added_ns=a["cost_ns"], added_low_ns=a["ci_low_ns"], added_high_ns=a["ci_high_ns"])
         rows.append(row)
     table = pd.DataFrame(rows)
     pd.set_option("display.width", 200)
@@ -63,7 +57,7 @@ def main() -> None:
     print(table.to_string(index=False, formatters=fmt, na_rep=""))
     print(f"\n{args.runs} runs x {args.batches} batches per condition, pinned (same_cpu); "
           f"campaign set measured in {wall:.0f} s (estimates: median of run medians, 95% CI "
-          f"{stats.DEFAULT_CI_METHOD}; added_ns: Welch t-interval on run medians)")
+          f"{stats.DEFAULT_CI_METHOD}; added_ns: architectures.crossing_costs)")
 
 
 if __name__ == "__main__":
