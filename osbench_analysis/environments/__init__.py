@@ -1,18 +1,43 @@
 """Kernel environments: where the worker runs (native Linux, gVisor, UML, FUSE).
 
-Add one by writing a class in its own module and registering it below."""
+Add one by writing a class in its own module and registering it below.
+`make envs` (python -m osbench_analysis.environments.install) installs what
+they need; `status_table()` says which are available here and why not."""
 from __future__ import annotations
 
 from osbench_analysis.environments.base import (ARCH_CLASSES, PLACEMENTS, Availability, Environment,
                                                 EnvironmentRegistry, Launch, Session)
+from osbench_analysis.environments.fuse import Fuse
+from osbench_analysis.environments.gvisor import GVisor
 from osbench_analysis.environments.native import Native
+from osbench_analysis.environments.uml import UML
 
 REGISTRY = EnvironmentRegistry()
 REGISTRY.register(Native())
+REGISTRY.register(GVisor("gvisor", platform="systrap", directfs=True))
+REGISTRY.register(GVisor("gvisor-ptrace", platform="ptrace", directfs=True))
+REGISTRY.register(GVisor("gvisor-gofer", platform="systrap", directfs=False))
+REGISTRY.register(UML("uml"))
+REGISTRY.register(Fuse("fuse", cache="default", threads="multi"))
+REGISTRY.register(Fuse("fuse-nocache", cache="never", threads="multi"))
 
 get = REGISTRY.get
 register = REGISTRY.register
 names = REGISTRY.names
 
+
+def status_table():
+    """One row per registered environment: name, arch_class, available, reason,
+    install_hint, description (pandas DataFrame; `osbench envs` prints it)."""
+    import pandas as pd
+
+    rows = []
+    for env in REGISTRY:
+        ok = env.availability()
+        rows.append({"name": env.name, "arch_class": env.arch_class, "available": bool(ok), "reason": ok.reason,
+                     "install_hint": "" if ok else ok.install_hint, "description": env.description})
+    return pd.DataFrame(rows, columns=["name", "arch_class", "available", "reason", "install_hint", "description"])
+
+
 __all__ = ["ARCH_CLASSES", "PLACEMENTS", "Availability", "Environment", "EnvironmentRegistry", "Launch",
-           "Session", "REGISTRY", "get", "register", "names"]
+           "Session", "REGISTRY", "get", "register", "names", "status_table", "GVisor", "UML", "Fuse", "Native"]

@@ -74,6 +74,9 @@ class Session:
         """Facts of the running environment seen from the host (versions, flags, mount options)."""
         return self.env.facts()
 
+    def open(self) -> None:
+        """Set up (mounts, servers, folders); close() runs even when this fails halfway."""
+
     def close(self) -> None:
         """Undo everything the session made; must be safe to call after a partial set-up."""
 
@@ -104,6 +107,7 @@ class Environment:
         scratch.mkdir(parents=True, exist_ok=True)
         sess = self.session_class(self, scratch)
         try:
+            sess.open()
             yield sess
         finally:
             try:

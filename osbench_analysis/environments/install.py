@@ -1,0 +1,148 @@
+"""Install or build what each kernel environment needs, idempotently, into
+the project-local, git-ignored build/envs/ (`make envs`):
+
+- as root, Debian packages: user-mode-linux, fuse3, libfuse3-dev (only those missing);
+- runsc, built with `go install` at the pinned pseudo-version (CGO_ENABLED=0:
+  a cgo build fails inside the sandbox after pivot_root, where the ELF
+  interpreter is missing), with a module and build cache in a temporary
+  folder deleted afterwards (~600 MB);
+- the C helpers in probes/environments/ (FUSE server, UML XSAVE shim).
+
+Prints one line per environment: ready, or not available and why.
+
+    python -m osbench_analysis.environments.install [--no-apt] [--no-go] [--strict]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from osbench_analysis import environments
+from osbench_analysis.environments import fuse, gvisor, hostops, uml
+from osbench_analysis.paths import PROBES_DIR
+
+DEB_PACKAGES = {"user-mode-linux": "/usr/bin/linux.uml", "fuse3": "/usr/bin/fusermount3",
+                "libfuse3-dev": "/usr/include/fuse3/fuse.h", "pkg-config": "/usr/bin/pkg-config"}
+SOURCES = PROBES_DIR / "environments"
+CFLAGS = ["-O2", "-Wall", "-Wextra"]
+
+
+def say(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def apt_install(missing: list[str]) -> str:
+    """'' on success, else why not."""
+    if os.geteuid() != 0:
+        return f"not root: install {' '.join(missing)} with apt-get as root"
+    if not hostops.which("apt-get"):
+        return f"no apt-get: install {' '.join(missing)} with this system's package manager"
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for argv in (["apt-get", "update", "-qq"],
+                 ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing]):
+        r = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        if r.returncode != 0:
+            return f"`{' '.join(argv)}` failed: {(r.stderr or r.stdout).strip().splitlines()[-1:]}"
+    return ""
+
+
+def find_go() -> str | None:
+    return shutil.which("go") or next((g for g in ("/usr/local/go/bin/go", "/usr/lib/go/bin/go")
+                                       if os.access(g, os.X_OK)), None)
+
+
+def build_runsc() -> str:
+    """'' when runsc at the pinned version is in place (built now or before), else why not."""
+    if os.access(gvisor.RUNSC, os.X_OK) and gvisor.runsc_version_built() == gvisor.RUNSC_VERSION:
+        return ""
+    go = find_go()
+    if go is None:
+        return "no Go toolchain to build runsc (install Go >= 1.24: https://go.dev/dl, or apt-get install golang)"
+    hostops.BIN.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="osbench-go-"))
+    env = {**os.environ, "CGO_ENABLED": "0", "GOBIN": str(hostops.BIN), "GOMODCACHE": str(tmp / "mod"),
+           "GOCACHE": str(tmp / "cache"), "GOPATH": str(tmp / "gopath"),
+           "GOFLAGS": "-modcacherw"}
+    say(f"building runsc {gvisor.RUNSC_VERSION} with {go} (about 2 minutes on 2 cores) ...")
+    t0 = time.monotonic()
+    try:
+        r = subprocess.run([go, "install", "-ldflags=-s -w", f"{gvisor.RUNSC_MODULE}@{gvisor.RUNSC_VERSION}"],
+                           env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if r.returncode != 0:
+        tail = " | ".join((r.stderr or r.stdout).strip().splitlines()[-3:])
+        return f"go install of runsc failed: {tail}"
+    gvisor.VERSION_STAMP.write_text(gvisor.RUNSC_VERSION + "\n")
+    say(f"built runsc in {time.monotonic() - t0:.0f} s")
+    return ""
+
+
+def compile_c(source: Path, target: Path, extra: list[str], shared: bool = False) -> str:
+    """'' when target is newer than source (or was built now), else the compiler's complaint."""
+    if target.exists() and target.stat().st_mtime >= source.stat().st_mtime:
+        return ""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        return "no C compiler (apt-get install gcc)"
+    hostops.BIN.mkdir(parents=True, exist_ok=True)
+    argv = [cc, *CFLAGS, *(["-shared", "-fPIC"] if shared else []), "-o", str(target), str(source), *extra]
+    r = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    if r.returncode != 0:
+        target.unlink(missing_ok=True)
+        return f"compiling {source.name} failed: {' | '.join(r.stderr.strip().splitlines()[-3:])}"
+    return ""
+
+
+def fuse_flags() -> list[str] | None:
+    try:
+        r = subprocess.run(["pkg-config", "--cflags", "--libs", "fuse3"], capture_output=True, text=True)
+    except OSError:
+        return None
+    return r.stdout.split() if r.returncode == 0 else None
+
+
+def install(apt: bool = True, go: bool = True) -> dict[str, str]:
+    """Run every step; returns step -> '' (fine) or why it failed."""
+    problems: dict[str, str] = {}
+    missing = [p for p, path in DEB_PACKAGES.items() if not os.path.exists(path)]
+    if missing:
+        problems["packages"] = apt_install(missing) if apt else f"missing packages {missing} (--no-apt given)"
+    if go:
+        problems["runsc"] = build_runsc()
+    problems["uml shim"] = compile_c(SOURCES / "uml_xsave_shim.c", uml.XSAVE_SHIM, ["-ldl", "-lpthread"],
+                                     shared=True)
+    flags = fuse_flags()
+    problems["fuse server"] = ("libfuse3 development files missing (apt-get install libfuse3-dev pkg-config)"
+                               if flags is None else compile_c(SOURCES / "fuse_passthrough.c", fuse.SERVER, flags))
+    return {k: v for k, v in problems.items() if v}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--no-apt", action="store_true", help="do not install Debian packages")
+    ap.add_argument("--no-go", action="store_true", help="do not build runsc")
+    ap.add_argument("--strict", action="store_true", help="exit 1 when an environment is not available")
+    args = ap.parse_args(argv)
+    t0 = time.monotonic()
+    for step, why in install(apt=not args.no_apt, go=not args.no_go).items():
+        say(f"{step}: {why}")
+    table = environments.status_table()
+    width = max(map(len, table["name"]))
+    for row in table.itertuples():
+        line = f"{row.name:<{width}}  ready: {row.reason}" if row.available else \
+            f"{row.name:<{width}}  not available: {row.reason}" + (f" (install: {row.install_hint})"
+                                                                 if row.install_hint else "")
+        say(line)
+    say(f"environments checked in {time.monotonic() - t0:.1f} s")
+    return 1 if args.strict and not table["available"].all() else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,176 @@
+"""User-mode Linux: a Linux kernel running as an ordinary host process, its
+guest processes ptraced by it (Linux hosted as a process, as L4Linux and
+MkLinux were).
+
+Each worker boots its own UML instance: the host's root through hostfs,
+read-only; one host tmpfs folder read-write through a second hostfs, holding
+the worker's output and the file probes' folders; an init script that runs
+the worker (with --out into that folder) and powers the guest off.  The UML
+process and everything it starts are pinned from outside.  On hosts whose
+XSAVE area is larger than the 832 bytes Debian's UML assumes, a small
+LD_PRELOAD shim (probes/environments/uml_xsave_shim.c) makes its FPU-state
+ptrace calls at full size."""
+from __future__ import annotations
+
+import ctypes
+import itertools
+import os
+import shlex
+from pathlib import Path
+from typing import Sequence
+
+from osbench_analysis.environments import hostops
+from osbench_analysis.environments.base import Availability, Environment, Launch, Session
+
+UML_KERNEL = "/usr/bin/linux.uml"
+XSAVE_SHIM = hostops.tool("osbench-uml-xsave.so")
+UML_XSTATE_BYTES = 832
+#: keep the guest's glibc off the AVX-512/AMX code paths whose state the shim only carries over
+GLIBC_TUNABLES = ("glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD,-AVX512ER,-AVX512PF,"
+                  "-AMX_BF16,-AMX_TILE,-AMX_INT8")
+INSTALL = "apt-get install user-mode-linux  (or: make envs)"
+
+
+def xsave_size() -> int:
+    """The host's XSAVE area for enabled features (CPUID 0xD.0 EBX), read by the shim; 0 if unknown."""
+    try:
+        return int(ctypes.CDLL(str(XSAVE_SHIM)).osbench_xsave_size())
+    except OSError:
+        return 0
+
+
+class UMLSession(Session):
+    env: "UML"
+
+    def __init__(self, env: "UML", scratch: Path):
+        super().__init__(env, scratch)
+        self.shm: Path | None = None
+        self._ids = itertools.count()
+
+    def open(self) -> None:
+        # The read-write hostfs folder sits on host tmpfs, like native file probes'
+        # folders.  Its guest path equals its host path (the guest's devtmpfs at
+        # /dev is writable, so the mount point can be made there).
+        self.shm = hostops.private_shm_dir()
+        for sub in ("rw", "tmp", "uml"):
+            (self.shm / sub).mkdir()
+
+    @property
+    def rw(self) -> Path:
+        return self.shm / "rw"
+
+    @property
+    def workdir_root(self) -> str:
+        return str(self.rw)
+
+    def launch(self, worker_argv: Sequence[str], *, cpus: set[int] | None, output: Path) -> Launch:
+        n = next(self._ids)
+        out = self.rw / f"worker-{n}.jsonl"
+        # not under /dev: the guest mounts its own devtmpfs there before running init
+        init = self.scratch / f"init-{n}.sh"
+        init.write_text(self.env.init_script(list(worker_argv), self.rw, out))
+        init.chmod(0o755)
+        argv = hostops.pinned([UML_KERNEL, *self.env.kernel_args(init, self.shm / "uml", f"osbench{os.getpid()}-{n}")],
+                              cpus)
+        env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "HOME")}
+        env["TMPDIR"] = str(self.shm / "tmp")  # UML's guest memory is a file here: keep it on tmpfs
+        env["GLIBC_TUNABLES"] = GLIBC_TUNABLES
+        if self.env.shim_needed():
+            env["LD_PRELOAD"] = str(XSAVE_SHIM)
+            if self.env.xsave_shim == "always":
+                env["OSBENCH_XSAVE_SHIM_FORCE"] = "1"
+
+        def cleanup() -> None:
+            init.unlink(missing_ok=True)
+            hostops.remove_tree(self.shm / "uml" / f"osbench{os.getpid()}-{n}")
+
+        return Launch(argv, env=env, output_file=out, cleanup=cleanup)
+
+    def facts(self) -> dict:
+        return {**self.env.facts(), "rw_folder": str(self.rw)}
+
+    def close(self) -> None:
+        if self.shm is not None:
+            # a guest the runner could not reap (it should have) must not survive the session
+            hostops.kill_processes(UML_KERNEL, f"uml_dir={self.shm}")
+            hostops.remove_tree(self.shm)
+
+
+class UML(Environment):
+    arch_class = "hosted-kernel"
+    pins_inside = False
+    # the guest kernel has one CPU: a second host CPU is no second party's CPU
+    placements = ("same_cpu", "unpinned")
+    startup_s = 10.0   # boot + power-off: 1.3-1.9 s pinned, more on a busy host
+    session_class = UMLSession
+
+    def __init__(self, name: str = "uml", mem_mb: int = 512, xsave_shim: str = "auto", description: str = ""):
+        if xsave_shim not in ("auto", "always", "never"):
+            raise ValueError(f"xsave_shim must be 'auto', 'always' or 'never' (got {xsave_shim!r})")
+        self.name, self.mem_mb, self.xsave_shim = name, mem_mb, xsave_shim
+        self.description = description or (
+            "User-mode Linux (Debian's linux.uml): a guest Linux kernel as a host process; hostfs root read-only, "
+            "file probes on a read-write hostfs folder on host tmpfs")
+
+    def shim_needed(self) -> bool:
+        if self.xsave_shim == "never":
+            return False
+        return self.xsave_shim == "always" or xsave_size() > UML_XSTATE_BYTES
+
+    def kernel_args(self, init: Path, uml_dir: Path, umid: str) -> list[str]:
+        return [f"mem={self.mem_mb}M", "rootfstype=hostfs", "rootflags=/", "ro", f"init={init}",
+                f"uml_dir={uml_dir}", f"umid={umid}",
+                "con0=null,fd:2", "con=null", "ssl=null", "quiet"]
+
+    @staticmethod
+    def init_script(worker_argv: list[str], rw: Path, out: Path) -> str:
+        """The guest's PID 1: mount what the worker needs, run it, power off
+        (if init exits, the guest kernel panics)."""
+        worker = shlex.join([*worker_argv, "--out", str(out)])
+        q = shlex.quote
+        return "\n".join([
+            "#!/bin/sh",
+            "mount -t proc proc /proc",
+            "mount -t sysfs sys /sys",
+            "mount -t tmpfs tmp /tmp",
+            "mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm",
+            f"mkdir -p {q(str(rw))} && mount -t hostfs -o {q(str(rw))} hostfs {q(str(rw))}",
+            f"export PATH={q(os.environ.get('PATH', '/usr/bin:/bin'))} HOME=/tmp TMPDIR=/tmp LANG=C.UTF-8",
+            f"export PYTHONDONTWRITEBYTECODE=1 GLIBC_TUNABLES={q(GLIBC_TUNABLES)}",
+            "cd /",
+            f"{worker} 2>&1",
+            "echo o > /proc/sysrq-trigger",
+            "sleep 60",
+            "",
+        ])
+
+    def availability(self) -> Availability:
+        if not os.access(UML_KERNEL, os.X_OK):
+            return Availability(False, f"{UML_KERNEL} missing (Debian package user-mode-linux)", INSTALL)
+        if not hostops.which("taskset"):
+            return Availability(False, "taskset (util-linux) missing: UML cannot be pinned",
+                                "apt-get install util-linux")
+        if self.xsave_shim != "never" and not XSAVE_SHIM.is_file():
+            return Availability(False, f"the XSAVE shim {XSAVE_SHIM} is not built", hostops.INSTALL_HINT)
+        size = xsave_size()
+        shim = "with" if self.shim_needed() else "without"
+        return Availability(True, f"linux.uml {self.kernel_version()}, XSAVE {size} B, {shim} the XSAVE shim")
+
+    @staticmethod
+    def kernel_version() -> str:
+        return hostops.command_output([UML_KERNEL, "--version"]) or "unknown"
+
+    def facts(self) -> dict:
+        return {
+            "uml_kernel": UML_KERNEL,
+            "uml_kernel_version": self.kernel_version(),
+            "package_version": hostops.deb_version("user-mode-linux"),
+            "mem_mb": self.mem_mb,
+            "kernel_args": self.kernel_args(Path("INIT"), Path("UML_DIR"), "UMID"),
+            "root_mount": "hostfs / read-only",
+            "workdir_mount": "hostfs read-write on a host tmpfs folder (guest path = host path)",
+            "host_xsave_bytes": xsave_size(),
+            "xsave_shim": self.shim_needed(),
+            "glibc_tunables": GLIBC_TUNABLES,
+            "pinned": "whole UML instance with taskset from outside (pins_inside=False)",
+        }

@@ -1,0 +1,93 @@
+"""What the sandbox environments hand to runsc, UML and the FUSE server, and
+what they say when they cannot run (fast: nothing is started here; the real
+runs are in test_environments_real.py)."""
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+import pytest
+
+from osbench_analysis import environments
+from osbench_analysis.environments import fuse, gvisor, hostops, uml
+
+WORKER = ["/venv/bin/python", "-m", "osbench_analysis.worker", "--request", '{"probe": "stat", "x": "a b"}']
+
+
+def test_status_table_has_one_row_per_environment_with_reason_and_hint():
+    table = environments.status_table()
+    assert list(table.columns) == ["name", "arch_class", "available", "reason", "install_hint", "description"]
+    assert list(table["name"]) == environments.names()
+    assert set(table["arch_class"]) >= {"monolithic", "user-space-kernel", "hosted-kernel", "user-space-server"}
+    assert (table["reason"] != "").all() and (table["description"] != "").all()
+    assert (table.loc[~table["available"], "install_hint"] != "").all()
+
+
+def test_gvisor_sandbox_has_a_read_only_root_no_network_and_one_writable_volume(tmp_path):
+    env = environments.get("gvisor-gofer")
+    spec = env.oci_spec(WORKER, tmp_path)
+    assert spec["process"]["args"] == WORKER
+    assert spec["root"] == {"path": "/", "readonly": True}
+    assert {"type": "network"} in spec["linux"]["namespaces"]
+    writable = [m for m in spec["mounts"] if m["type"] == "bind"]
+    assert writable == [{"destination": str(tmp_path), "type": "bind", "source": str(tmp_path),
+                         "options": ["rbind", "rw"]}]
+    flags = env.runsc_flags(tmp_path)
+    assert {"--network=none", "--rootless", "--platform=systrap", "--directfs=false"} <= set(flags)
+    assert "--directfs=true" in environments.get("gvisor").runsc_flags(tmp_path)
+    assert "--platform=ptrace" in environments.get("gvisor-ptrace").runsc_flags(tmp_path)
+
+
+def test_sandboxes_are_pinned_from_outside():
+    for name in ("gvisor", "uml"):
+        env = environments.get(name)
+        assert env.pins_inside is False and "cross_cpu" not in env.placements
+    assert hostops.pinned(["x"], {1, 0})[-3:] == ["-c", "0,1", "x"]
+    assert hostops.pinned(["x"], None)[-2] == ",".join(map(str, sorted(os.sched_getaffinity(0))))
+
+
+def test_uml_mounts_the_host_root_read_only_and_only_the_output_folder_writable(tmp_path):
+    env = environments.get("uml")
+    args = env.kernel_args(Path("/s/init-0.sh"), Path("/s/uml"), "osbench1-0")
+    assert {"rootfstype=hostfs", "rootflags=/", "ro", "init=/s/init-0.sh", "uml_dir=/s/uml"} <= set(args)
+    rw, out = tmp_path / "rw", tmp_path / "rw" / "worker-0.jsonl"
+    script = env.init_script(WORKER, rw, out)
+    hostfs_mounts = [line for line in script.splitlines() if "-t hostfs" in line]
+    assert hostfs_mounts == [f"mkdir -p {rw} && mount -t hostfs -o {rw} hostfs {rw}"]
+    worker_line = next(line for line in script.splitlines() if "osbench_analysis.worker" in line)
+    assert shlex.split(worker_line) == [*WORKER, "--out", str(out), "2>&1"]
+    lines = script.splitlines()
+    assert lines.index("echo o > /proc/sysrq-trigger") > lines.index(worker_line)  # powers off after the worker
+
+
+def test_options_outside_what_is_accepted_are_refused():
+    with pytest.raises(ValueError, match="xsave_shim must be 'auto', 'always' or 'never' \\(got 'yes'\\)"):
+        uml.UML("u", xsave_shim="yes")
+    with pytest.raises(ValueError, match="cache must be 'default' or 'never' \\(got 'always'\\)"):
+        fuse.Fuse("f", cache="always")
+    with pytest.raises(ValueError, match="threads must be 'single' or 'multi'"):
+        fuse.Fuse("f", threads="many")
+
+
+def test_missing_tools_give_the_reason_and_the_install_command(monkeypatch, tmp_path):
+    monkeypatch.setattr(uml, "UML_KERNEL", str(tmp_path / "linux.uml"))
+    ok = uml.UML().availability()
+    assert not ok and "user-mode-linux" in ok.reason and "apt-get install user-mode-linux" in ok.install_hint
+    monkeypatch.setattr(fuse, "SERVER", tmp_path / "osbench-fuse")
+    ok = fuse.Fuse().availability()
+    assert not ok and "not built" in ok.reason and "make envs" in ok.install_hint
+    monkeypatch.setattr(gvisor, "RUNSC", tmp_path / "runsc")
+    ok = gvisor.GVisor().availability()
+    assert not ok and str(tmp_path / "runsc") in ok.reason and "make envs" in ok.install_hint
+
+
+def test_a_runsc_of_another_version_is_not_used(monkeypatch, tmp_path):
+    fake = tmp_path / "runsc"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    (tmp_path / "runsc.version").write_text("v0.0.0-20220101000000-000000000000\n")
+    monkeypatch.setattr(gvisor, "RUNSC", fake)
+    monkeypatch.setattr(gvisor, "VERSION_STAMP", tmp_path / "runsc.version")
+    ok = gvisor.GVisor().availability()
+    assert not ok and "v0.0.0-20220101000000-000000000000" in ok.reason and gvisor.RUNSC_VERSION in ok.reason

@@ -1,0 +1,197 @@
+"""The kernel environments for real (gVisor, User-mode Linux, FUSE), through
+the runner: every probe does its work inside each, the facts seen from inside
+are the environment's, a system call costs more where the architecture adds
+a crossing, and no sandbox process, mount or folder survives success,
+failure, timeout or Ctrl-C.  Needs `make envs` (CI runs it first)."""
+from __future__ import annotations
+
+import os
+import platform
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from osbench_analysis import environments, registry, runner, stats
+from osbench_analysis.environments import fuse, gvisor, hostops, uml
+
+pytestmark = pytest.mark.slow
+
+FILE_PROBES = [n for n in registry.DEFAULT_PROBES if registry.get_probe(n).uses_workdir]
+SANDBOXES = ["gvisor", "gvisor-ptrace", "gvisor-gofer", "uml", "fuse", "fuse-nocache"]
+#: every probe where the environment changes every probe's path; file probes (+ one control) elsewhere
+PROBES_FOR = {"gvisor": list(registry.DEFAULT_PROBES), "uml": list(registry.DEFAULT_PROBES),
+              "fuse-nocache": list(registry.DEFAULT_PROBES),
+              "gvisor-ptrace": ["null_syscall", "fork_exit", *FILE_PROBES],
+              "gvisor-gofer": ["null_syscall", *FILE_PROBES], "fuse": ["null_syscall", *FILE_PROBES]}
+
+
+def measure(tmp_path, environment, probes, **kw):
+    params = dict(probes=probes, runs=1, batches=2, warmup=0, min_batch_ms=1, placements=["same_cpu"],
+                  precision_target=0, environment=environment, output=str(tmp_path / "campaigns"), progress=False)
+    return runner.measure(**{**params, **kw})
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _exe(pid: int) -> str:
+    try:
+        return os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        return ""
+
+
+def leftovers(owner_pid: int) -> dict[str, list]:
+    """What an environment session of runner process `owner_pid` could leave behind."""
+    tag = re.compile(rb"osbench-(?:campaign-)?%d\.\d+-|umid=osbench%d-" % (owner_pid, owner_pid))
+    ours = {os.path.realpath(gvisor.RUNSC), os.path.realpath(fuse.SERVER)}
+    procs = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            pid = int(entry)
+            exe, cmd = _exe(pid).removesuffix(" (deleted)"), _cmdline(pid)
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0] \
+                if os.path.exists(f"/proc/{pid}/stat") else "Z"
+            if state != "Z" and (exe in ours or (exe == os.path.realpath(uml.UML_KERNEL) and tag.search(cmd))
+                                 or (tag.search(cmd) and b"osbench_analysis.worker" in cmd)):
+                procs.append((pid, exe, cmd[:200]))
+    mounts = [m for m in hostops.mounts_under("/") if m[0] == fuse.FSNAME or tag.search(m[1].encode())]
+    folders = [str(p) for d in {"/tmp", "/dev/shm"} for p in Path(d).iterdir() if tag.match(p.name.encode())]
+    return {"processes": procs, "mounts": mounts, "folders": folders}
+
+
+NOTHING = {"processes": [], "mounts": [], "folders": []}
+
+
+def test_every_environment_is_available_here():
+    table = environments.status_table()
+    missing = table[~table["available"]]
+    assert missing.empty, "not available (run `make envs`):\n" + missing.to_string()
+    assert set(SANDBOXES) <= set(table["name"])
+
+
+@pytest.mark.parametrize("name", SANDBOXES)
+def test_every_probe_does_its_work_inside(name, tmp_path):
+    (c,) = measure(tmp_path, name, PROBES_FOR[name])
+    bad = [r for r in c.manifest.runs if r.status != "ok"]
+    assert not bad, bad
+    s = c.samples
+    assert set(s["probe"]) == set(PROBES_FOR[name])
+    assert (s["work_done"] == s["iterations"]).all()
+    assert (s["iterations"] > 0).all() and (s["elapsed_ns"] > 0).all()
+    inside, host = c.manifest.environment_facts, platform.uname()
+    info = c.manifest.environment_info
+    fs = set(s.loc[s["probe"].isin(FILE_PROBES), "fs_type"])
+    if name.startswith("gvisor"):
+        # the Sentry's emulated kernel, not the host's
+        assert inside["kernel_release"].endswith("gvisor") and inside["kernel_release"] != host.release
+        assert fs == {"9p"}, fs  # the volume, as gVisor mounts it
+        assert info["platform"] == {"gvisor": "systrap", "gvisor-ptrace": "ptrace"}.get(name, "systrap")
+        assert info["directfs"] is (name != "gvisor-gofer")
+        assert info["runsc_version"] == gvisor.RUNSC_VERSION
+    elif name == "uml":
+        assert inside["kernel_release"] == info["uml_kernel_version"] != host.release
+        assert inside["cpu_count"] == 1
+        assert fs == {"hostfs"}, fs
+    else:
+        # FUSE: the host kernel, file probes on the server's mount
+        assert inside["kernel_release"] == host.release
+        assert fs == {"fuse.osbench"}, fs
+        assert info["cache"] == ("never" if name == "fuse-nocache" else "default")
+        assert "default_permissions" in info["mount_options"]
+    assert leftovers(os.getpid()) == NOTHING
+
+
+def test_a_system_call_costs_more_under_gvisor_and_uml(tmp_path):
+    campaigns = measure(tmp_path, "native,gvisor,uml", ["null_syscall"], runs=3, batches=3, min_batch_ms=2)
+    samples = pd.concat([c.samples for c in campaigns], ignore_index=True)
+    table = stats.ratio_table(samples, baseline="native").set_index("environment")
+    for env in ("gvisor", "uml"):
+        r = table.loc[env]
+        assert r["n_runs"] == 3 and r["baseline_n_runs"] == 3
+        assert r["ratio"] > 1 and r["ci_low"] > 1, r.to_dict()   # the CI excludes 1
+    assert leftovers(os.getpid()) == NOTHING
+
+
+def test_uml_boots_with_the_xsave_shim_forced(tmp_path):
+    # this host's XSAVE area may be 832 bytes (no shim needed): force the
+    # full-size path so the shim's own code is exercised on every host
+    env = uml.UML("uml-shim-forced", xsave_shim="always")
+    environments.register(env)
+    try:
+        (c,) = measure(tmp_path, env.name, ["null_syscall", "fork_exit"])
+    finally:
+        environments.REGISTRY._envs.pop(env.name)
+    assert [r.status for r in c.manifest.runs] == ["ok", "ok"], c.manifest.runs
+    assert c.manifest.environment_info["xsave_shim"] is True
+
+
+def test_an_unavailable_environment_says_why_and_how(monkeypatch, tmp_path):
+    monkeypatch.setattr(gvisor, "RUNSC", tmp_path / "no-runsc")
+    ok = environments.get("gvisor").availability()
+    assert not ok and "runsc not built" in ok.reason and "make envs" in ok.install_hint
+    with pytest.raises(runner.ConfigError, match="not available here.*to install: make envs"):
+        measure(tmp_path, "gvisor", ["null_syscall"])
+
+
+CLEANUP_ENVS = ["gvisor", "uml", "fuse-nocache"]
+
+
+@pytest.mark.parametrize("name", CLEANUP_ENVS)
+def test_a_failing_probe_leaves_nothing(name, tmp_path):
+    (c,) = measure(tmp_path, name, ["test_crash_segv", "stat"])
+    status = {r.probe: r.status for r in c.manifest.runs}
+    assert status["test_crash_segv"] in ("crashed", "error") and status["stat"] == "ok", c.manifest.runs
+    assert leftovers(os.getpid()) == NOTHING
+
+
+@pytest.mark.parametrize("name", CLEANUP_ENVS)
+def test_a_hung_probe_is_killed_with_its_sandbox(name, tmp_path):
+    t0 = time.monotonic()
+    (c,) = measure(tmp_path, name, ["test_hang"], timeout_s=12)
+    assert [r.status for r in c.manifest.runs] == ["timeout"]
+    assert time.monotonic() - t0 < 40
+    assert leftovers(os.getpid()) == NOTHING
+
+
+SIGINT_SCRIPT = textwrap.dedent("""
+    import sys
+    from osbench_analysis import runner
+    runner.measure(probes=["stat", "test_hang"], runs=1, batches=2, warmup=0, min_batch_ms=1,
+                   placements=["same_cpu"], precision_target=0, environment=sys.argv[1],
+                   output=sys.argv[2], progress=False, timeout_s=120)
+""")
+
+
+@pytest.mark.parametrize("name", CLEANUP_ENVS)
+def test_ctrl_c_leaves_nothing(name, tmp_path):
+    root = tmp_path / "campaigns"
+    proc = subprocess.Popen([sys.executable, "-c", SIGINT_SCRIPT, name, str(root)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # the journal records the finished stat run: the next worker, test_hang, is starting
+        def stat_done() -> bool:
+            return any('"stat"' in p.read_text(errors="replace") for p in root.glob(".partial-*/journal.jsonl"))
+
+        assert hostops.wait_until(stat_done, 90, 0.1), "the first worker never finished"
+        assert hostops.wait_until(lambda: leftovers(proc.pid)["processes"] or name.startswith("fuse"), 30)
+        time.sleep(environments.get(name).settle_s + 2.0)  # well inside the hung probe
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode != 0 and "KeyboardInterrupt" in err, err[-2000:]
+    assert hostops.wait_until(lambda: leftovers(proc.pid) == NOTHING, 10), leftovers(proc.pid)
