@@ -26,6 +26,15 @@ Sections
   G  mean estimator (runs-t)
   H  adaptive precision: coverage after sequential stopping on the half-width
   I  scalability sweeps: coverage of the slope interval (welch, bootstrap)
+  J  minority-slow runs: a fraction (5-30 %) of whole runs slower by 1.1-3x, 3-30 runs,
+     tight batches: coverage of the mean over runs (runs-t) and of the typical run
+     (runs-os, median of run medians), and how often the engine warns (heterogeneity)
+  K  the tests themselves: false alarms of the heterogeneity test on homogeneous runs
+     (incl. AR(1) batches); false alarms of the mode test on unimodal lognormal run
+     effects (sd 0.1-0.4) and its power on 10x bimodal conditions with both modes present
+
+``--quick`` runs a smaller grid with 300 experiments per cell (a minute or two);
+the numbers in docs/statistics.md come from the full run.
 """
 from __future__ import annotations
 
@@ -41,7 +50,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from osbench_analysis import precision, stats  # noqa: E402
+from osbench_analysis import heterogeneity, precision, quality, stats  # noqa: E402
 from osbench_analysis import simulate as sim  # noqa: E402
 
 RUNS = (5, 10, 20)
@@ -77,7 +86,11 @@ def row(regime: str, res: sim.CoverageResult, extra: dict | None = None) -> dict
             "halfwidth_%": round(100 * res.median_halfwidth_rel, 2), "band": flag, **(extra or {})}
 
 
+SAVED: list[dict] = []   # every printed row, with its section, for --save
+
+
 def show(title: str, rows: list[dict], t0: float) -> None:
+    SAVED.extend({"section": title.split(".")[0], "title": title, **r} for r in rows)
     print(f"\n=== {title}  ({time.perf_counter() - t0:.0f} s)")
     if not rows:
         print("(nothing)")
@@ -190,13 +203,109 @@ def section_sweep(args):
     return rows
 
 
+MINORITY_BASE = dict(family="bimodal_runs", run_sigma=0.02, batch_sigma=0.01, n_batches=10)
+
+
+def section_minority(args):
+    """Coverage and warn rate when a minority of runs is slower."""
+    rows = []
+    fracs, factors, runs = ((0.1, 0.2), (1.3, 2.0), (3, 5, 10, 20)) if args.quick else \
+        ((0.05, 0.1, 0.2, 0.3), (1.1, 1.3, 2.0, 3.0), (3, 5, 10, 20, 30))
+    n = args.experiments
+    cells = [(0.0, 1.0)] + [(f, k) for f in fracs for k in factors]
+    for f, k in cells:
+        for r in runs:
+            sc = sim.Scenario(n_runs=r, far_fraction=f, far_factor=k,
+                              **{**MINORITY_BASE, "run_sigma": args.minority_run_sd})
+            x, _ = sim.draw_per_op(sc, np.random.default_rng(cell_seed(args.seed, "J", f, k, r)), n)
+            vals = stats.run_level_values(x, "median")
+            m, lo, hi = stats.t_interval(vals, 0.95)
+            truth = math.log(sim.true_value_ns(sc, "geomean_of_run_medians"))
+            cov = float(np.mean((lo <= truth) & (truth <= hi)))
+            t_true = math.log(sim.true_value_ns(sc, "median_of_run_medians"))
+            _, olo, ohi, oconf = stats.order_statistic_median_ci_rows(vals, 0.95, interpolate=True)
+            ocov = float(np.mean((olo <= t_true) & (t_true <= ohi)))
+            h = heterogeneity.heterogeneity_arrays(x)
+            warn = float(np.mean(h["warn"]))
+            seen = 1 - (1 - f) ** r
+            ok = (BAND[0] <= cov <= BAND[1]) or warn >= 0.90
+            # quality's "only N run(s)" warning (fewer than min_runs) is on in every experiment
+            few = r < quality.DEFAULT_THRESHOLDS.min_runs
+            rows.append({"slow_frac": f, "factor": k, "runs": r, "P_slow_run_in_sample_%": round(100 * seen, 1),
+                         "coverage_%": round(100 * cov, 1), "mc_se_%": round(100 * math.sqrt(cov * (1 - cov) / n), 1),
+                         "miss_below_%": round(100 * float(np.mean(hi < truth)), 1),
+                         "miss_above_%": round(100 * float(np.mean(lo > truth)), 1),
+                         "warn_%": round(100 * warn, 1),
+                         "heterogeneous_%": round(100 * float(np.mean(h["heterogeneous"])), 1),
+                         "typical_run_cov_%": round(100 * ocov, 1),
+                         "typical_run_conf_%": round(100 * oconf, 1),
+                         "ok": "yes" if ok else "NO",
+                         "ok_with_few_runs_warning": "yes" if (ok or few) else "NO"})
+    return rows
+
+
+def section_tests(args):
+    """False alarms and power of the heterogeneity and mode tests."""
+    n = args.experiments
+    het_rows = []
+    runs = (3, 5, 10) if args.quick else (2, 3, 5, 10, 20, 30)
+    for fam, ar in (("lognormal", 0.0), ("heavy_tailed", 0.0), ("contaminated", 0.0), ("lognormal", 0.5),
+                    ("heavy_tailed", 0.5), ("lognormal", 0.8)):
+        for b in (10, 50):
+            row_ = {"family": fam, "batch_ar1": ar, "batches": b}
+            for r in runs:
+                sc = sim.Scenario(family=fam, n_runs=r, n_batches=b, run_sigma=0.0, batch_sigma=0.03,
+                                  batch_ar1=ar)
+                x, _ = sim.draw_per_op(sc, np.random.default_rng(cell_seed(args.seed, "K1", fam, ar, b, r)), n)
+                h = heterogeneity.heterogeneity_arrays(x)
+                row_[f"R={r} het_%"] = round(100 * float(np.mean(h["heterogeneous"])), 1)
+                row_[f"R={r} warn_%"] = round(100 * float(np.mean(h["warn"])), 1)
+            het_rows.append(row_)
+    mode_rows = []
+    n_mode = n if not args.quick else min(n, 200)
+    for label, kw in (("unimodal lognormal run effects, sd 0.1", dict(run_sigma=0.1)),
+                      ("unimodal lognormal run effects, sd 0.25", dict(run_sigma=0.25)),
+                      ("unimodal lognormal run effects, sd 0.4", dict(run_sigma=0.4)),
+                      ("bimodal_runs 10x (30 % of runs), both modes in sample",
+                       dict(family="bimodal_runs", far_factor=10.0, far_fraction=0.3)),
+                      ("bimodal within runs 10x (30 % of batches)",
+                       dict(family="bimodal", far_factor=10.0, far_fraction=0.3))):
+        row_ = {"condition": label, "what": "power" if "bimodal" in label else "false alarm"}
+        for r in runs:
+            sc = sim.Scenario(n_runs=r, n_batches=10, batch_sigma=kw.pop("batch_sigma", 0.03),
+                              **{k: v for k, v in kw.items()})
+            x, _ = sim.draw_per_op(sc, np.random.default_rng(cell_seed(args.seed, "K2", label, r)), n_mode)
+            run = np.repeat(np.arange(r), sc.n_batches)
+            use = np.ones(n_mode, dtype=bool)
+            if sc.family == "bimodal_runs":
+                med = np.log(np.median(x, axis=2))
+                use = (med.max(axis=1) - med.min(axis=1)) > math.log(sc.far_factor) / 2
+            hits = [quality.detect_multimodality(x[e].ravel(), run).multimodal for e in np.nonzero(use)[0]]
+            rate = float(np.mean(hits)) if hits else math.nan
+            row_[f"R={r} %"] = round(100 * rate, 1)
+            row_[f"R={r} n"] = len(hits)
+        mode_rows.append(row_)
+    return het_rows, mode_rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--experiments", type=int, default=1000, help="simulated experiments per cell (>= 1000)")
     ap.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples per interval")
     ap.add_argument("--seed", type=int, default=2026)
-    ap.add_argument("--sections", default="ABCDEFGHI")
+    ap.add_argument("--sections", default="ABCDEFGHIJK")
+    ap.add_argument("--minority-run-sd", type=float, default=0.02,
+                    help="section J: log-sd of the ordinary run effect under the slow minority")
+    ap.add_argument("--quick", action="store_true",
+                    help="smaller grids and 300 experiments per cell (sections J, K by default)")
+    ap.add_argument("--save", metavar="PATH",
+                    help="also write every cell as JSON lines (e.g. data/validation/stats_coverage.jsonl, "
+                         "which the paper's Method section reads)")
     args = ap.parse_args()
+    if args.quick:
+        args.experiments = min(args.experiments, 300)
+        if args.sections == "ABCDEFGHIJK":
+            args.sections = "JK"
     secs = set(args.sections.replace(",", "").upper())
     uni = ("lognormal", "heavy_tailed", "contaminated")
     print(f"coverage of nominal 95 % intervals; {args.experiments} experiments per cell, "
@@ -229,7 +338,36 @@ def main() -> None:
              section_sequential(args), t0)
     if "I" in secs:
         show("I. sweep slope interval, time = 1000 + 20 N ns, lognormal runs", section_sweep(args), t0)
+    if "J" in secs:
+        rows = section_minority(args)
+        show(f"J. minority-slow runs (bimodal_runs: base run sd {args.minority_run_sd:g}, batch sd 0.01, "
+             "10 batches): "
+             "runs-t coverage of the mean over runs, warn rate, typical-run (runs-os) coverage", rows, t0)
+        ok = sum(r["ok"] == "yes" for r in rows)
+        ok2 = sum(r["ok_with_few_runs_warning"] == "yes" for r in rows)
+        print(f"-> {ok}/{len(rows)} cells: coverage in {100 * BAND[0]:.0f}-{100 * BAND[1]:.0f} % "
+              "or the heterogeneity warning in >= 90 % of experiments; "
+              f"{ok2}/{len(rows)} counting quality's 'only N runs' warning (< "
+              f"{quality.DEFAULT_THRESHOLDS.min_runs} runs)")
+    if "K" in secs:
+        het_rows, mode_rows = section_tests(args)
+        show("K1. heterogeneity test on homogeneous runs (run sd 0, batch sd 0.03): "
+             "false 'heterogeneous' and false minority warnings", het_rows, t0)
+        show("K2. mode test: false alarms on unimodal run effects, power on 10x bimodal conditions "
+             "(10 batches per run)", mode_rows, t0)
     print(f"\ntotal {time.perf_counter() - t0:.0f} s")
+    if args.save:
+        import json
+        from pathlib import Path
+
+        out = Path(args.save)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        meta = {"section": "meta", "experiments": args.experiments, "resamples": args.resamples, "seed": args.seed,
+                "sections": "".join(sorted(secs)), "band": list(BAND)}
+        tmp = out.with_suffix(".tmp")
+        tmp.write_text("".join(json.dumps(r, default=str) + "\n" for r in [meta, *SAVED]))
+        tmp.replace(out)
+        print(f"saved {len(SAVED)} cells to {out}")
 
 
 if __name__ == "__main__":

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from . import quality
-from .stats import AnalysisParameters, SweepFit
+from . import heterogeneity, quality
+from .stats import AnalysisParameters, SweepFit, ci_method
 
 
 def _pct(x: float) -> str:
@@ -51,25 +51,7 @@ def _ci_sentence(p: AnalysisParameters) -> str:
     else:
         what = ("We summarise each run by its mean per-operation time and a condition by the mean of "
                 "its run means; the estimand is the population mean per-operation time. ")
-    unit = "log run medians" if p.estimator == "median" else "run means"
-    if p.ci_method == "runs-t":
-        how = (f"{lvl} confidence intervals are Student-$t$ intervals with $R-1$ degrees of freedom "
-               f"on the {unit} of the $R$ runs, so run-to-run variation (ASLR, CPU placement, page "
-               "colouring) is part of every interval. ")
-    elif p.ci_method in ("hier-percentile", "hier-bca"):
-        kind = "percentile" if p.ci_method == "hier-percentile" else \
-            "bias-corrected and accelerated (BCa, acceleration from the leave-one-run-out jackknife)"
-        how = (f"{lvl} confidence intervals come from a hierarchical bootstrap ({_int(p.n_resamples)} "
-               f"resamples, seed {p.seed}): runs are resampled with replacement, then batches within "
-               f"each chosen run; intervals are {kind}. ")
-    elif p.ci_method == "runs-os":
-        how = (f"{lvl} confidence intervals are distribution-free order-statistic intervals for the "
-               "median of the run medians (binomial, interpolated between adjacent order statistics "
-               "after Hettmansperger and Sheather); with fewer than six runs the interval is the range "
-               "of the run medians and its lower confidence is stated. ")
-    else:
-        how = (f"{lvl} intervals come from a bootstrap of pooled batches that ignores runs "
-               "(for comparison only; it under-covers). ")
+    how = ci_method(p.ci_method).sentence(p)     # each registered CI method describes itself
     single = ("A condition measured in a single run gets a distribution-free order-statistic "
               "interval for that run's median, which reflects batch-to-batch variation only and is "
               "marked as such. ")
@@ -93,15 +75,32 @@ def _flag_sentence(p: AnalysisParameters) -> str:
 
 
 def _mode_sentence() -> str:
-    return ("We test every condition for two modes (a two-component normal mixture on log per-operation "
-            f"time preferred by BIC by more than {quality.MIN_DELTA_BIC:g}, Ashman's $D > "
-            f"{quality.MIN_SEPARATION:g}$, the smaller mode holding at least "
-            f"{_pct(quality.MIN_MODE_FRACTION)} of the batches and the modes at least "
-            f"{quality.MIN_MODE_RATIO:g}$\\times$ apart), as happens when two processes sometimes share a "
-            "CPU and sometimes do not; such conditions are reported per pinned placement instead of "
-            "averaging the modes. ")
+    return ("We test every condition for two modes, as happens when two processes sometimes share a "
+            "CPU and sometimes do not. Modes within runs: a two-component normal mixture on each "
+            "batch's log deviation from its run's median, preferred by BIC by more than "
+            f"{quality.MIN_DELTA_BIC:g}, with Ashman's $D > {quality.MIN_SEPARATION:g}$, the smaller "
+            f"mode holding at least {_pct(quality.MIN_MODE_FRACTION)} of the batches and the modes at "
+            f"least {quality.MIN_MODE_RATIO:g}$\\times$ apart. Modes between runs (whole worker "
+            "processes in one mode): the log run medians split in two groups farther apart than "
+            f"{_pct(1 - quality.BETWEEN_ALPHA)} of such splits of unimodal lognormal run effects with "
+            f"log-standard deviation {quality.NULL_RUN_SIGMA:g}. Such conditions are reported per "
+            "pinned placement instead of averaging the modes. ")
 
 
+def _heterogeneity_sentence(p: AnalysisParameters) -> str:
+    if p.estimator != "median":
+        return ""
+    return ("Beside the geometric mean over runs we report the typical run, the median of the run "
+            "medians with a distribution-free order-statistic interval, which does not move when a "
+            "minority of runs is slower. We test whether runs differ by more than their batch noise "
+            "explains (an $F$ test of the variance of the log run medians against the variance of a "
+            "median of the run's batches, from a pooled robust within-run scale with a lag-1 "
+            f"autocorrelation correction, at the {_pct(heterogeneity.ALPHA)} level) and whether a "
+            "minority of runs stands apart (the best two-group split of the log run medians against "
+            "its distribution for normal run effects). When a minority of share $f$ shows and the "
+            f"condition has fewer runs than the smallest $R$ with $1-(1-f)^R \\ge "
+            f"{heterogeneity.SEE_PROBABILITY:g}$, its estimate carries a warning with that number of "
+            "runs: the mean over runs may then miss or over-weight the minority. ")
 def _ratio_sentence(p: AnalysisParameters) -> str:
     if p.ci_method == "runs-t":
         how = ("Welch $t$-intervals on the difference of the mean log run-level values of the two "
@@ -150,7 +149,7 @@ def methods_paragraph(source, *, sweep: SweepFit | None = None, coverage: Sequen
     numbers that were not computed for this method.
     """
     p = _params(source)
-    parts = [_flag_sentence(p), _ci_sentence(p), _mode_sentence()]
+    parts = [_flag_sentence(p), _ci_sentence(p), _heterogeneity_sentence(p), _mode_sentence()]
     if ratios:
         parts.append(_ratio_sentence(p))
     if sweep is not None:

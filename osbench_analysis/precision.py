@@ -37,6 +37,14 @@ stopping on a lucky small spread is the main way sequential stopping biases
 coverage (benchmarks/stats_coverage.py measures the coverage of this stopping
 rule).  ``runs_needed`` projects how many runs the target needs, from the
 observed spread of log run medians and the t quantile.
+
+Heterogeneous runs.  When a minority of runs is slower (or faster) beyond
+batch noise (:mod:`heterogeneity`), a narrow interval is not enough: a
+campaign that has not yet seen enough runs may miss that minority entirely.
+The target is then met only once ``runs_needed_heterogeneity`` runs are in
+(the smallest R with 1 - (1 - f)^R >= 0.95 for the minority's observed
+share f: 14 for 20 %), within ``max_runs`` and the budget; if those stop it
+first, the decision's message says how many runs were needed.
 """
 from __future__ import annotations
 
@@ -48,6 +56,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from . import stats
+from .heterogeneity import heterogeneity
 
 #: Conditions are keyed like this inside one campaign.
 CONDITION_KEYS = ("probe", "variant", "placement")
@@ -109,6 +118,9 @@ class PrecisionStatus:
     within_run_share: float       # share of the run-median variance due to batch noise
     ci_method: str
     note: str = ""
+    heterogeneous: bool = False           # runs differ beyond their batch noise
+    slow_run_fraction: float = math.nan   # share of runs in the slower group (NaN: no minority shows)
+    runs_needed_heterogeneity: int = 0    # runs to include that minority with 95 % probability
 
 
 def _within_run_share(rd: stats.RunData) -> float:
@@ -170,13 +182,21 @@ def precision_status(samples, target_rel: float | PrecisionTarget = 0.01, level:
                             ci_method=t.ci_method, rng=stats._rng(seed, "precision"))
     hw = est.halfwidth_rel
     enough_runs = rd.n_runs >= t.min_runs
-    met = bool(enough_runs and np.isfinite(hw) and hw <= t.target_rel)
+    het = heterogeneity(rd)
+    need_het = het.runs_needed if het.clear_split else 0
+    met = bool(enough_runs and np.isfinite(hw) and hw <= t.target_rel and rd.n_runs >= need_het)
     note = est.note
     if not enough_runs:
         note = f"{rd.n_runs} of at least {t.min_runs} runs"
+    elif rd.n_runs < need_het:
+        note = (f"runs are not alike ({het.slow_run_fraction:.0%} of runs {het.slow_run_factor:.2f}x "
+                f"slower): {need_het} runs needed to include such runs with 95% probability")
+    proj = _runs_needed(rd, t)
+    if need_het and proj is not None:
+        proj = max(proj, need_het)
     return PrecisionStatus(est.estimate_ns, est.ci_low_ns, est.ci_high_ns, hw, t.target_rel, t.level,
-                           met, rd.n_runs, rd.n_batches, _runs_needed(rd, t), _within_run_share(rd),
-                           est.ci_method, note)
+                           met, rd.n_runs, rd.n_batches, proj, _within_run_share(rd),
+                           est.ci_method, note, het.heterogeneous, het.slow_run_fraction, need_het)
 
 
 @dataclass(frozen=True)
@@ -207,21 +227,26 @@ def stop_decision(status: PrecisionStatus, target: PrecisionTarget, *, elapsed_s
         return StopDecision(True, "target_met", "none",
                             f"half-width {status.halfwidth_rel:.2%} <= target {status.target_rel:.2%} "
                             f"with {status.n_runs} runs")
+    short_het = status.n_runs < status.runs_needed_heterogeneity
+    het_msg = (f"; runs are not alike: {status.runs_needed_heterogeneity} runs needed to include the "
+               f"minority of {'slower' if status.slow_run_fraction <= 0.5 else 'faster'} runs with 95% "
+               "probability" if short_het else "")
     if status.n_runs >= target.max_runs:
         return StopDecision(True, "max_runs", "none",
                             f"{status.n_runs} runs (max_runs) reached at half-width "
-                            f"{status.halfwidth_rel:.2%} > target {status.target_rel:.2%}")
+                            f"{status.halfwidth_rel:.2%} (target {status.target_rel:.2%}){het_msg}")
     next_cost = seconds_per_run or 0.0
     if elapsed_s >= target.budget_s or elapsed_s + next_cost > target.budget_s:
         return StopDecision(True, "budget_exhausted", "none",
                             f"time budget {target.budget_s:.0f} s spent ({elapsed_s:.0f} s) at "
-                            f"half-width {status.halfwidth_rel:.2%} > target {status.target_rel:.2%}")
-    action = "add_batches" if (status.within_run_share > 0.5 and status.n_runs >= target.min_runs) \
-        else "add_runs"
+                            f"half-width {status.halfwidth_rel:.2%} (target {status.target_rel:.2%})"
+                            f"{het_msg}")
+    action = "add_batches" if (status.within_run_share > 0.5 and status.n_runs >= target.min_runs
+                               and not short_het) else "add_runs"
     need = f"; about {status.runs_needed} runs needed" if status.runs_needed else ""
     return StopDecision(False, "continue", action,
-                        f"half-width {status.halfwidth_rel:.2%} > target {status.target_rel:.2%} "
-                        f"after {status.n_runs} runs{need}")
+                        f"half-width {status.halfwidth_rel:.2%} (target {status.target_rel:.2%}) "
+                        f"after {status.n_runs} runs{need}{het_msg}")
 
 
 @dataclass(frozen=True)
@@ -257,7 +282,8 @@ class CampaignPrecision:
                      (v.item() if isinstance(v, np.generic) else v))
                  for k, v in row.items()}
                 for row in c[[*CONDITION_KEYS, "n_runs", "n_batches", "estimate_ns", "halfwidth_rel",
-                              "met", "reason", "runs_needed"]].to_dict("records")
+                              "met", "reason", "runs_needed", "heterogeneous",
+                              "runs_needed_heterogeneity"]].to_dict("records")
             ],
         }
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -181,15 +182,18 @@ def flag_batches(samples: pd.DataFrame, rule: FlagRule = DEFAULT_FLAG_RULE) -> p
 
     interference = (f_niv | f_flt | f_mig | f_load) & measured
     outlier = tukey_classes(df, measured=measured, gid=gid)
-    # A mode is not an outlier: in a multimodal condition (e.g. unpinned pipe
-    # round trips, 30 % of them across CPUs) Tukey fences would flag the whole
-    # slower mode.  Those conditions get no outlier classes; the mode test
-    # (on batches without interference signals) reports them instead.
+    # A mode is not an outlier: in a condition whose batches alternate between
+    # modes (e.g. unpinned pipe round trips, 30 % of them across CPUs) Tukey
+    # fences would flag the whole slower mode.  Those conditions get no outlier
+    # classes; the mode test (on batches without interference signals) reports
+    # them instead.  Modes between runs keep their outlier classes.
     y = per_op_ns(df)
     run_col = df["run"].to_numpy() if "run" in df.columns else np.zeros(n, dtype=np.int64)
     for g in np.unique(gid):
         m = (gid == g) & measured & ~interference
-        if detect_multimodality(y[m], run_col[m]).multimodal:
+        # only modes WITHIN runs: Tukey fences are relative to each run's
+        # median, so runs in different modes are not outliers anyway
+        if detect_multimodality(y[m], run_col[m]).split == "within_runs":
             outlier[gid == g] = ""
     if rule.tukey_exclude == "severe":
         out_flag = outlier == "severe"
@@ -341,20 +345,94 @@ def _fit_two_normals(x: np.ndarray, n_iter: int = 200) -> tuple[np.ndarray, np.n
     return w[order], mu[order], sd[order], ll
 
 
+#: Between-run modes: the run-level test is calibrated against unimodal
+#: lognormal run effects with log-sd up to this value (false alarms <= 1 % there).
+NULL_RUN_SIGMA = 0.4
+BETWEEN_ALPHA = 0.01
+
+
+@lru_cache(maxsize=128)
+def _between_gap_critical(n_runs: int, alpha: float = BETWEEN_ALPHA, n_sim: int = 40_000) -> float:
+    """(1 - alpha) quantile of the two-means group distance of n_runs standard normals."""
+    from .heterogeneity import _split_stat
+    rng = np.random.default_rng([20261124, n_runs])
+    y = np.sort(rng.standard_normal((n_sim, n_runs)), axis=-1)
+    _, _, d = _split_stat(y)
+    return float(np.quantile(d, 1 - alpha))
+
+
+def _between_runs_modes(x: np.ndarray, r: np.ndarray):
+    """Run-level mode test on log per-op times x with run labels r.
+
+    The log run medians are split in two groups (exact 1-D two-means).  Modes
+    are accepted when (a) the distance between the group means exceeds the
+    99 % point of that distance for R unimodal lognormal run effects of log-sd
+    ``NULL_RUN_SIGMA`` (any smaller spread gives fewer false alarms: the
+    distance scales with the sd), (b) with >= 4 runs, the scale-free split
+    statistic also exceeds its 99 % point for normal run medians, and (c) the
+    modes are at least ``MIN_MODE_RATIO`` apart.  Returns None or
+    (low_ns, high_ns, ratio, high_batch_fraction, separation).
+    """
+    from .heterogeneity import MIN_RUNS_FOR_SPLIT, _split_stat, split_critical_value
+    ids, inv = np.unique(r, return_inverse=True)
+    R = ids.size
+    if R < 2:
+        return None
+    med = np.array([np.median(x[inv == i]) for i in range(R)])
+    order = np.argsort(med)
+    ys = med[order]
+    t, k, d = _split_stat(ys[None, :])
+    t, k, d = float(t[0]), int(k[0]), float(d[0])
+    if d <= _between_gap_critical(R) * NULL_RUN_SIGMA or math.exp(d) < MIN_MODE_RATIO:
+        return None
+    if R >= MIN_RUNS_FOR_SPLIT and not t > split_critical_value(R, BETWEEN_ALPHA):
+        return None
+    lo, hi = ys[:k], ys[k:]
+    high_runs = set(order[k:].tolist())
+    high_frac = float(np.mean([i in high_runs for i in inv]))
+    sd = math.sqrt((np.var(lo) + np.var(hi)) / 2) if R > 2 else 0.0
+    sep = math.sqrt(2) * d / sd if sd > 0 else math.inf
+    return float(np.exp(lo.mean())), float(np.exp(hi.mean())), float(math.exp(d)), high_frac, sep
+
+
+def _mixture_test(x: np.ndarray):
+    """EM two-normal test on values x: (accepted, w, mu, sd, delta_bic, separation, ratio)."""
+    n = x.size
+    sd1 = float(np.std(x))
+    ll1 = float(stats.norm.logpdf(x, x.mean(), max(sd1, 1e-12)).sum())
+    w, mu, sd, ll2 = _fit_two_normals(x)
+    delta_bic = (-2 * ll1 + 2 * math.log(n)) - (-2 * ll2 + 5 * math.log(n))
+    separation = float(math.sqrt(2) * abs(mu[1] - mu[0]) / math.sqrt(sd[0] ** 2 + sd[1] ** 2))
+    ratio = float(math.exp(mu[1] - mu[0]))
+    ok = (delta_bic > MIN_DELTA_BIC and separation > MIN_SEPARATION
+          and float(min(w)) >= MIN_MODE_FRACTION and ratio >= MIN_MODE_RATIO)
+    return ok, w, mu, sd, float(delta_bic), separation, ratio
+
+
 def detect_multimodality(per_op: np.ndarray, run: np.ndarray | None = None) -> Multimodality:
     """Test one condition's per-op times for two well-separated modes.
 
     Works on log per-op time (modes of a two-process probe differ by a
-    factor).  A 2-component normal mixture is fitted by EM and accepted as
-    multimodal when all hold: BIC improves by more than ``MIN_DELTA_BIC`` over
-    one normal, Ashman's D > ``MIN_SEPARATION``, the smaller mode holds at
-    least ``MIN_MODE_FRACTION`` of the batches and the modes differ by at
-    least ``MIN_MODE_RATIO``.  Heavy tails and rare interference spikes fail
-    the fraction or separation tests and are left to the outlier flags.
+    factor).  Two kinds of modes, tested separately when ``run`` labels are
+    given:
 
-    With ``run`` labels, the split says whether the modes separate whole runs
-    ('between_runs': placement fixed per worker) or alternate inside runs
-    ('within_runs': the scheduler moves the processes).
+    * 'within_runs' (batches alternate: the scheduler moves the processes):
+      a 2-component normal mixture fitted by EM to the batches' log deviation
+      from their own run's median, accepted when BIC improves by more than
+      ``MIN_DELTA_BIC`` over one normal, Ashman's D > ``MIN_SEPARATION``, the
+      smaller mode holds at least ``MIN_MODE_FRACTION`` of the batches and the
+      modes differ by at least ``MIN_MODE_RATIO``.  Heavy tails and rare
+      interference spikes fail the fraction or separation tests and are left
+      to the outlier flags.  Runs that merely differ from each other leave
+      these deviations unimodal.
+    * 'between_runs' (whole runs land in one mode: placement fixed per
+      worker): the run-level test of ``_between_runs_modes`` on the log run
+      medians, calibrated against unimodal lognormal run effects (log-sd up to
+      ``NULL_RUN_SIGMA``).  Ordinary run-to-run spread is not a mode; a
+      minority of slower runs is reported by ``heterogeneity`` instead.
+
+    Without run labels the EM test runs on the pooled log times and a
+    detection is reported as 'within_runs'.
     """
     y = np.asarray(per_op, dtype=float)
     ok = np.isfinite(y) & (y > 0)
@@ -367,37 +445,43 @@ def detect_multimodality(per_op: np.ndarray, run: np.ndarray | None = None) -> M
     if np.ptp(x) == 0:
         v = float(y[0])
         return Multimodality(False, n, v, v, 1.0, 0.0, 0.0, 0.0, "", "")
-    sd1 = float(np.std(x))
-    ll1 = float(stats.norm.logpdf(x, x.mean(), max(sd1, 1e-12)).sum())
-    w, mu, sd, ll2 = _fit_two_normals(x)
-    delta_bic = (-2 * ll1 + 2 * math.log(n)) - (-2 * ll2 + 5 * math.log(n))
-    separation = float(math.sqrt(2) * abs(mu[1] - mu[0]) / math.sqrt(sd[0] ** 2 + sd[1] ** 2))
-    ratio = float(math.exp(mu[1] - mu[0]))
-    minor = float(min(w))
-    multimodal = (delta_bic > MIN_DELTA_BIC and separation > MIN_SEPARATION
-                  and minor >= MIN_MODE_FRACTION and ratio >= MIN_MODE_RATIO)
-    split = ""
-    message = ""
-    if multimodal:
-        split = "within_runs"
-        if run is not None:
-            r = np.asarray(run)[ok]
-            # Assign each batch to the nearer mode (by posterior), then see how
-            # pure each run is.
+    r = np.asarray(run)[ok] if run is not None else None
+    raw_ok, w, mu, sd, delta_bic, separation, _ = _mixture_test(x)
+    if r is not None:
+        resid = x - pd.Series(x).groupby(r).transform("median").to_numpy()
+        within = bool(np.ptp(resid) > 0 and _mixture_test(resid)[0])
+        if not within and raw_ok:
+            # With few batches per run a run's median can sit in either mode and
+            # the deviations are then no clean two-mode mixture: also accept the
+            # pooled fit when most runs hold batches of both modes.
             d0 = w[0] * stats.norm.pdf(x, mu[0], sd[0])
             d1 = w[1] * stats.norm.pdf(x, mu[1], sd[1])
-            high = d1 > d0
-            frac = pd.Series(high).groupby(r).mean()
-            if len(frac) >= 2 and bool(np.all((frac <= 0.1) | (frac >= 0.9))):
-                split = "between_runs"
+            frac = pd.Series(d1 > d0).groupby(r).mean()
+            mixed = int(np.sum((frac > 0.1) & (frac < 0.9)))
+            alternating = float(np.sum(np.minimum(frac, 1 - frac) * pd.Series(r).value_counts()
+                                       .reindex(frac.index).to_numpy()) / n)
+            within = mixed >= max(1, len(frac) / 2) and alternating >= MIN_MODE_FRACTION
+    else:
+        within = raw_ok
+    low, high, ratio, high_frac = (float(math.exp(mu[0])), float(math.exp(mu[1])),
+                                   float(math.exp(mu[1] - mu[0])), float(w[1]))
+    between = None if (within or r is None) else _between_runs_modes(x, r)
+    multimodal = bool(within or between is not None)
+    split, message = "", ""
+    if between is not None:
+        low, high, ratio, high_frac, separation = between
+        split = "between_runs"
+    elif within:
+        split = "within_runs"
+    if multimodal:
         where = ("whole runs land in one mode (placement fixed per worker)"
                  if split == "between_runs" else "batches alternate between modes within runs")
-        message = (f"two modes {ratio:.1f}x apart ({math.exp(mu[0]):.4g} ns and "
-                   f"{math.exp(mu[1]):.4g} ns per op, {w[1]:.0%} in the slower); {where}. "
+        message = (f"two modes {ratio:.1f}x apart ({low:.4g} ns and "
+                   f"{high:.4g} ns per op, {high_frac:.0%} in the slower); {where}. "
                    "Do not average them: pin the processes (placement same_cpu / cross_cpu) "
                    "and report each mode.")
-    return Multimodality(multimodal, n, float(math.exp(mu[0])), float(math.exp(mu[1])), ratio,
-                         float(w[1]), separation, float(delta_bic), split, message)
+    return Multimodality(multimodal, n, low, high, ratio, high_frac, separation, delta_bic, split,
+                         message)
 
 
 # ------------------------------------------------------ stability warnings
@@ -410,7 +494,7 @@ class StabilityThresholds:
     max_cv: float = 0.10            # batch-to-batch coefficient of variation
     max_over_median: float = 1.5    # slowest batch / median batch
     min_runs: int = 5               # fewer runs: run-to-run variance poorly known
-    max_run_cv: float = 0.05        # spread of run medians (robust CV)
+    max_run_cv: float = 0.05        # spread of run medians (CV), when beyond batch noise
     min_batch_ns: float = 100_000.0  # shorter batches: clock overhead and resolution matter
     max_flagged_fraction: float = 0.10
     max_drift: float = 0.02         # per-op change over a run's batches (relative)
@@ -433,14 +517,6 @@ class ConditionQuality:
     warnings: tuple[str, ...] = field(default_factory=tuple)
 
 
-def _robust_cv(v: np.ndarray) -> float:
-    """MAD-based coefficient of variation (insensitive to a few spikes)."""
-    med = float(np.median(v))
-    if med == 0 or v.size < 2:
-        return 0.0
-    return float(stats.median_abs_deviation(v, scale="normal") / abs(med))
-
-
 def condition_quality(group: pd.DataFrame, thresholds: StabilityThresholds = DEFAULT_THRESHOLDS,
                       rule: FlagRule = DEFAULT_FLAG_RULE) -> ConditionQuality:
     """Stability warnings and mode test for one condition's samples."""
@@ -458,8 +534,13 @@ def condition_quality(group: pd.DataFrame, thresholds: StabilityThresholds = DEF
     cv = float(np.std(y, ddof=1) / np.mean(y)) if y.size > 1 else 0.0
     mx = float(np.max(y) / med) if med > 0 else math.nan
     run_meds = pd.Series(y).groupby(run).median().to_numpy()
-    run_cv = _robust_cv(run_meds) if run_meds.size >= 3 else (
-        float(np.std(run_meds, ddof=1) / np.mean(run_meds)) if run_meds.size == 2 else 0.0)
+    # Classical CV of the run medians: a robust (MAD) one is ~0 when most runs
+    # agree, and so blind to a minority of slower runs (issue 12).  It counts
+    # only when the runs differ beyond their batch noise (heterogeneity test).
+    run_cv = float(np.std(run_meds, ddof=1) / np.mean(run_meds)) if run_meds.size >= 2 else 0.0
+    from .heterogeneity import heterogeneity
+    het = heterogeneity([y[run == r] for r in np.unique(run)])
+    beyond_noise = het.heterogeneous or not np.isfinite(het.p_value)
     flagged = float(df["flagged"].mean())
     clean = ~df["flag_interference"].to_numpy(dtype=bool)
     mm = detect_multimodality(y[clean], run[clean])
@@ -472,11 +553,11 @@ def condition_quality(group: pd.DataFrame, thresholds: StabilityThresholds = DEF
     if mx > t.max_over_median:
         warnings.append(f"the slowest batch is {mx:.1f}x the median (> {t.max_over_median:g}x)")
     if n_runs < t.min_runs:
-        warnings.append(f"only {n_runs} run(s): run-to-run variance is poorly estimated "
-                        f"(want >= {t.min_runs})")
-    if run_cv > t.max_run_cv:
+        warnings.append(f"only {n_runs} run(s): run-to-run variance is poorly estimated and a "
+                        f"minority of slower runs may be missing entirely (want >= {t.min_runs})")
+    if run_cv > t.max_run_cv and beyond_noise:
         warnings.append(f"runs differ systematically: run medians vary by {run_cv:.1%} "
-                        f"(robust CV > {t.max_run_cv:.0%}); add runs rather than batches")
+                        f"(CV > {t.max_run_cv:.0%}, beyond batch noise); add runs rather than batches")
     if "elapsed_ns" in df.columns:
         shortest = float(df["elapsed_ns"].min())
         if shortest < t.min_batch_ns:

@@ -72,6 +72,7 @@ class Scenario:
     run_sigma: float = 0.05       # scale of the log run effect u
     run_effect: str = "normal"
     batch_sigma: float = 0.03     # log-sd of the lognormal body within a run
+    batch_ar1: float = 0.0        # lag-1 autocorrelation of the lognormal body (AR(1) batches)
     tail_alpha: float = 2.5       # heavy_tailed: Lomax shape (finite variance)
     tail_scale: float = 0.05      # heavy_tailed: size of the tail term
     contamination: float = 0.05   # contaminated: probability of a spike
@@ -99,6 +100,8 @@ class Scenario:
                              f"n_batches={self.n_batches})")
         if self.median_ns <= 0:
             raise ValueError(f"median_ns must be > 0 (got {self.median_ns})")
+        if not (-1 < self.batch_ar1 < 1):
+            raise ValueError(f"batch_ar1 must be in (-1, 1) (got {self.batch_ar1})")
 
     def with_(self, **changes) -> "Scenario":
         return replace(self, **changes)
@@ -221,9 +224,26 @@ def true_median_of_run_medians_ns(sc: Scenario) -> float:
         p = sc.far_fraction
         if p >= 0.5:
             raise ValueError("bimodal_runs truth needs far_fraction < 0.5")
-        q = 0.5 / (1 - p)
-        return sc.median_ns * math.exp(_run_effect_quantile(sc, q))
+        L = math.log(sc.far_factor)
+        if sc.run_sigma == 0:
+            return sc.median_ns
+        # exact: the median m of the mixture (1-p) G(u) + p G(u - L) of log run effects
+        cdf = lambda u: (1 - p) * _run_effect_cdf(sc, u) + p * _run_effect_cdf(sc, u - L)  # noqa: E731
+        hi = _run_effect_quantile(sc, 0.5 / (1 - p))        # far runs all above: upper bound
+        lo = min(0.0, hi) - 1e-9
+        if cdf(hi) - 0.5 <= 0:
+            return sc.median_ns * math.exp(hi)
+        return sc.median_ns * math.exp(optimize.brentq(lambda u: cdf(u) - 0.5, lo, hi, xtol=1e-14))
     return sc.median_ns
+
+
+def _run_effect_cdf(sc: Scenario, u: float) -> float:
+    s = sc.run_sigma
+    if sc.run_effect == "normal":
+        return float(stats.norm.cdf(u / s))
+    if sc.run_effect == "student_t3":
+        return float(stats.t.cdf(u / s, 3))
+    return float(stats.expon.cdf(u / s + math.log(2)))
 
 
 def _run_effect_quantile(sc: Scenario, q: float) -> float:
@@ -265,7 +285,14 @@ def draw_per_op(sc: Scenario, rng: np.random.Generator, n_experiments: int = 1
     """
     shape = (n_experiments, sc.n_runs, sc.n_batches)
     u = _draw_run_effects(sc, rng, (n_experiments, sc.n_runs, 1))
-    log_w = sc.batch_sigma * rng.standard_normal(shape)
+    z = rng.standard_normal(shape)
+    if sc.batch_ar1:
+        # stationary AR(1) with unit variance: the marginal law (and so every
+        # truth) is unchanged, only batches of a run are correlated
+        c = math.sqrt(1 - sc.batch_ar1 ** 2)
+        for j in range(1, sc.n_batches):
+            z[..., j] = sc.batch_ar1 * z[..., j - 1] + c * z[..., j]
+    log_w = sc.batch_sigma * z
     disturbed = np.zeros(shape, dtype=bool)
     if sc.family == "heavy_tailed":
         lomax = rng.pareto(sc.tail_alpha, shape)  # numpy's pareto is Lomax
@@ -353,12 +380,6 @@ def simulate_samples(sc: Scenario, seed: int | np.random.Generator = 0, *,
     if with_truth:
         return df, dist     # dist: True where the batch was hit by an interference spike
     return df
-
-
-def simulate_campaign(scenarios: list[Scenario], seed: int = 0) -> pd.DataFrame:
-    """Several conditions concatenated (e.g. two environments for a ratio)."""
-    rng = np.random.default_rng(seed)
-    return pd.concat([simulate_samples(sc, rng) for sc in scenarios], ignore_index=True)
 
 
 # ------------------------------------------------------------ coverage studies

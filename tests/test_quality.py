@@ -138,6 +138,7 @@ def test_mode_test_finds_between_run_bimodality():
     assert res.mode_ratio == pytest.approx(12, rel=0.15)
 
 
+@pytest.mark.slow  # integration: writes every figure / regenerates from all data (> 1 s)
 @pytest.mark.parametrize("family", ["lognormal", "heavy_tailed", "contaminated"])
 def test_mode_test_is_quiet_on_unimodal_data(family):
     hits = 0
@@ -193,3 +194,17 @@ def test_quality_table_one_row_per_condition():
     assert bool(t.loc["a", "multimodal"]) and not bool(t.loc["b", "multimodal"])
     assert t.loc["a", "mode_ratio"] == pytest.approx(15, rel=0.15)
     assert "multimodal" in t.loc["a", "warnings"]
+
+
+def test_runs_differ_warning_sees_a_minority_of_slow_runs():
+    """Issue 12: a MAD-based spread of run medians is ~0 when most runs agree."""
+    df = sim.simulate_samples(sim.Scenario(n_runs=5, n_batches=10, run_sigma=0.002, batch_sigma=0.01), 3)
+    _scale(df, df.index[df["run"] == 4], 1.3)
+    cq = q.condition_quality(df)
+    assert any("runs differ systematically" in w for w in cq.warnings), cq.warnings
+    assert cq.run_cv > 0.1
+    # the same spread of medians made by batch noise alone is not "systematic"
+    noisy = sim.simulate_samples(sim.Scenario(n_runs=5, n_batches=10, run_sigma=0.0, batch_sigma=0.3), 4)
+    cqn = q.condition_quality(noisy)
+    assert cqn.run_cv > 0.05
+    assert not any("runs differ systematically" in w for w in cqn.warnings), cqn.warnings

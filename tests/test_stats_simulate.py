@@ -66,3 +66,28 @@ def test_scenario_rejects_bad_input_with_actionable_message():
         sim.Scenario(n_runs=0)
     with pytest.raises(ValueError, match="estimand must be one of"):
         sim.true_value_ns(sim.Scenario(), "mode")
+
+
+@pytest.mark.parametrize("frac,factor", [(0.2, 1.3), (0.1, 1.1), (0.3, 3.0)])
+def test_median_of_run_medians_of_a_minority_mixture_is_exact(frac, factor):
+    """Slow runs may overlap the fast ones (1.1x with run sd 0.05): the truth
+    solves the mixture's median exactly rather than assuming they don't."""
+    sc = sim.Scenario(family="bimodal_runs", far_fraction=frac, far_factor=factor, run_sigma=0.05,
+                      n_runs=400_000, n_batches=1, batch_sigma=1e-6)
+    x, _ = sim.draw_per_op(sc, np.random.default_rng(4), 1)
+    mc = np.median(x)
+    assert mc == pytest.approx(sim.true_value_ns(sc, "median_of_run_medians"), rel=1e-3)
+    g = math.exp(np.mean(np.log(x)))
+    assert g == pytest.approx(sim.true_value_ns(sc, "geomean_of_run_medians"), rel=1e-3)
+
+
+def test_ar1_batches_keep_the_marginal_law():
+    sc = sim.Scenario(run_sigma=0.0, n_runs=2000, n_batches=40, batch_ar1=0.6, batch_sigma=0.05)
+    x, _ = sim.draw_per_op(sc, np.random.default_rng(5), 1)
+    lx = np.log(x[0] / sc.median_ns)
+    assert np.median(x) == pytest.approx(sc.median_ns, rel=2e-3)
+    assert lx.std() == pytest.approx(0.05, rel=0.02)
+    r = np.corrcoef(lx[:, 1:].ravel(), lx[:, :-1].ravel())[0, 1]
+    assert r == pytest.approx(0.6, abs=0.02)
+    with pytest.raises(ValueError, match="batch_ar1"):
+        sim.Scenario(batch_ar1=1.0)

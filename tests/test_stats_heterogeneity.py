@@ -1,0 +1,264 @@
+"""Runs that are not alike: the heterogeneity test, the typical run, the
+minority-slow warning, the mode test's false alarms and power, the ratio trap
+and the stopping rule under heterogeneity.  Simulated data with known
+structure; Monte-Carlo rates use fixed seeds and thresholds with margin."""
+import math
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from osbench_analysis import heterogeneity as H
+from osbench_analysis import precision as pr
+from osbench_analysis import quality as q
+from osbench_analysis import simulate as sim
+from osbench_analysis import stats
+from osbench_analysis.errors import OsbenchError
+
+FAST = dict(n_resamples=500)
+
+
+def _minority(n_runs, frac=0.2, factor=1.3, run_sd=0.0, **kw):
+    return sim.Scenario(family="bimodal_runs", far_fraction=frac, far_factor=factor, n_runs=n_runs,
+                        n_batches=10, run_sigma=run_sd, batch_sigma=0.01, **kw)
+
+
+def _present(x, gap):
+    med = np.log(np.median(x, axis=2))
+    return (med.max(axis=1) - med.min(axis=1)) > gap
+
+
+def test_runs_to_see_a_minority():
+    assert H.runs_to_see(0.2) == 14
+    assert H.runs_to_see(1 / 3) == 8
+    assert H.runs_to_see(0.5) == 5
+    # the definition: the smallest R with 1 - (1 - f)^R >= 0.95
+    for f in (0.05, 0.1, 0.3):
+        r = H.runs_to_see(f)
+        assert 1 - (1 - f) ** r >= 0.95 > 1 - (1 - f) ** (r - 1)
+    with pytest.raises(ValueError):
+        H.runs_to_see(0.0)
+
+
+def test_detects_a_20_percent_minority_of_1_3x_runs_at_10_runs():
+    x, _ = sim.draw_per_op(_minority(10), np.random.default_rng(3), 400)
+    h = H.heterogeneity_arrays(x)
+    present = _present(x, 0.15)
+    # detection is only possible when the sample holds a slow run (1 - 0.8^10 = 89 %)
+    assert 0.85 < present.mean() < 0.95
+    assert h["heterogeneous"][present].mean() >= 0.97
+    assert h["clear_split"][present].mean() >= 0.95
+    # one slow run of ten: 10 % -> 29 runs needed; two: 14; three: 9 (no warning at 10)
+    n_slow = np.sum(np.log(np.median(x, axis=2) / 1000.0) > 0.13, axis=1)
+    for k, need in ((1, 29), (2, 14), (3, 9)):
+        sel = (n_slow == k) & h["clear_split"]
+        assert sel.any()
+        assert set(h["runs_needed"][sel].tolist()) == {need}
+        assert h["warn"][sel].all() == (need > 10)
+    f = h["slow_run_fraction"][h["clear_split"] & (n_slow <= 4)]
+    assert np.all(np.abs(h["slow_run_factor"][h["clear_split"] & (n_slow <= 4)] - 1.3) < 0.03)
+    assert np.all(f <= 0.4 + 1e-9)
+
+
+@pytest.mark.parametrize("family,ar1", [("lognormal", 0.0), ("contaminated", 0.0), ("heavy_tailed", 0.0),
+                                        ("lognormal", 0.5)])
+@pytest.mark.parametrize("runs", [3, 10])
+def test_homogeneous_runs_rarely_look_heterogeneous(family, ar1, runs):
+    sc = sim.Scenario(family=family, n_runs=runs, n_batches=10, run_sigma=0.0, batch_sigma=0.03,
+                      batch_ar1=ar1)
+    x, _ = sim.draw_per_op(sc, np.random.default_rng(runs + 17), 1500)
+    h = H.heterogeneity_arrays(x)
+    assert h["heterogeneous"].mean() <= 0.07, (family, ar1, runs, h["heterogeneous"].mean())
+    # p-values are not piled at 0: the test is not simply always rejecting
+    assert np.median(h["p_value"]) > 0.3
+
+
+def test_ordinary_run_spread_is_heterogeneous_but_not_a_minority():
+    """Normal run effects (the usual model) are real run-to-run variation;
+    a clear two-group split, and so a warning, stays rare."""
+    sc = sim.Scenario(n_runs=10, n_batches=10, run_sigma=0.05, batch_sigma=0.01)
+    x, _ = sim.draw_per_op(sc, np.random.default_rng(5), 1000)
+    h = H.heterogeneity_arrays(x)
+    assert h["heterogeneous"].mean() > 0.99
+    assert h["warn"].mean() < 0.03
+
+
+def test_engine_path_matches_the_vectorised_test():
+    df = sim.simulate_samples(_minority(10, run_sd=0.01), 4)
+    rd = stats.run_data(df)
+    one = H.heterogeneity(rd)
+    arr = H.heterogeneity_arrays(H._pad(rd.runs))
+    assert one.heterogeneous == bool(arr["heterogeneous"]) and one.p_value == pytest.approx(float(arr["p_value"]))
+    assert one.runs_needed == int(arr["runs_needed"])
+    assert H.heterogeneity(stats.RunData((np.ones(5),), (0,))).warning == ""
+
+
+def _planted(n_runs, n_slow, factor=1.3, seed=0):
+    df = sim.simulate_samples(sim.Scenario(n_runs=n_runs, n_batches=10, run_sigma=0.005,
+                                           batch_sigma=0.01), seed)
+    slow = df["run"] < n_slow
+    df.loc[slow, "elapsed_ns"] = (df.loc[slow, "elapsed_ns"] * factor).round().astype("int64")
+    df["per_op_ns"] = df["elapsed_ns"] / df["iterations"]
+    return df
+
+
+def test_summary_columns_name_the_estimand_and_warn_on_a_minority():
+    df = _planted(10, 2)
+    row = stats.summarize(df, **FAST).iloc[0]
+    assert row["estimand"] == "geomean_of_run_medians"
+    logs = np.log(df[~df["warmup"]].groupby("run")["per_op_ns"].median())
+    assert row["estimate_ns"] == pytest.approx(math.exp(logs.mean()))
+    assert row["typical_run"] == pytest.approx(math.exp(np.median(logs)))
+    assert row["typical_run_low"] <= row["typical_run"] <= row["typical_run_high"]
+    assert row["typical_run_confidence"] == pytest.approx(0.95)
+    # the typical run ignores the two slow runs; the mean over runs does not
+    assert row["typical_run"] < row["estimate_ns"] / 1.04
+    assert bool(row["heterogeneous"])
+    assert row["slow_run_fraction"] == pytest.approx(0.2)
+    assert row["slow_run_factor"] == pytest.approx(1.3, rel=0.02)
+    assert row["runs_needed"] == 14
+    assert "14 runs are needed" in row["warning"] and re.search(r"2 of 10 runs are 1\.(29|30|31)x slower", row["warning"])
+    assert row["warning"] in row["warnings"]
+    # alike runs: no warning, no split
+    calm = stats.summarize(sim.simulate_samples(sim.Scenario(n_runs=10, n_batches=10), 1), **FAST).iloc[0]
+    assert calm["warning"] == "" and pd.isna(calm["runs_needed"]) and math.isnan(calm["slow_run_fraction"])
+    # columns flow through flag_sensitivity (what analysis.analyze calls)
+    fs = stats.flag_sensitivity(df, **FAST)
+    assert {"typical_run", "heterogeneous", "runs_needed", "warning", "estimand"} <= set(fs.columns)
+
+
+def test_enough_runs_no_warning():
+    df = _planted(15, 3)          # 20 % slow seen in 15 >= 14 runs
+    row = stats.summarize(df, **FAST).iloc[0]
+    assert row["heterogeneous"] and row["runs_needed"] == 14 and row["warning"] == ""
+
+
+# ------------------------------------------------------------- ratio trap
+
+def test_ratio_ci_refuses_plain_arrays_without_run_labels():
+    rng = np.random.default_rng(0)
+    a, b = rng.lognormal(7, 0.05, 50), rng.lognormal(6, 0.05, 50)
+    with pytest.raises(stats.MissingRunLabels, match="without run labels") as e:
+        stats.ratio_ci(a, b)
+    assert isinstance(e.value, OsbenchError)
+    with pytest.raises(stats.MissingRunLabels):
+        stats.ratio_ci(list(a), stats.RunData.from_arrays(b, np.repeat(np.arange(5), 10)))
+    df = sim.simulate_samples(sim.Scenario(n_runs=4, n_batches=10), 1).drop(columns="run")
+    with pytest.raises(stats.MissingRunLabels, match="no 'run' column"):
+        stats.ratio_ci(df, df)
+    # said explicitly: each array is one run; the note says what that means
+    r = stats.ratio_ci(a, b, single_run=True, **FAST)
+    assert r.numerator.n_runs == 1 and "single run" in r.note
+    assert r.ratio == pytest.approx(np.median(a) / np.median(b))
+    # labelled data keeps the run-level Welch interval
+    ra = stats.RunData.from_arrays(a, np.repeat(np.arange(5), 10))
+    rb = stats.RunData.from_arrays(b, np.repeat(np.arange(5), 10))
+    assert stats.ratio_ci(ra, rb).ci_method == "runs-t"
+
+
+# ------------------------------------------------------------- mode test
+
+def _mode_rate(sc, reps, seed, both_modes=False):
+    x, _ = sim.draw_per_op(sc, np.random.default_rng(seed), reps)
+    run = np.repeat(np.arange(sc.n_runs), sc.n_batches)
+    use = _present(x, math.log(sc.far_factor) / 2) if both_modes else np.ones(reps, bool)
+    hits = [q.detect_multimodality(x[e].ravel(), run) for e in np.nonzero(use)[0]]
+    return np.mean([h.multimodal for h in hits]), hits
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("runs", [3, 5, 10, 20])
+def test_mode_test_false_alarms_and_power(runs):
+    fa, _ = _mode_rate(sim.Scenario(n_runs=runs, n_batches=10, run_sigma=0.4), 150, runs)
+    assert fa <= 0.04
+    pw, hits = _mode_rate(sim.Scenario(family="bimodal_runs", far_factor=10, far_fraction=0.3,
+                                       n_runs=runs, n_batches=10), 100, runs + 1, both_modes=True)
+    assert pw >= 0.97 and all(h.split == "between_runs" for h in hits if h.multimodal)
+    pw_w, hits = _mode_rate(sim.Scenario(family="bimodal", far_factor=10, far_fraction=0.3,
+                                         n_runs=runs, n_batches=10), 60, runs + 2)
+    assert pw_w >= 0.95 and all(h.split == "within_runs" for h in hits if h.multimodal)
+
+
+def test_wide_unimodal_run_spread_is_not_called_modes():
+    """The old pooled test called these 'between_runs' modes in most experiments."""
+    fa, _ = _mode_rate(sim.Scenario(n_runs=5, n_batches=10, run_sigma=0.3, batch_sigma=0.01), 60, 11)
+    assert fa <= 0.05
+
+
+def test_between_run_modes_keep_tukey_outlier_classes():
+    df = sim.simulate_samples(sim.Scenario(family="bimodal_runs", far_fraction=0.4, far_factor=10,
+                                           n_runs=10, n_batches=20), 9)
+    m = df[~df["warmup"]]
+    assert q.detect_multimodality(m["per_op_ns"].to_numpy(), m["run"].to_numpy()).split == "between_runs"
+    i = m.index[5]
+    df.loc[i, "elapsed_ns"] *= 3
+    df["per_op_ns"] = df["elapsed_ns"] / df["iterations"]
+    f = q.flag_batches(df)
+    assert f.loc[i, "outlier_class"] == "severe"
+
+
+# ------------------------------------------------------------- precision
+
+def test_stopping_rule_asks_for_more_runs_under_heterogeneity():
+    df = _planted(8, 2, factor=1.3, seed=2)
+    target = pr.PrecisionTarget(target_rel=0.2, min_runs=5, max_runs=30, budget_s=1000)
+    st = pr.precision_status(df, target)
+    assert st.halfwidth_rel <= 0.2          # the interval alone would stop here
+    assert st.heterogeneous and st.runs_needed_heterogeneity == H.runs_to_see(0.25) == 11
+    assert not st.met and st.runs_needed >= st.runs_needed_heterogeneity
+    d = pr.stop_decision(st, target, elapsed_s=1)
+    assert not d.stop and d.next_action == "add_runs"
+    assert f"{st.runs_needed_heterogeneity} runs needed" in d.message
+    capped = pr.PrecisionTarget(target_rel=0.2, min_runs=5, max_runs=8, budget_s=1000)
+    d = pr.stop_decision(pr.precision_status(df, capped), capped, elapsed_s=1)
+    assert d.stop and d.reason == "max_runs" and f"{st.runs_needed_heterogeneity} runs needed" in d.message
+    # with enough runs the same structure no longer blocks the target
+    ok = pr.precision_status(_planted(16, 4, factor=1.3, seed=3), target)
+    assert ok.met and ok.runs_needed_heterogeneity <= 16
+    rec = pr.campaign_precision(df, target, elapsed_s=1).to_manifest()
+    assert rec["conditions"][0]["runs_needed_heterogeneity"] == st.runs_needed_heterogeneity
+
+
+def test_minority_slow_runs_break_the_mean_interval_not_the_typical_run():
+    """Issue 12's finding, kept as a regression check: 20 % of runs 1.3x slower,
+    tight batches, 5 runs.  The t interval for the mean over runs misses often
+    (samples without a slow run); the typical run's interval keeps its stated
+    confidence; warnings come when a minority shows."""
+    sc = _minority(5, run_sd=0.02)
+    x, _ = sim.draw_per_op(sc, np.random.default_rng(12), 1500)
+    vals = stats.run_level_values(x, "median")
+    _, lo, hi = stats.t_interval(vals, 0.95)
+    truth = math.log(sim.true_value_ns(sc, "geomean_of_run_medians"))
+    assert np.mean((lo <= truth) & (truth <= hi)) < 0.8
+    _, olo, ohi, conf = stats.order_statistic_median_ci_rows(vals, 0.95, interpolate=True)
+    t_typ = math.log(sim.true_value_ns(sc, "median_of_run_medians"))
+    cov = np.mean((olo <= t_typ) & (t_typ <= ohi))
+    assert conf == pytest.approx(0.9375) and abs(cov - conf) < 0.03
+    h = H.heterogeneity_arrays(x)
+    present = _present(x, 0.15)
+    assert h["warn"][~present].mean() < 0.1          # nothing to see without a slow run
+    assert h["warn"][present].mean() > 0.8           # 1 of 5 (f=0.2 -> 14) or 2 of 5 (0.4 -> 6)
+
+
+def test_vectorised_order_statistic_interval_matches_the_scalar_one():
+    rng = np.random.default_rng(1)
+    for n in (2, 5, 6, 11, 30):
+        v = rng.normal(size=(7, n))
+        _, lo, hi, c = stats.order_statistic_median_ci_rows(v, 0.95, interpolate=True)
+        for i in range(7):
+            m, l1, h1, c1 = stats.order_statistic_median_ci(v[i], 0.95, interpolate=True)
+            assert (l1, h1, c1) == pytest.approx((lo[i], hi[i], c))
+
+
+def test_ratio_table_inherits_the_sides_warnings():
+    base = _planted(10, 2).assign(environment="native", campaign_id="c1")
+    other = sim.simulate_samples(sim.Scenario(n_runs=10, n_batches=10, run_sigma=0.005, batch_sigma=0.01,
+                                              median_ns=3000), 5).assign(environment="gvisor", campaign_id="c2")
+    t = stats.ratio_table(pd.concat([base, other], ignore_index=True), baseline="native", n_resamples=500)
+    row = t.iloc[0]
+    assert row["warning"].startswith("native (baseline): runs are not alike: 2 of 10 runs")
+    assert "gvisor:" not in row["warning"] and row["runs_needed"] == 14
+    calm = stats.ratio_table(pd.concat([other.assign(environment="native"), other], ignore_index=True),
+                             baseline="native", n_resamples=500)
+    assert calm["warning"].iloc[0] == "" and pd.isna(calm["runs_needed"].iloc[0])
