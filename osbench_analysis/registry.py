@@ -22,18 +22,68 @@ class Probe:
     family: str             # syscall | file | process | thread | memory | testonly
     unit: str               # what one iteration is
     two_party: bool         # a second process/thread takes part: placement can be cross_cpu
-    mirrors: str            # the seed measurement it corresponds to
+    mirrors: str            # the seed measurement it corresponds to ("none ...": no published table row)
     params: tuple[Param, ...] = field(default=())
     uses_workdir: bool = False
     hidden: bool = False    # test-only probes, left out of default campaigns
     max_iterations: int = 10_000_000  # keeps a batch's memory/files bounded
+    # It forks (a child, or the partner of a two-process probe): the worker runs
+    # it in osbench-parent, a minimal native parent, unless params parent=python.
+    forks: bool = False
+    size_param: str = "size"  # the parameter handed to the C probe as osb_params.size
+    helper: str = "exit0"     # the program a launching probe executes (osbench-<helper>-<linkage>)
+    # Parameter sets that are primitives of their own (select on 10 and on 100
+    # fds, fstime's three buffers): every profile measures each of them.
+    variants: tuple[dict, ...] = ()
+    # A scalability sweep: (parameter, points).  `quick` measures the first
+    # point only, `full` every point (config.PROFILES derives both from here).
+    sweep: tuple = ()
+    # The parameter that counts units of work per iteration ('' if one):
+    # files_in_folder proves each of its `files` files removed.
+    work_param: str = ""
+    # It maps a file of its work dir MAP_SHARED: a direct-I/O file server
+    # (FUSE cache=never, libfuse < 3.16) refuses such maps with ENODEV.
+    maps_file: bool = False
 
     def defaults(self) -> dict:
         return {p.name: p.default for p in self.params}
 
+    def expected_work(self, iterations: int, params: dict | None = None) -> int:
+        """The work_done a batch of `iterations` must prove (see schema's work_done)."""
+        if not self.work_param:
+            return iterations
+        return iterations * int({**self.defaults(), **(params or {})}[self.work_param])
+
 
 LINKAGE = Param("linkage", "dynamic", ("dynamic", "static"),
                 "how the launched helper program is linked (NetBSD/FreeBSD paper: static vs dynamic)")
+PARENT_NATIVE, PARENT_PYTHON = "native", "python"
+PARENT = Param("parent", PARENT_NATIVE, (PARENT_NATIVE, PARENT_PYTHON),
+               "the process that forks: native = osbench-parent, a minimal C program (as every peer "
+               "benchmark forks); python = the worker's interpreter itself (~14 MB, the probes' "
+               "behaviour before the native parent)")
+PARENT_MB = Param("parent_mb", 0, (),
+                  "extra anonymous memory, every page touched, in the forking parent (MB); "
+                  "a sweep like LEBench's big/huge fork")
+OUTSTANDING = Param("outstanding", 1, (),
+                    "children created before the first is waited for (1: one at a time, as lmbench and "
+                    "UnixBench; 100: osbench)")
+
+
+def forking(*params: Param) -> tuple[Param, ...]:
+    """Parameters of a probe that forks: which parent forks, and its size."""
+    return (PARENT, PARENT_MB, *params)
+
+
+def parent_of(probe: str, params: dict) -> str:
+    """Which process forked in a recorded condition: native | python, '' for a
+    probe that does not fork.  Campaigns measured before the native parent
+    existed recorded no `parent` parameter: their fork probes ran in the
+    Python worker, so a missing value means python."""
+    spec = PROBES.get(probe)
+    if spec is None or not spec.forks:
+        return ""
+    return (params or {}).get("parent", PARENT_PYTHON)
 
 PROBES: dict[str, Probe] = {p.name: p for p in [
     Probe("null_syscall", "syscall", "one getpid() via syscall(2)", False,
@@ -45,23 +95,169 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
     Probe("stat", "file", "stat(2) of an existing file", False,
           "lmbench 'stat'", uses_workdir=True),
     Probe("fork_exit", "process", "fork + child _exit + waitpid", True,
-          "lmbench 'fork proc'; osbench 'create processes'; NetBSD/FreeBSD process creation"),
+          "lmbench 'fork proc'; UnixBench spawn; osbench 'create processes' (outstanding=100); "
+          "NetBSD/FreeBSD process creation",
+          params=forking(OUTSTANDING), forks=True, size_param="outstanding", max_iterations=1_000_000),
     Probe("fork_exec", "process", "fork + execve of an empty program + waitpid", True,
-          "lmbench 'exec proc'; osbench 'launch program'; UnixBench execl; NetBSD/FreeBSD program load",
-          params=(LINKAGE,)),
+          "lmbench 'exec proc'; osbench 'launch program' (outstanding=100); NetBSD/FreeBSD program load",
+          params=forking(LINKAGE, OUTSTANDING), forks=True, size_param="outstanding", max_iterations=1_000_000,
+          variants=({"linkage": "dynamic"}, {"linkage": "static"})),
+    Probe("posix_spawn", "process", "posix_spawn of an empty program + waitpid", True,
+          "none exactly (the vfork-style creation path glibc uses; compare fork_exec)",
+          params=forking(LINKAGE), forks=True, max_iterations=1_000_000),
+    Probe("fork_shell", "process", "fork + execlp /bin/sh -c <empty program> + waitpid", True,
+          "lmbench 'fork /bin/sh -c' (lat_proc shell; the empty program is lmbench's hello)",
+          params=forking(LINKAGE), forks=True, max_iterations=200_000),
+    Probe("exec_only", "process", "execve of its own program by one process (a chain, no fork per op)", True,
+          "UnixBench execl (a process re-executing itself with a counter)",
+          params=forking(LINKAGE), forks=True, helper="execl", max_iterations=1_000_000),
+    Probe("proc_terminate", "process", "kill(SIGTERM) + waitpid of a sleeping child created before the batch",
+          True, "McGarry NetBSD/FreeBSD process termination", params=forking(), forks=True,
+          max_iterations=2_000),
+    Probe("fork_alive", "process", "fork + child _exit + waitpid with `alive` other processes sleeping", True,
+          "none in the reference tables (McGarry's fork cost vs number of processes alive, a figure: sweep alive)",
+          params=forking(Param("alive", 0, (), "sleeping processes kept alive by the parent during the batch")),
+          forks=True, size_param="alive", max_iterations=1_000_000, sweep=("alive", (0, 100, 1000))),
     Probe("pipe_pingpong", "process", "one round trip of a 1-byte token over two pipes (two context switches)", True,
-          "lmbench 'ctxsw'/'pipe latency'; UnixBench pipe-based context switching; NetBSD/FreeBSD context switch"),
+          "lmbench 'ctxsw'/'pipe latency'; UnixBench pipe-based context switching; NetBSD/FreeBSD context switch",
+          params=forking(), forks=True),
     Probe("thread_create_join", "thread", "pthread_create + pthread_join of an empty thread", True,
-          "osbench 'create threads'; NetBSD/FreeBSD thread creation"),
+          "osbench 'create threads' (outstanding=100: 100 created, then joined); McGarry thread lifecycle; "
+          "NetBSD/FreeBSD thread creation",
+          params=(Param("outstanding", 1, (), "threads created before the first is joined (osbench: 100)"),),
+          size_param="outstanding", max_iterations=1_000_000),
+    Probe("mutex_uncontested", "thread", "pthread_mutex_lock + unlock of a mutex no other thread wants", False,
+          "McGarry Table 2 uncontested mutex"),
+    Probe("condvar_pingpong", "thread", "one hand-over of a token between two threads (mutex + condition variable)",
+          True, "McGarry Table 2 condition-variable wake-up (two threads, not one of ten)"),
+    Probe("thread_pingpong_game", "thread", "one hand-over of a token between the two player threads of a game "
+          "(mutex + condition variables), games played at once", True,
+          "McGarry Table 3 ping-pong games (experiment 1: 1 game, 2: 4 games, 3: 500 games with 32 KiB stacks)",
+          params=(Param("experiment", 1, (1, 2, 3), "McGarry Table 3 experiment"),), size_param="experiment"),
     Probe("mmap_touch", "memory", "mmap 4 KiB anonymous + write one byte + munmap", False,
-          "lmbench 'mmap latency' / page fault; NetBSD/FreeBSD mmap sweep"),
+          "none in the reference tables (an anonymous page's map + first-touch fault + unmap; lmbench's "
+          "page fault is pagefault_file, its lat_mmap is mmap_file)"),
     Probe("file_create_delete", "file", "create + write 32 B + close + unlink of one file", False,
           "osbench 'create files' (>65,000 files of 32 B in one folder)", uses_workdir=True,
           max_iterations=200_000),
     Probe("malloc_free_small", "memory", "malloc + free of one 4-128 B block", False,
-          "osbench 'allocate memory' (1,000,000 blocks of 4-128 B)", max_iterations=5_000_000),
-    Probe("test_crash_segv", "testonly", "raises SIGSEGV", False, "none (tests worker isolation)", hidden=True),
-    Probe("test_hang", "testonly", "blocks forever", False, "none (tests timeouts)", hidden=True),
+          "osbench 'allocate memory' (blocks=1000000: 1,000,000 blocks of 4-128 B allocated, then freed)",
+          params=(Param("blocks", 0, (), "blocks allocated before the first is freed, osbench sizes "
+                        "((i % 32) + 1) * 4 B; 0: the whole batch, sizes 4 + (37 i mod 125) B"),),
+          size_param="blocks", max_iterations=5_000_000),
+    # ---- catalog (issue 9 section 2): kernel entry, IPC, microkernel-style
+    # service, files, memory bandwidth, scalability sweeps.
+    Probe("read_devzero", "entry", "read(2) of 1 byte from /dev/zero", False, "lmbench 'simple read'"),
+    Probe("write_devnull", "entry", "write(2) of 1 byte to /dev/null", False, "lmbench 'simple write'"),
+    Probe("fstat", "entry", "fstat(2) of an open 8-byte file", False, "lmbench 'simple fstat'", uses_workdir=True),
+    Probe("select_fds", "entry", "select(2) over `fds` descriptors of an open file in the write set (timeout 0)", False,
+          "lmbench 'select on 10 fds' / 'select on 100 fds' (lat_select file)", uses_workdir=True,
+          params=(Param("fds", 10, (), "descriptors selected on (lmbench: 10 and 100)"),), size_param="fds",
+          variants=({"fds": 10}, {"fds": 100})),
+    Probe("poll_fds", "entry", "poll(2) over `fds` readable file descriptors (timeout 0)", False,
+          "none in the reference tables (poll(2), the select_fds counterpart)", uses_workdir=True,
+          params=(Param("fds", 10, (), "descriptors polled"),), size_param="fds",
+          variants=({"fds": 10}, {"fds": 100})),
+    Probe("sigaction_install", "entry", "sigaction(2) installing a SIGUSR1 handler", False,
+          "lmbench 'signal handler installation'"),
+    Probe("signal_catch", "entry", "kill(getpid(), SIGUSR1) + the handler running", False,
+          "lmbench 'signal handler overhead' (which subtracts the send, kill(getpid(), 0); ours keeps it)"),
+    Probe("signal_send", "entry", "kill(getpid(), 0): the permission check of sending, no signal", False,
+          "none in the reference tables (lmbench lat_sig's send cost, subtracted from its catch: "
+          "signal_catch minus signal_send)"),
+    Probe("pagefault_file", "entry", "one page fault on a shared file mapping (one page touched per 64 KiB, "
+          "mmap + munmap shared by the file's faults)", False,
+          "lmbench 'page fault' (lat_pagefault: map a file, touch its pages in a stride)", uses_workdir=True,
+          maps_file=True,
+          params=(Param("file_kb", 4096, (), "size of the mapped file (KiB)"),), size_param="file_kb"),
+    Probe("mmap_file", "entry", "mmap of a file region + one read per 64 KiB + munmap", False,
+          "none in the reference tables (lmbench lat_mmap)", uses_workdir=True, maps_file=True,
+          params=(Param("region_kb", 4096, (), "size of the mapped region (KiB)"),), size_param="region_kb",
+          max_iterations=100_000),
+    Probe("clock_gettime", "entry", "clock_gettime(CLOCK_MONOTONIC) through the vDSO (no kernel entry)", False,
+          "none (the floor under every probe: a clock read that never enters the kernel)"),
+    Probe("pipe_bw", "ipc", "one 64 KiB chunk written into a pipe by the partner process and read (the reader is timed)", True,
+          "lmbench 'pipe bandwidth' (bw_pipe, 64 KiB chunks)", params=forking(), forks=True,
+          max_iterations=1_000_000),
+    Probe("unix_bw", "ipc", "one 64 KiB chunk over an AF_UNIX stream socket from the partner process (the reader is timed)", True,
+          "lmbench 'AF_UNIX bandwidth' (bw_unix)", params=forking(), forks=True, max_iterations=1_000_000),
+    Probe("unix_pingpong", "ipc", "one round trip of 1 byte over an AF_UNIX stream socketpair", True,
+          "lmbench 'AF_UNIX sock stream latency' (lat_unix)", params=forking(), forks=True),
+    Probe("tcp_pingpong", "ipc", "one round trip of 1 byte over TCP on 127.0.0.1 (TCP_NODELAY)", True,
+          "lmbench 'TCP latency' (lat_tcp)", params=forking(), forks=True),
+    Probe("udp_pingpong", "ipc", "one round trip of a 1-byte datagram over UDP on 127.0.0.1", True,
+          "lmbench 'UDP latency' (lat_udp)", params=forking(), forks=True),
+    Probe("ctxsw_ring", "ipc", "one lap of an 8-byte token around a ring of `processes` processes joined by "
+          "pipes (`processes` context switches)", True,
+          "none in the reference tables (lmbench lat_ctx -s 0 N; the tables' context switch rows are "
+          "pipe_pingpong's)",
+          params=forking(Param("processes", 2, (), "processes in the ring (lmbench lat_ctx N)")),
+          forks=True, size_param="processes", sweep=("processes", (2, 8, 16))),
+    Probe("service_direct", "service", "the service as one system call (bytes=0: getppid; N: read of N bytes "
+          "from /dev/zero)", False,
+          "none in the reference tables (the direct baseline of the microkernel-style service probes)",
+          params=(Param("bytes", 0, (), "0: getppid(); N: read N bytes from /dev/zero"),), size_param="bytes",
+          variants=({"bytes": 0}, {"bytes": 64})),
+    Probe("service_pipe", "service", "the service as a request to a server process over two pipes, "
+          "performed there and replied (with the bytes read)", True,
+          "none in the reference tables (microkernel-style system call through a user-space server; "
+          "compare service_direct)",
+          params=forking(Param("bytes", 0, (), "0: getppid(); N: read N bytes from /dev/zero")),
+          forks=True, size_param="bytes", variants=({"bytes": 0}, {"bytes": 64})),
+    Probe("service_unix", "service", "the service as a request to a server process over an AF_UNIX "
+          "socketpair, performed there and replied", True,
+          "MINIX 3 paper's RPC cost (a message round trip to a server process; compare service_direct)",
+          params=forking(Param("bytes", 0, (), "0: getppid(); N: read N bytes from /dev/zero")),
+          forks=True, size_param="bytes", variants=({"bytes": 0}, {"bytes": 64})),
+    Probe("service_shm", "service", "the service as a request to a server process through shared memory "
+          "with a futex wake-up each way (L4-style)", True,
+          "none in the reference tables (the fastest microkernel-style IPC design; compare service_direct)",
+          params=forking(Param("bytes", 0, (), "0: getppid(); N: read N bytes from /dev/zero")),
+          forks=True, size_param="bytes", variants=({"bytes": 0}, {"bytes": 64})),
+    Probe("file_write", "files", "one write(2) of `buffer` bytes to a file that wraps at fstime's maximum size",
+          False, "UnixBench fstime 'File Write' (256/500, 1024/2000, 4096/8000 bufsize/maxblocks)",
+          uses_workdir=True, params=(Param("buffer", 1024, (256, 1024, 4096), "buffer size (B)"),),
+          size_param="buffer", variants=({"buffer": 256}, {"buffer": 1024}, {"buffer": 4096})),
+    Probe("file_read", "files", "one read(2) of `buffer` bytes from a cached file (rewound at its end)",
+          False, "UnixBench fstime 'File Read'", uses_workdir=True,
+          params=(Param("buffer", 1024, (256, 1024, 4096), "buffer size (B)"),),
+          size_param="buffer", variants=({"buffer": 256}, {"buffer": 1024}, {"buffer": 4096})),
+    Probe("file_copy", "files", "one read(2) + write(2) of `buffer` bytes from one file to another",
+          False, "UnixBench fstime 'File Copy'", uses_workdir=True,
+          params=(Param("buffer", 1024, (256, 1024, 4096), "buffer size (B)"),),
+          size_param="buffer", variants=({"buffer": 256}, {"buffer": 1024}, {"buffer": 4096})),
+    Probe("files_in_folder", "files", "one round: `files` files of 32 B created in one folder, then all deleted",
+          False, "none as a row of its own (osbench 'create files' round exactly at files=65534; the blog's "
+          "figure is mapped to file_create_delete)", uses_workdir=True,
+          params=(Param("files", 65534, (), "files per round (osbench: 65,534)"),), size_param="files",
+          max_iterations=10_000, sweep=("files", (1000, 10000, 65534)), work_param="files"),
+    Probe("memcpy_bw", "memory_bw", "memcpy of a `bytes` buffer (8 MiB: beyond the caches)", False,
+          "none in the reference tables (memory copy bandwidth, lmbench bw_mem bcopy-style)",
+          params=(Param("bytes", 8 << 20, (), "buffer size (B)"),), size_param="bytes", max_iterations=100_000),
+    Probe("malloc_memcpy", "memory_bw", "malloc of two `bytes` buffers + fill + copy + two frees", False,
+          "UnixBench mallocMemCopy-style (two mallocs, a small copy, two frees)",
+          params=(Param("bytes", 256, (), "buffer size (B)"),), size_param="bytes"),
+    Probe("socket_bind_open", "sweeps", "socket(AF_INET, SOCK_STREAM) + bind 127.0.0.1:0 + close with `sockets` "
+          "other bound sockets open", False,
+          "none in the reference tables (McGarry's socket creation vs number of open sockets, a figure)",
+          params=(Param("sockets", 0, (), "bound sockets held open during the batch"),), size_param="sockets",
+          sweep=("sockets", (0, 1000, 5000))),
+    Probe("mmap_window_maps", "sweeps", "mmap + munmap of a 4 KiB window of a sparse 200 MB file with `maps` "
+          "other windows mapped", False,
+          "none in the reference tables (McGarry's mmap of 4 KiB windows of a 200 MB file vs mappings, a figure)",
+          uses_workdir=True, maps_file=True,
+          params=(Param("maps", 0, (), "windows kept mapped during the batch"),),
+          size_param="maps", sweep=("maps", (0, 1000, 10000))),
+    Probe("thread_create_alive", "sweeps", "pthread_create + join of an empty thread with `threads` other "
+          "threads alive (blocked)", False,
+          "none in the reference tables (McGarry's thread creation vs threads alive, a figure)",
+          params=(Param("threads", 0, (), "threads kept alive during the batch"),), size_param="threads",
+          sweep=("threads", (0, 100, 1000))),
+    # uses_workdir: a file server (FUSE) runs them too, on its mount (cleanup tests)
+    Probe("test_crash_segv", "testonly", "raises SIGSEGV", False, "none (tests worker isolation)", hidden=True,
+          uses_workdir=True),
+    Probe("test_hang", "testonly", "blocks forever", False, "none (tests timeouts)", hidden=True,
+          uses_workdir=True),
 ]}
 
 DEFAULT_PROBES: tuple[str, ...] = tuple(n for n, p in PROBES.items() if not p.hidden)
@@ -101,3 +297,71 @@ def variant_label(probe: Probe, params: dict, fs_type: str = "") -> str:
     if probe.uses_workdir and fs_type:
         parts.append(f"fs={fs_type}")
     return ",".join(parts)
+
+
+# ---------------------------------------------------------------- catalog views
+
+def profile_variants(profile: str) -> dict[str, list[dict]]:
+    """The parameter sets a profile measures, derived from the registry:
+    every probe's primitive variants (``variants``), at the first point of its
+    sweep for ``quick`` and at every point for ``full``.  Probes with neither
+    are measured at their defaults (left out of the mapping)."""
+    out: dict[str, list[dict]] = {}
+    for name, p in PROBES.items():
+        if p.hidden:
+            continue
+        sets = [dict(v) for v in p.variants] or [{}]
+        if p.sweep:
+            key, points = p.sweep
+            points = points if profile == "full" else points[:1]
+            sets = [{**s, key: x} for s in sets for x in points]
+        if sets != [{}]:
+            out[name] = sets
+    return out
+
+
+def primitives() -> list[tuple[str, dict]]:
+    """Every primitive of the catalog: (probe, parameters) for each probe and
+    each of its primitive variants (sweep points are not primitives)."""
+    return [(n, dict(v)) for n, p in PROBES.items() if not p.hidden for v in (p.variants or ({},))]
+
+
+def catalog_table():
+    """The catalog as a table, grouped by family: probe, unit, what it mirrors,
+    parameters (default), primitive variants, sweep points, how it runs."""
+    import pandas as pd
+
+    rows = []
+    for p in PROBES.values():
+        if p.hidden:
+            continue
+        how = [s for s, on in (("two-party", p.two_party), ("native parent", p.forks),
+                                ("workdir", p.uses_workdir)) if on]
+        rows.append({
+            "family": p.family, "probe": p.name, "unit": p.unit, "mirrors": p.mirrors,
+            "params": ", ".join(f"{q.name}={q.default}" for q in p.params),
+            "variants": "; ".join(",".join(f"{k}={v}" for k, v in s.items()) for s in p.variants),
+            "sweep": f"{p.sweep[0]}: {', '.join(map(str, p.sweep[1]))}" if p.sweep else "",
+            "runs": ", ".join(how),
+        })
+    order = list(dict.fromkeys(r["family"] for r in rows))
+    df = pd.DataFrame(rows)
+    df["_f"] = df["family"].map(order.index)
+    return df.sort_values(["_f"], kind="stable").drop(columns="_f").reset_index(drop=True)
+
+
+def format_catalog(width: int = 100) -> str:
+    """`osbench probes`: the catalog grouped by family, each probe with what it mirrors."""
+    import textwrap
+
+    df = catalog_table()
+    lines = [f"{len(df)} probes, {len(primitives())} primitives (a probe's primitive variants counted apiece)"]
+    for family, part in df.groupby("family", sort=False):
+        lines.append(f"\n[{family}]")
+        for r in part.itertuples():
+            lines.append(f"  {r.probe:22s} {r.unit}")
+            extra = [x for x in (r.params and f"params: {r.params}", r.variants and f"primitives: {r.variants}",
+                                 r.sweep and f"sweep {r.sweep}", r.runs and f"runs: {r.runs}") if x]
+            for text in [f"mirrors: {r.mirrors}", *extra]:
+                lines.extend(textwrap.wrap(text, width, initial_indent=" " * 25, subsequent_indent=" " * 27))
+    return "\n".join(lines)

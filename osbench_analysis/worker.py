@@ -8,19 +8,28 @@ sees from inside (facts.py), then {"kind": "batch", ...} for each batch, then
 {"kind": "done"};
 on a probe error {"kind": "error", "message": ...} and exit status 3.
 Calibration batches come first and are flagged as warm-ups, never dropped.
+
+Probes that fork (registry `forks`) run by default in osbench-parent, a minimal
+native program linked with the same harness (probes/helpers/parent.c): fork
+copies the forking process's page tables, so forking from this interpreter
+would measure the interpreter.  The worker starts one parent per run, sends it
+each batch's iteration count over a pipe and reads back the harness's result;
+params parent=python keeps the old in-interpreter behaviour as a variant.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import math
+import mmap
 import os
+import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from osbench_analysis import facts
+from osbench_analysis import facts, registry
 from osbench_analysis.schema import HARNESS_FIELDS
 
 EXIT_PROBE_ERROR = 3
@@ -45,37 +54,134 @@ class WorkerRequest:
         return json.dumps(asdict(self), sort_keys=True)
 
 
-def helper_path(params: dict) -> str:
-    return str(BIN_DIR / f"osbench-exit0-{params.get('linkage', 'dynamic')}")
+PARENT = BIN_DIR / "osbench-parent"
+
+
+def helper_path(params: dict, helper: str = "exit0") -> str:
+    return str(BIN_DIR / f"osbench-{helper}-{params.get('linkage', 'dynamic')}")
 
 
 class ProbeFailed(RuntimeError):
     pass
 
 
+def probe_library(probe: str):
+    """(ffi, lib) of the extension holding the probe: the campaigns' one, or the
+    test extension for the probes that crash or hang on purpose.  Imported
+    here: the runner never loads probes."""
+    from osbench_analysis.registry import PROBES
+
+    p = PROBES.get(probe)
+    if p is not None and p.family == "testonly":
+        from osbench_analysis._probes_test import ffi, lib
+    else:
+        from osbench_analysis._probes import ffi, lib
+    return ffi, lib
+
+
+def touch_anonymous(mb: int) -> mmap.mmap | None:
+    """mb MB of anonymous memory with every page written: a bigger forking parent."""
+    if mb <= 0:
+        return None
+    m = mmap.mmap(-1, mb << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    for off in range(0, mb << 20, mmap.PAGESIZE):
+        m[off] = 1
+    return m
+
+
+class NativeParent:
+    """osbench-parent running batches of one probe on request (a pipe each way);
+    it dies with this process (PR_SET_PDEATHSIG) and when close() shuts its stdin."""
+
+    def __init__(self, ffi, req: WorkerRequest, helper: str, size: int, parent_mb: int):
+        if not os.access(PARENT, os.X_OK):
+            raise ProbeFailed(f"{PARENT} is missing: rebuild the package (`pip install -e .` or `make install`)")
+        self.ffi = ffi
+        self.size = ffi.sizeof("osb_result")
+        argv = [str(PARENT), str(os.getpid()), req.probe, helper, req.workdir or "", str(req.child_cpu),
+                str(size), str(parent_mb)]
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+
+    def run(self, iterations: int, result) -> int:
+        try:
+            self.proc.stdin.write(iterations.to_bytes(8, sys.byteorder, signed=True))
+            data = b""
+            while len(data) < self.size:
+                chunk = self.proc.stdout.read(self.size - len(data))
+                if not chunk:
+                    break
+                data += chunk
+        except BrokenPipeError:
+            data = b""
+        if len(data) != self.size:
+            rc = self.proc.poll()
+            raise ProbeFailed(f"osbench-parent ended without a result (status {rc})")
+        self.ffi.memmove(result, data, self.size)
+        return -1 if result.error else 0
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc.stdout.close()
+
+
 class Batcher:
-    """Runs batches of one probe through the C harness."""
+    """Runs batches of one probe through the C harness: in this process, or in
+    osbench-parent for a probe that forks (unless params parent=python)."""
 
     def __init__(self, req: WorkerRequest):
-        from osbench_analysis._probes import ffi, lib  # imported here: the runner never loads probes
+        ffi, lib = probe_library(req.probe)
 
+        spec = registry.PROBES.get(req.probe)
+        helper = helper_path(req.params, spec.helper if spec else "exit0")
+        size_param = spec.size_param if spec else "size"
         self.ffi, self.lib, self.req = ffi, lib, req
-        self._keep = [ffi.new("char[]", s.encode()) for s in (req.workdir or "", helper_path(req.params))]
+        self._keep = [ffi.new("char[]", s.encode()) for s in (req.workdir or "", helper)]
         self.params = ffi.new("osb_params *")
         self.params.workdir, self.params.helper_path = self._keep
         self.params.child_cpu = req.child_cpu
-        self.params.size = int(req.params.get("size", 0))
+        self.params.size = int(req.params.get(size_param, 0))
         self.result = ffi.new("osb_result *")
         self.name = req.probe.encode()
+        parent_mb = int(req.params.get("parent_mb", 0))
+        self.parent = registry.parent_of(req.probe, {"parent": registry.PARENT_NATIVE, **req.params})
+        self.native = None
+        self._ballast = None
+        if self.parent == registry.PARENT_NATIVE:
+            self.native = NativeParent(ffi, req, helper, self.params.size, parent_mb)
+        else:
+            self._ballast = touch_anonymous(parent_mb)  # the interpreter, grown
 
     def run(self, iterations: int) -> dict:
         load1 = os.getloadavg()[0]
-        rc = self.lib.osb_run(self.name, self.params, iterations, self.result)
+        if self.native is not None:
+            rc = self.native.run(iterations, self.result)
+        else:
+            rc = self.lib.osb_run(self.name, self.params, iterations, self.result)
         r = self.result
         if rc != 0:
             raise ProbeFailed(f"{self.req.probe}: {self.ffi.string(r.message).decode(errors='replace')}"
                               f" (error {r.error})")
         return {**{name: getattr(r, name) for name in HARNESS_FIELDS}, "loadavg_1m": load1}
+
+    def close(self) -> None:
+        if self.native is not None:
+            self.native.close()
+            self.native = None
+        if self._ballast is not None:
+            self._ballast.close()
+            self._ballast = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 def next_iterations(n: int, elapsed_ns: int, target_ns: int, cap: int) -> int:
@@ -91,27 +197,29 @@ def run_request(req: WorkerRequest, emit) -> None:
     emit({"kind": "environment", **facts.environment_facts(req.workdir)})
     if req.settle_s > 0:
         time.sleep(req.settle_s)
-    b = Batcher(req)
-    index = 0
+    with Batcher(req) as b:
+        index = 0
 
-    def record(stats: dict, warmup: bool) -> None:
-        nonlocal index
-        emit({"kind": "batch", "batch": index, "warmup": warmup, "worker_pid": os.getpid(), **stats})
-        index += 1
+        def record(stats: dict, warmup: bool) -> None:
+            nonlocal index
+            # parent: which process ran the batch (native | python; '' when the probe does not fork)
+            emit({"kind": "batch", "batch": index, "warmup": warmup, "worker_pid": os.getpid(),
+                  "parent": b.parent, **stats})
+            index += 1
 
-    n = req.iterations
-    if n is None:
-        n = 1
-        while True:
-            stats = b.run(n)
-            record(stats, warmup=True)
-            if stats["elapsed_ns"] >= req.min_batch_ns or n >= req.max_iterations:
-                break
-            n = next_iterations(n, stats["elapsed_ns"], req.min_batch_ns, req.max_iterations)
-    for _ in range(req.warmup):
-        record(b.run(n), warmup=True)
-    for _ in range(req.batches):
-        record(b.run(n), warmup=False)
+        n = req.iterations
+        if n is None:
+            n = 1
+            while True:
+                stats = b.run(n)
+                record(stats, warmup=True)
+                if stats["elapsed_ns"] >= req.min_batch_ns or n >= req.max_iterations:
+                    break
+                n = next_iterations(n, stats["elapsed_ns"], req.min_batch_ns, req.max_iterations)
+        for _ in range(req.warmup):
+            record(b.run(n), warmup=True)
+        for _ in range(req.batches):
+            record(b.run(n), warmup=False)
 
 
 def main(argv: list[str] | None = None) -> int:

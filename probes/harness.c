@@ -15,11 +15,6 @@
 #define OSB_CFLAGS "unknown"
 #endif
 
-static const osb_probe *const families[] = {
-    osb_probes_syscall, osb_probes_file, osb_probes_process,
-    osb_probes_thread, osb_probes_memory, osb_probes_testonly,
-};
-#define N_FAMILIES (sizeof families / sizeof families[0])
 
 int osb_fail(osb_ctx *c, int err, const char *fmt, ...)
 {
@@ -45,8 +40,8 @@ int osb_pin_self(int cpu)
 
 static const osb_probe *find(const char *name)
 {
-    for (size_t f = 0; f < N_FAMILIES; f++)
-        for (const osb_probe *p = families[f]; p->name; p++)
+    for (size_t f = 0; osb_families[f]; f++)
+        for (const osb_probe *p = osb_families[f]; p->name; p++)
             if (strcmp(p->name, name) == 0)
                 return p;
     return NULL;
@@ -55,16 +50,16 @@ static const osb_probe *find(const char *name)
 int osb_probe_count(void)
 {
     int n = 0;
-    for (size_t f = 0; f < N_FAMILIES; f++)
-        for (const osb_probe *p = families[f]; p->name; p++)
+    for (size_t f = 0; osb_families[f]; f++)
+        for (const osb_probe *p = osb_families[f]; p->name; p++)
             n++;
     return n;
 }
 
 const char *osb_probe_name(int i)
 {
-    for (size_t f = 0; f < N_FAMILIES; f++)
-        for (const osb_probe *p = families[f]; p->name; p++)
+    for (size_t f = 0; osb_families[f]; f++)
+        for (const osb_probe *p = osb_families[f]; p->name; p++)
             if (i-- == 0)
                 return p->name;
     return NULL;

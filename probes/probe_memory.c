@@ -28,11 +28,17 @@ typedef struct {
     void **blocks;
 } malloc_state;
 
+/* Blocks allocated before the first is freed: size, else the whole batch. */
+static int64_t group_of(osb_ctx *c)
+{
+    return c->p->size > 0 && c->p->size < c->n ? c->p->size : c->n;
+}
+
 /* The pointer array is allocated here, outside the timed region. */
 static int malloc_setup(osb_ctx *c)
 {
     malloc_state *s = calloc(1, sizeof *s);
-    if (!s || !(s->blocks = calloc((size_t)c->n, sizeof(void *)))) {
+    if (!s || !(s->blocks = calloc((size_t)group_of(c), sizeof(void *)))) {
         free(s);
         return osb_fail(c, ENOMEM, "cannot allocate %lld block pointers", (long long)c->n);
     }
@@ -40,24 +46,33 @@ static int malloc_setup(osb_ctx *c)
     return 0;
 }
 
-/* osbench mem_alloc: n blocks of 4..128 bytes (a fixed, deterministic size
- * sequence), each touched, then all freed.  One iteration = malloc + free. */
+/* Blocks of 4..128 bytes, each touched, allocated in groups and each group
+ * then freed.  One iteration = one malloc + its free.
+ * size = 0: one group of the whole batch, sizes 4 + (i*37 % 125) (the
+ *   original probe: the group's size follows the calibrated batch);
+ * size = G > 0: groups of G blocks, sizes ((i % 32) + 1) * 4 -- osbench
+ *   mem_alloc with G = 1,000,000, exactly (a batch of n blocks is n / G of its
+ *   rounds; a batch not a multiple of G ends with a smaller group). */
 static int malloc_loop(osb_ctx *c, int64_t n)
 {
     malloc_state *s = c->state;
-    int64_t freed = 0;
-    for (int64_t i = 0; i < n; i++) {
-        size_t size = 4 + (size_t)((i * 37) % 125);
-        char *b = malloc(size);
-        if (!b)
-            return osb_fail(c, ENOMEM, "malloc(%zu) failed", size);
-        b[0] = (char)i;
-        s->blocks[i] = b;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        free(s->blocks[i]);
-        s->blocks[i] = NULL;
-        freed++;
+    int64_t freed = 0, group = group_of(c);
+    int osbench_sizes = c->p->size > 0;
+    for (int64_t g = 0; g < n; g += group) {
+        int64_t k = n - g < group ? n - g : group;
+        for (int64_t i = 0; i < k; i++) {
+            size_t size = osbench_sizes ? (size_t)((i % 32) + 1) * 4 : 4 + (size_t)(((g + i) * 37) % 125);
+            char *b = malloc(size);
+            if (!b)
+                return osb_fail(c, ENOMEM, "malloc(%zu) failed", size);
+            b[0] = 1;
+            s->blocks[i] = b;
+        }
+        for (int64_t i = 0; i < k; i++) {
+            free(s->blocks[i]);
+            s->blocks[i] = NULL;
+            freed++;
+        }
     }
     c->work = freed;
     return 0;
@@ -68,7 +83,7 @@ static int malloc_teardown(osb_ctx *c)
     malloc_state *s = c->state;
     if (!s)
         return 0;
-    for (int64_t i = 0; i < c->n; i++)
+    for (int64_t i = 0; i < group_of(c); i++)
         free(s->blocks[i]);
     free(s->blocks);
     free(s);

@@ -71,31 +71,37 @@ def test_file_create_delete_really_creates_files(tmp_path):
     assert os.listdir(tmp_path) == ["f3"]  # its own files were removed even on error
 
 
-def test_fork_exit_reaps_every_child():
-    r = Batcher(request("fork_exit", 30)).run(30)
+@pytest.mark.parametrize("parent", ["native", "python"])
+def test_fork_exit_reaps_every_child(parent):
+    with Batcher(request("fork_exit", 30, params={"parent": parent})) as b:
+        r = b.run(30)
     assert r["work_done"] == 30
     no_children_left()
 
 
 @pytest.mark.parametrize("linkage", ["dynamic", "static"])
-def test_fork_exec_runs_the_helper_each_time(linkage):
-    params = {"linkage": linkage}
+@pytest.mark.parametrize("parent", ["native", "python"])
+def test_fork_exec_runs_the_helper_each_time(linkage, parent):
+    params = {"linkage": linkage, "parent": parent}
     assert os.access(helper_path(params), os.X_OK)
-    r = Batcher(request("fork_exec", 20, params=params)).run(20)
+    with Batcher(request("fork_exec", 20, params=params)) as b:
+        r = b.run(20)
     assert r["work_done"] == 20
     no_children_left()
 
 
 def test_fork_exec_reports_a_missing_helper():
-    b = Batcher(request("fork_exec", 5))
+    b = Batcher(request("fork_exec", 5, params={"parent": "python"}))
     b._keep[1] = b.ffi.new("char[]", b"/nonexistent/helper")
     b.params.helper_path = b._keep[1]
     with pytest.raises(ProbeFailed, match="helper program not executable"):
         b.run(5)
 
 
-def test_pipe_pingpong_moves_every_token_and_reaps_its_echo_child():
-    r = Batcher(request("pipe_pingpong", 1_000)).run(1_000)
+@pytest.mark.parametrize("parent", ["native", "python"])
+def test_pipe_pingpong_moves_every_token_and_reaps_its_echo_child(parent):
+    with Batcher(request("pipe_pingpong", 1_000, params={"parent": parent})) as b:
+        r = b.run(1_000)
     assert r["work_done"] == 1_000          # each reply was the token + 1
     no_children_left()
 
@@ -110,8 +116,14 @@ def test_timings_are_ordered_syscall_fork_exec():
     assert 0 < syscall < fork < fork_exec
 
 
-def test_every_registered_probe_exists_in_the_extension():
-    from osbench_analysis._probes import ffi, lib
+def _compiled(module) -> set[str]:
+    return {module.ffi.string(module.lib.osb_probe_name(i)).decode() for i in range(module.lib.osb_probe_count())}
 
-    compiled = {ffi.string(lib.osb_probe_name(i)).decode() for i in range(lib.osb_probe_count())}
-    assert compiled == set(registry.PROBES)
+
+def test_every_registered_probe_exists_in_its_extension_and_test_probes_are_not_shipped():
+    from osbench_analysis import _probes, _probes_test
+
+    test_only = {n for n, p in registry.PROBES.items() if p.family == "testonly"}
+    assert test_only, "the isolation tests need their crash/hang probes"
+    assert _compiled(_probes) == set(registry.PROBES) - test_only
+    assert _compiled(_probes_test) == test_only

@@ -1,0 +1,46 @@
+"""Figures of the catalog's scalability sweeps (sweeps.fit_sweeps): one panel
+per fitted sweep, runs as points and the fitted line with its slope CI.
+Built without pyplot's global state, like plots.py; a single sweep's figure
+is plots.sweep_plot."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from osbench_analysis import registry
+from osbench_analysis.plots import _DIFF, _KEPT
+from osbench_analysis.stats import SweepFit
+
+
+def sweeps_figure(fits: dict[tuple[str, str, str], SweepFit], *, columns: int = 2) -> Figure:
+    """All sweeps side by side: per-op time of each run against the swept
+    variable, the fitted line, and the slope with its CI in each title."""
+    if not fits:
+        raise ValueError("no sweep to plot: fit_sweeps found no probe measured at two or more sweep points")
+    keys = sorted(fits)
+    cols = min(columns, len(keys))
+    rows = math.ceil(len(keys) / cols)
+    fig = Figure(figsize=(4.2 * cols, 3.2 * rows), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False)
+    for ax in axes.flat[len(keys):]:
+        ax.set_visible(False)
+    for ax, key in zip(axes.flat, keys):
+        probe, env, placement = key
+        fit = fits[key]
+        pts = fit.points
+        ax.scatter(pts["x"], pts["run_value_ns"] / 1e3, s=12, alpha=0.6, color=_KEPT, label="runs")
+        xs = np.linspace(pts["x"].min(), pts["x"].max(), 50)
+        ax.plot(xs, (fit.intercept_ns + fit.slope_ns * xs) / 1e3, color=_DIFF, lw=1.4, label="OLS fit")
+        unit = registry.PROBES[probe].unit if probe in registry.PROBES else probe
+        ax.set_title(f"{probe} ({placement}{', ' + env if env else ''})\n"
+                     f"slope {fit.slope_ns:.3g} ns/{fit.x} [{fit.slope_ci_low_ns:.3g}, "
+                     f"{fit.slope_ci_high_ns:.3g}], {fit.level:.0%} CI; {fit.verdict}", fontsize=8)
+        ax.set_xlabel(fit.x)
+        ax.set_ylabel("µs per operation")
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.25)
+        ax.annotate(unit[:60], (0.01, 0.01), xycoords="axes fraction", fontsize=6, color="0.4")
+    axes.flat[0].legend(fontsize=7, frameon=False)
+    return fig
