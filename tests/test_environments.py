@@ -91,3 +91,20 @@ def test_a_runsc_of_another_version_is_not_used(monkeypatch, tmp_path):
     monkeypatch.setattr(gvisor, "VERSION_STAMP", tmp_path / "runsc.version")
     ok = gvisor.GVisor().availability()
     assert not ok and "v0.0.0-20220101000000-000000000000" in ok.reason and gvisor.RUNSC_VERSION in ok.reason
+
+
+def test_a_file_server_serves_only_file_probes_and_the_others_serve_all():
+    from osbench_analysis import environments, registry
+
+    file_probes = {n for n in registry.DEFAULT_PROBES if registry.get_probe(n).uses_workdir}
+    assert file_probes and file_probes != set(registry.DEFAULT_PROBES)
+    mapping = {n for n in file_probes if registry.get_probe(n).maps_file}
+    assert mapping and mapping < file_probes
+    served = {name: {n for n in registry.DEFAULT_PROBES if environments.get(name).serves(registry.get_probe(n))}
+              for name in ("fuse", "fuse-nocache")}
+    assert served["fuse"] == file_probes
+    # direct I/O files cannot be mapped shared: fuse-nocache leaves out the probes that map one
+    assert served["fuse-nocache"] == file_probes - mapping
+    for name in ("native", "gvisor", "uml"):
+        env = environments.get(name)
+        assert all(env.serves(registry.get_probe(n)) for n in registry.DEFAULT_PROBES)

@@ -101,6 +101,12 @@ class Environment:
         """Host-side facts about the environment: version, platform, flags."""
         return {}
 
+    def serves(self, probe) -> bool:
+        """Whether measuring this probe (a registry.Probe) here tells anything
+        native does not: an environment that changes only part of the kernel's
+        path (a file server) says False for the probes that never take it."""
+        return True
+
     @contextlib.contextmanager
     def session(self, scratch: Path) -> Iterator[Session]:
         scratch = Path(scratch)

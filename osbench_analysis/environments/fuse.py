@@ -4,8 +4,9 @@ osbench-fuse (probes/environments/fuse_passthrough.c), a native C server
 against libfuse3 that passes it on to a host tmpfs folder.
 
 The session mounts the server over a private folder; file probes get their
-folders inside the mount.  Every other probe runs natively, unchanged (the
-file server is not on its path).  The server's threads are pinned to the
+folders inside the mount.  Only file probes are measured here (`serves`):
+the file server is not on any other probe's path, so those would measure
+native Linux again.  The server's threads are pinned to the
 same CPUs as the probe for each worker."""
 from __future__ import annotations
 
@@ -112,7 +113,13 @@ class Fuse(Environment):
         self.description = description or (
             f"FUSE passthrough server in user space ({threads}-threaded libfuse3, "
             + ("kernel caches entries and attributes for 1 s" if cache == "default" else
-               "no kernel caching: every lookup, stat and read reaches the server") + "); non-file probes run natively")
+               "no kernel caching: every lookup, stat and read reaches the server") + "); file probes only")
+
+    def serves(self, probe) -> bool:
+        # cache=never opens every file with direct I/O, and the kernel refuses a
+        # shared map of such a file (ENODEV) unless the server grants
+        # FUSE_DIRECT_IO_ALLOW_MMAP, which needs libfuse >= 3.16 (Debian 12: 3.14)
+        return bool(probe.uses_workdir) and not (self.cache == "never" and probe.maps_file)
 
     def availability(self) -> Availability:
         if not os.access(SERVER, os.X_OK):
@@ -139,6 +146,6 @@ class Fuse(Environment):
             "cache": self.cache,
             **timeouts,
             "backing": "host tmpfs folder",
-            "non_file_probes": "run natively: no file server on their path",
+            "non_file_probes": "not measured: no file server on their path (native Linux)",
             "pinned": "server threads confined to the probe's CPUs for each worker",
         }

@@ -28,6 +28,9 @@ UML_XSTATE_BYTES = 832
 #: keep the guest's glibc off the AVX-512/AMX code paths whose state the shim only carries over
 GLIBC_TUNABLES = ("glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD,-AVX512ER,-AVX512PF,"
                   "-AMX_BF16,-AMX_TILE,-AMX_INT8")
+#: the guest's loopback up (the kernel then gives it 127.0.0.1): SIOCSIFFLAGS IFF_UP|IFF_LOOPBACK|IFF_RUNNING
+LO_UP = ("import fcntl, socket, struct; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
+         "fcntl.ioctl(s, 0x8914, struct.pack('16sh22x', b'lo', 0x1 | 0x8 | 0x40))")
 INSTALL = "apt-get install user-mode-linux  (or: make envs)"
 
 
@@ -137,6 +140,7 @@ class UML(Environment):
             f"mkdir -p {q(str(rw))} && mount -t hostfs -o {q(str(rw))} hostfs {q(str(rw))}",
             f"export PATH={q(os.environ.get('PATH', '/usr/bin:/bin'))} HOME=/tmp TMPDIR=/tmp LANG=C.UTF-8",
             f"export PYTHONDONTWRITEBYTECODE=1 GLIBC_TUNABLES={q(GLIBC_TUNABLES)}",
+            f"{q(worker_argv[0])} -c {q(LO_UP)}",
             "cd /",
             f"{worker} 2>&1",
             "echo o > /proc/sysrq-trigger",
