@@ -1,9 +1,9 @@
-"""Published results as data: the tables of the seed papers under data/reference.
+"""Published results as data: the tables of the published studies under data/reference.
 
 Layout (documented in docs/reference_data.md)::
 
     data/reference/<source_id>/source.json        citation, seed file + sha256, systems, fair comparison pairs
-    data/reference/<source_id>/<table_id>.json    table provenance: caption, where it sits in the seed,
+    data/reference/<source_id>/<table_id>.json    table provenance: caption, where it sits in the source text,
                                                   columns -> systems, rows -> metrics, metric units/semantics
     data/reference/<source_id>/<table_id>.csv     one row per metric x system, the cell exactly as printed
     data/reference/probe_mapping.csv              published metric -> our probe (exact / close / none)
@@ -67,7 +67,7 @@ REFERENCE_COLUMNS = [
     "source_id", "table_id", "table_number", "caption_as_published", "metric_id", "metric_as_published",
     "system_id", "system_as_published", "os", "os_version", "hardware", "arch_class",
     "cell_as_published", "value_published", "correction", "value_corrected", "value", "note",
-    "unit", "unit_label", "semantics", "op", "higher_is_better", "primitive", "window_s", "n_ops",
+    "unit", "unit_label", "unit_as_printed", "semantics", "op", "higher_is_better", "primitive", "window_s", "n_ops",
     "convertible", "not_convertible_reason", "us_per_op", "MB_per_s", "conversion",
     "citation", "seed_file",
 ]
@@ -163,6 +163,11 @@ def normalise(ref: pd.DataFrame) -> pd.DataFrame:
     out["us_per_op"] = [c[0] for c in converted]
     out["MB_per_s"] = [c[1] for c in converted]
     out["conversion"] = [c[2] for c in converted]
+    if "unit_as_printed" in out.columns:
+        misprinted = (out["unit_as_printed"] != out["unit"]) & (out["conversion"] != "")
+        out.loc[misprinted, "conversion"] = [
+            f"{c} (printed as {UNITS[p][0]}; read as {UNITS[u][0]}, see the table's issues)"
+            for c, p, u in zip(out.loc[misprinted, "conversion"], out.loc[misprinted, "unit_as_printed"], out.loc[misprinted, "unit"])]
     return out
 
 
@@ -176,6 +181,9 @@ def _read_json(path: Path) -> dict:
         raise ReferenceDataError(f"{path}: not valid JSON ({e})") from None
 
 
+_BIBKEY = re.compile(r"^[A-Za-z][A-Za-z0-9_:-]*$")
+
+
 def load_sources(root: str | Path | None = None) -> dict[str, dict]:
     """source_id -> source record (citation, seed file, systems, comparison pairs)."""
     root = Path(root or default_reference_dir())
@@ -186,9 +194,11 @@ def load_sources(root: str | Path | None = None) -> dict[str, dict]:
         src = _read_json(path)
         if src.get("source_id") != path.parent.name:
             raise ReferenceDataError(f"{path}: source_id {src.get('source_id')!r} must equal its folder name {path.parent.name!r}")
-        for key in ("citation", "seed_file", "seed_sha256", "systems"):
+        for key in ("citation", "seed_file", "seed_sha256", "systems", "bibkey"):
             if not src.get(key):
                 raise ReferenceDataError(f"{path}: '{key}' is missing or empty")
+        if not _BIBKEY.match(src["bibkey"]):
+            raise ReferenceDataError(f"{path}: bibkey {src['bibkey']!r} is not a usable BibTeX key (letters, digits, _ : -)")
         for s in src["systems"]:
             for key in ("system_id", "label_as_published", "os", "os_version", "hardware", "arch_class"):
                 if not s.get(key):
@@ -205,6 +215,19 @@ def load_sources(root: str | Path | None = None) -> dict[str, dict]:
     if not sources:
         raise ReferenceDataError(f"no <source>/source.json under {root}")
     return sources
+
+
+def bibkeys(root: str | Path | None = None) -> dict[str, str]:
+    """source_id -> BibTeX key of each published study (its source.json 'bibkey'), for \\cite{}."""
+    return {sid: src["bibkey"] for sid, src in load_sources(root).items()}
+
+
+def bibkey(source_id: str, root: str | Path | None = None) -> str:
+    """The BibTeX key of one published study, e.g. bibkey('miao_minix3_linux') for \\cite{...}."""
+    keys = bibkeys(root)
+    if source_id not in keys:
+        raise ReferenceDataError(f"no published study {source_id!r} (known: {', '.join(keys)})")
+    return keys[source_id]
 
 
 def load_table_specs(root: str | Path | None = None) -> list[tuple[str, dict]]:
@@ -232,6 +255,12 @@ def _validate_metric(path: Path, mid: str, m: dict) -> None:
             raise ReferenceDataError(f"{where} lacks '{key}'")
     if m["unit"] not in UNITS:
         raise ReferenceDataError(f"{where}: unit {m['unit']!r} unknown (known: {', '.join(UNITS)})")
+    if m.get("unit_as_printed"):
+        # the source prints one unit but the benchmark reports another: both recorded, the reason required
+        if m["unit_as_printed"] not in UNITS:
+            raise ReferenceDataError(f"{where}: unit_as_printed {m['unit_as_printed']!r} unknown (known: {', '.join(UNITS)})")
+        if not m.get("unit_note"):
+            raise ReferenceDataError(f"{where}: unit_as_printed differs from unit: add a unit_note saying why the printed unit is wrong")
     if "higher_is_better" not in m:
         raise ReferenceDataError(f"{where} lacks 'higher_is_better' (true, false, or null with higher_is_better_note)")
     if m["higher_is_better"] is None and not m.get("higher_is_better_note"):
@@ -284,7 +313,7 @@ def _value_rows(source_id: str, spec: dict, values: pd.DataFrame, systems: dict,
                                      "keep it and add correction 'corrected' or 'set_na' with a note")
         if parsed.status == "published_na" and not v["note"]:
             raise ReferenceDataError(f"{where}: cell {v['cell_as_published']!r} is a published NA; add a note saying what it means")
-        if parsed.unit is not None and parsed.unit != metric["unit"]:
+        if parsed.unit is not None and parsed.unit not in (metric["unit"], metric.get("unit_as_printed")):
             raise ReferenceDataError(f"{where}: the cell prints unit {parsed.unit!r} but metric {v['metric_id']!r} "
                                      f"is declared {metric['unit']!r}")
         if correction == "corrected":
@@ -308,7 +337,8 @@ def _value_rows(source_id: str, spec: dict, values: pd.DataFrame, systems: dict,
             "arch_class": system["arch_class"],
             "cell_as_published": v["cell_as_published"], "value_published": parsed.value,
             "correction": correction, "value_corrected": corrected, "value": value, "note": v["note"],
-            "unit": metric["unit"], "unit_label": UNITS[metric["unit"]][0], "semantics": metric["semantics"],
+            "unit": metric["unit"], "unit_label": UNITS[metric["unit"]][0],
+            "unit_as_printed": metric.get("unit_as_printed") or metric["unit"], "semantics": metric["semantics"],
             "op": metric.get("op", ""), "higher_is_better": metric["higher_is_better"],
             "primitive": metric["primitive"], "window_s": metric.get("window_s", math.nan),
             "n_ops": metric.get("n_ops", math.nan), "convertible": metric["convertible"],

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from osbench_analysis import reference
+from osbench_analysis.reference_claims import cost
 from osbench_analysis.paths import GENERATED_DIR
 from osbench_analysis.registry import PROBES
 
@@ -26,9 +27,26 @@ from osbench_analysis.registry import PROBES
 PROBE_PRIMITIVE = {
     "null_syscall": "syscall", "syscall_mix": "syscall_mix", "open_close": "open_close", "stat": "stat",
     "fork_exit": "fork_exit", "fork_exec": "fork_exec", "pipe_pingpong": "context_switch",
-    "thread_create_join": "thread_create", "mmap_touch": "page_fault", "file_create_delete": "file_create",
+    "thread_create_join": "thread_create", "mmap_touch": "mmap", "file_create_delete": "file_create",
     "malloc_free_small": "malloc",
+    "posix_spawn": "spawn", "fork_shell": "shell", "exec_only": "exec", "proc_terminate": "process_exit",
+    "fork_alive": "fork_exit", "mutex_uncontested": "thread_sync", "condvar_pingpong": "thread_sync",
+    "thread_pingpong_game": "thread_switch",
+    # catalog (issue 9 section 2)
+    "read_devzero": "file_rw_small", "write_devnull": "file_rw_small", "fstat": "fstat", "select_fds": "select",
+    "poll_fds": "select", "sigaction_install": "signal", "signal_catch": "signal", "signal_send": "signal", "pagefault_file": "page_fault",
+    "mmap_file": "mmap", "clock_gettime": "clock_read", "pipe_bw": "pipe_bandwidth", "unix_bw": "socket_bandwidth",
+    "unix_pingpong": "socket_latency", "tcp_pingpong": "socket_latency", "udp_pingpong": "socket_latency",
+    "ctxsw_ring": "context_switch",
+    "service_direct": "service_call",  # not "syscall": the direct baseline sits with its server variants
+    "service_pipe": "ipc_rpc",
+    "service_unix": "ipc_rpc", "service_shm": "ipc_rpc", "file_write": "file_throughput",
+    "file_read": "file_throughput", "file_copy": "file_throughput", "files_in_folder": "file_create",
+    "memcpy_bw": "memory_copy", "malloc_memcpy": "malloc", "socket_bind_open": "socket_create",
+    "mmap_window_maps": "mmap", "thread_create_alive": "thread_create",
 }
+# mmap_touch maps, touches and unmaps anonymous memory: not lmbench's file-backed page fault, so it
+# sits on its own primitive rather than beside the published page-fault factors.
 
 ESTIMATE_COLUMNS = ["campaign_id", "environment", "probe", "variant", "placement", "estimate_ns", "ci_low_ns", "ci_high_ns"]
 HARDWARE_CAVEAT = "published values come from other hardware and other eras: context, not a like-for-like comparison"
@@ -36,10 +54,6 @@ HARDWARE_CAVEAT = "published values come from other hardware and other eras: con
 
 def default_output_dir() -> Path:
     return GENERATED_DIR
-
-
-def _cost(value: float, higher_is_better: bool) -> float:
-    return 1.0 / value if higher_is_better else value
 
 
 def pair_label(source: dict, pair: dict) -> str:
@@ -72,12 +86,110 @@ def architecture_ratios(ref: pd.DataFrame, sources: dict[str, dict] | None = Non
                     "pair": pair_label(src, pair), "subject_system": pair["subject"], "subject_arch": s["arch_class"],
                     "baseline_system": pair["baseline"], "baseline_arch": b["arch_class"],
                     "subject_cell": s["cell_as_published"], "baseline_cell": b["cell_as_published"],
-                    "slowdown_factor": _cost(s["value"], bool(s["higher_is_better"])) / _cost(b["value"], bool(b["higher_is_better"])),
+                    "slowdown_factor": cost(s["value"], bool(s["higher_is_better"])) / cost(b["value"], bool(b["higher_is_better"])),
                     "why_fair": pair["why"],
                 })
     return pd.DataFrame(rows, columns=["source_id", "table_id", "metric_id", "metric_as_published", "primitive", "pair",
                                        "subject_system", "subject_arch", "baseline_system", "baseline_arch",
                                        "subject_cell", "baseline_cell", "slowdown_factor", "why_fair"])
+
+
+PUBLISHED_FACTOR_COLUMNS = [
+    "primitive", "source_id", "bibkey", "study", "pair", "comparison", "subject_system", "subject_label", "subject_os",
+    "subject_arch", "baseline_system", "baseline_label", "baseline_os", "baseline_arch", "table_id", "metric_id",
+    "metric_as_published", "subject_cell", "baseline_cell", "slowdown_factor", "same_hardware", "cited", "hardware",
+    "probes", "best_match", "why_fair"]
+
+
+def published_factors(ref: pd.DataFrame | None = None, sources: dict[str, dict] | None = None,
+                      mapping: pd.DataFrame | None = None, root: str | Path | None = None) -> pd.DataFrame:
+    """Every published subject-over-baseline factor, per primitive, for the figure "measured here vs published".
+
+    One row per fair pair a study names (microkernel or hybrid over monolithic on the same machine, or a
+    cited comparison such as L4Linux over native Linux) x metric.  `slowdown_factor` > 1: the subject
+    (microkernel, hybrid, or the Linux-on-a-microkernel environment) is slower.  With the study's BibTeX key
+    (`bibkey`, for \\cite{}), a short study label, system ids and printed labels and OSes, `comparison`
+    ("microkernel over monolithic", ...), `same_hardware` (the study says both ran on one machine),
+    `cited` (the study quotes someone else's number), and the probes of ours mapped to the metric
+    (`probes`, `;`-joined, with the best match quality)."""
+    ref = reference.load_reference(root) if ref is None else ref
+    sources = reference.load_sources(root) if sources is None else sources
+    mapping = reference.load_probe_mapping(root) if mapping is None else mapping
+    arch = architecture_ratios(ref, sources)
+    linked = mapping[mapping["match"] != "none"]
+    probes = linked.groupby(["source_id", "table_id", "metric_id"])["probe"].apply(lambda p: ";".join(sorted(set(p))))
+    best = linked.assign(rank=linked["match"].map({"exact": 0, "close": 1})).sort_values("rank") \
+        .groupby(["source_id", "table_id", "metric_id"])["match"].first()
+    rows = []
+    for r in arch.itertuples(index=False):
+        src = sources[r.source_id]
+        systems = {s["system_id"]: s for s in src["systems"]}
+        pair = next(p for p in src.get("comparison_pairs", []) if p["subject"] == r.subject_system
+                    and p["baseline"] == r.baseline_system)
+        sub, base = systems[r.subject_system], systems[r.baseline_system]
+        key = (r.source_id, r.table_id, r.metric_id)
+        rows.append({
+            "primitive": r.primitive, "source_id": r.source_id, "bibkey": src["bibkey"],
+            "study": src.get("short_title") or r.source_id, "pair": r.pair,
+            "comparison": f"{r.subject_arch} over {r.baseline_arch}",
+            "subject_system": r.subject_system, "subject_label": sub["label_as_published"], "subject_os": sub["os"],
+            "subject_arch": r.subject_arch, "baseline_system": r.baseline_system,
+            "baseline_label": base["label_as_published"], "baseline_os": base["os"], "baseline_arch": r.baseline_arch,
+            "table_id": r.table_id, "metric_id": r.metric_id, "metric_as_published": r.metric_as_published,
+            "subject_cell": r.subject_cell, "baseline_cell": r.baseline_cell, "slowdown_factor": r.slowdown_factor,
+            "same_hardware": bool(pair.get("same_hardware", False)), "cited": bool(pair.get("cited", False)),
+            "hardware": sub["hardware"] if sub["hardware"] == base["hardware"] else f"{sub['hardware']} / {base['hardware']}",
+            "probes": probes.get(key, ""), "best_match": best.get(key, "none"), "why_fair": r.why_fair})
+    return pd.DataFrame(rows, columns=PUBLISHED_FACTOR_COLUMNS)
+
+
+def published_factors_by_primitive(factors: pd.DataFrame | None = None, root: str | Path | None = None) -> pd.DataFrame:
+    """One row per primitive x published pair: the geometric mean of that pair's factors over the metrics
+    of the primitive, their range and count, the metrics, and the study's bibkey: one point with a
+    published range per pair in the central figure.  `factors` is published_factors() output."""
+    factors = published_factors(root=root) if factors is None else factors
+    keys = ["primitive", "source_id", "bibkey", "study", "pair", "comparison", "subject_label", "baseline_label",
+            "subject_arch", "baseline_arch", "same_hardware", "cited"]
+    cols = keys + ["factor_geomean", "factor_min", "factor_max", "n_metrics", "metrics", "probes"]
+    if factors.empty:
+        return pd.DataFrame(columns=cols)
+    out = factors.groupby(keys, sort=False).agg(
+        factor_geomean=("slowdown_factor", lambda f: float(np.exp(np.mean(np.log(f))))),
+        factor_min=("slowdown_factor", "min"), factor_max=("slowdown_factor", "max"),
+        n_metrics=("slowdown_factor", "size"),
+        metrics=("metric_as_published", lambda m: "; ".join(m)),
+        probes=("probes", lambda p: ";".join(sorted({x for v in p for x in v.split(";") if x})))).reset_index()
+    return out[cols]
+
+
+CITED_RESULT_COLUMNS = ["source_id", "bibkey", "cited_bibkey", "cited_note", "table_id", "metric_id", "metric_as_published", "system_id",
+                        "system_as_published", "arch_class", "cell_as_published", "value", "unit", "unit_label", "note", "quote"]
+
+
+def cited_results(ref: pd.DataFrame | None = None, root: str | Path | None = None) -> pd.DataFrame:
+    """The results the studies quote from earlier work in their running text (Mach 114 µs per message against
+    L3's under 10 µs, Mach/L4/Unix RPC costs, the 66 % Mach degradation and the 75 % of it due to IPC, L4Linux
+    and MkLinux AIM throughputs and slowdowns), one row per printed number, with the sentence it stands in,
+    the citing study's bibkey and the cited work's (`cited_bibkey`, an entry of paper/references.bib): the
+    Background section's numbers, as data."""
+    ref = reference.load_reference(root) if ref is None else ref
+    sources = reference.load_sources(root)
+    rows = []
+    for source_id, spec in reference.load_table_specs(root):
+        if spec["kind"] != "in_text":
+            continue
+        part = ref[(ref["source_id"] == source_id) & (ref["table_id"] == spec["table_id"])].set_index(["metric_id", "system_id"])
+        for block in spec.get("rows", []):
+            for metric_id, system_id in block.get("cells", []):
+                r = part.loc[(metric_id, system_id)]
+                rows.append({"source_id": source_id, "bibkey": sources[source_id]["bibkey"],
+                             "cited_bibkey": block.get("cited_bibkey", ""), "cited_note": block.get("cited_note", ""),
+                             "table_id": spec["table_id"],
+                             "metric_id": metric_id, "metric_as_published": r["metric_as_published"], "system_id": system_id,
+                             "system_as_published": r["system_as_published"], "arch_class": r["arch_class"],
+                             "cell_as_published": r["cell_as_published"], "value": r["value"], "unit": r["unit"],
+                             "unit_label": r["unit_label"], "note": r["note"], "quote": block["quote"]})
+    return pd.DataFrame(rows, columns=CITED_RESULT_COLUMNS)
 
 
 def _variant_params(probe: str, variant: str) -> frozenset:
@@ -176,19 +288,28 @@ def write_outputs(tables: dict[str, pd.DataFrame], figures: dict[str, object],
 
 
 def claims_table_for_paper(claims: pd.DataFrame) -> pd.DataFrame:
-    """The checked claims in a compact form for the paper (not-checkable ones left out)."""
-    t = claims[claims["verdict"] != "not checkable"]
-    return t[["source_id", "statement", "stated", "computed_factor", "verdict"]].rename(
+    """The checked claims in a compact form for the paper (not-checkable ones left out): one row per claim
+    with the primary reading's factor and verdict, the verdict class over all readings, the factor range
+    over the readings and their count.  `claims` is reference_claims.evaluate_claims output."""
+    t = claims[claims["verdict_class"] != "not checkable"]
+    return t[["source_id", "claim_id", "statement", "stated", "computed_factor", "verdict", "verdict_class",
+              "factor_min", "factor_max", "n_readings", "n_hold", "readings_summary"]].rename(
         columns={"computed_factor": "factor_from_data"}).reset_index(drop=True)
 
 
 def headline_summary(claims: pd.DataFrame) -> pd.DataFrame:
-    """Counts of supported / not supported / not checkable claims per source."""
-    t = claims.groupby(["source_id", "verdict"]).size().unstack(fill_value=0)
-    for v in ("supported", "not supported", "not checkable"):
+    """Per source: the number of claims in each verdict class (holds, fails, depends, knife-edge, circular,
+    not checkable; zeros kept), the claims and the readings in total."""
+    from osbench_analysis.reference_claims import VERDICT_CLASSES
+
+    t = claims.groupby(["source_id", "verdict_class"]).size().unstack(fill_value=0)
+    for v in VERDICT_CLASSES:
         if v not in t.columns:
             t[v] = 0
-    return t[["supported", "not supported", "not checkable"]].reset_index()
+    t = t[list(VERDICT_CLASSES)]
+    t["claims"] = t.sum(axis=1)
+    t["readings"] = claims.groupby("source_id")["n_readings"].sum().reindex(t.index).astype(int)
+    return t.reset_index()
 
 
 def reference_outputs(result=None, reference_root: str | Path | None = None) -> tuple[dict, dict]:
@@ -209,7 +330,11 @@ def reference_outputs(result=None, reference_root: str | Path | None = None) -> 
     side = ours_beside_published(estimates, ref, mapping)
     tables = {"capture_summary": summary, "source_issues": reference.source_issues(reference_root, ref),
               "headline_claims": claims_table_for_paper(claims), "architecture_ratios": arch,
-              "ours_vs_published": side, "environment_ratios": env}
+              "ours_vs_published": side, "environment_ratios": env,
+              "claim_readings": reference_claims.claims_table(ref, root=reference_root),
+              "verdict_counts": reference_claims.verdict_counts(claims),
+              "published_factors": published_factors_by_primitive(published_factors(ref, sources, mapping)),
+              "cited_results": cited_results(ref, reference_root)}
     figures = {"architecture_ratios": plots_reference.plot_architecture_ratios(arch, env),
                "ours_vs_published": plots_reference.plot_ours_vs_published(side)}
     return tables, figures
@@ -223,5 +348,6 @@ def write_reference(result=None, reference_root: str | Path | None = None,
 
     tables, figures = reference_outputs(result, reference_root)
     written = write_outputs(tables, figures, out_dir)
-    written.append(paper.write_reference_section(tables["headline_claims"], tables["capture_summary"], out_dir))
+    written.append(paper.write_reference_section(tables["claim_readings"], tables["verdict_counts"],
+                                                 tables["capture_summary"], tables.get("cited_results"), out_dir))
     return written

@@ -1,4 +1,4 @@
-"""Check data/reference against the seed documents themselves.
+"""Check data/reference against the published studies' source texts themselves.
 
 Each table record says where its table sits in the seed text (the line it
 follows, the line it precedes, its header lines).  From the CSV cells and the
@@ -80,7 +80,7 @@ def check_table(seed_text: str, spec: dict, values: pd.DataFrame | None = None) 
     problems = []
     doc = normalise_text(seed_text)
     if spec.get("caption_as_published") and normalise_text(spec["caption_as_published"]) not in doc:
-        problems.append(f"caption {spec['caption_as_published']!r} not found in the seed")
+        problems.append(f"caption {spec['caption_as_published']!r} not found in the source text")
     kind = spec["kind"]
     if kind in ("values", "systems"):
         block = spec["source_block"]
@@ -108,7 +108,7 @@ def check_table(seed_text: str, spec: dict, values: pd.DataFrame | None = None) 
         for row in spec["rows"]:
             quote = normalise_text(row["quote"])
             if quote not in doc:
-                problems.append(f"quote not found in the seed: {row['quote']!r}")
+                problems.append(f"quote not found in the source text: {row['quote']!r}")
                 continue
             pos = 0
             for metric_id, system_id in row.get("cells", []):
@@ -162,9 +162,9 @@ def transcription_report(root: str | Path | None = None, seeds_dir: str | Path |
     seeds_dir = Path(seeds_dir or default_seeds_dir())
     if not seeds_dir.is_dir():
         return (pd.DataFrame(columns=["source_id", "table_id", "problem"]),
-                f"Seed folder {seeds_dir} not found: the transcription was not re-checked (set {SEEDS_ENV}).")
+                f"Folder of source texts {seeds_dir} not found: the transcription was not re-checked (set {SEEDS_ENV}).")
     problems = check_all(root, seeds_dir)
     n_tables = len(reference.load_table_specs(root))
     if problems.empty:
-        return problems, f"All {n_tables} tables read exactly as in the seed documents under {seeds_dir}."
+        return problems, f"All {n_tables} tables read exactly as in the source texts under {seeds_dir}."
     return problems, f"{len(problems)} problem(s) in {problems['table_id'].nunique()} of {n_tables} tables: see the rows below."

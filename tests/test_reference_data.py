@@ -186,3 +186,21 @@ def test_system_arch_class_must_be_known(data_copy):
     path.write_text(json.dumps(src))
     with pytest.raises(reference.ReferenceDataError, match="exokernel"):
         reference.load_sources(data_copy)
+
+
+def test_a_study_without_a_usable_bibkey_is_refused(tmp_path):
+    import json
+    import shutil
+
+    dst = tmp_path / "reference"
+    shutil.copytree(reference.default_reference_dir(), dst)
+    path = dst / "bar_freebsd_linux" / "source.json"
+    src = json.loads(path.read_text(encoding="utf-8"))
+    src["bibkey"] = "bar 2001"
+    path.write_text(json.dumps(src), encoding="utf-8")
+    with pytest.raises(reference.ReferenceDataError, match="BibTeX key"):
+        reference.load_sources(dst)
+    del src["bibkey"]
+    path.write_text(json.dumps(src), encoding="utf-8")
+    with pytest.raises(reference.ReferenceDataError, match="bibkey"):
+        reference.load_sources(dst)

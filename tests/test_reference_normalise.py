@@ -73,3 +73,37 @@ def test_two_independent_tables_agree_after_conversion(ref, system_id):
     unixbench = _row(ref, "table1_unixbench", "syscall_overhead", system_id)["us_per_op"]
     timed = _row(ref, "table2_microseconds", "syscall_loop_10000_iter", system_id)["us_per_op"]
     assert timed / unixbench == pytest.approx(1.0, abs=0.2)
+
+
+def test_dc_rows_keep_the_printed_lps_and_convert_as_loops_per_minute():
+    ref = reference.load_reference()
+    t = ref[(ref["source_id"] == "miao_minix3_linux") & (ref["table_id"] == "table1_unixbench")]
+    dc = t[t["metric_id"] == "dc_sqrt2"].set_index("system_id")
+    assert set(dc["cell_as_published"].str.endswith(" lps")) == {True}          # printed value and unit kept
+    assert set(dc["unit"]) == {"loops_per_min"} and set(dc["unit_as_printed"]) == {"loops_per_s"}
+    for _, r in dc.iterrows():
+        assert r["us_per_op"] == pytest.approx(60e6 / r["value_published"])
+        assert "printed as loops per second" in r["conversion"]
+    # why per second is impossible: every dc loop forks and execs dc, yet read per second Linux would launch
+    # more dc processes per second than it can fork+wait empty children in the Process Creation row
+    forks_per_s = t[(t["metric_id"] == "process_creation") & (t["system_id"] == "linux_fc6")]["value"].iloc[0]
+    assert dc.loc["linux_fc6", "value_published"] > 5 * forks_per_s
+    assert dc.loc["linux_fc6", "us_per_op"] > 1e6 / forks_per_s                  # per minute: a loop costs more than a fork
+
+
+def test_a_printed_unit_that_differs_needs_a_note(tmp_path):
+    import json
+    import shutil
+
+    dst = tmp_path / "reference"
+    shutil.copytree(reference.default_reference_dir(), dst)
+    path = dst / "miao_minix3_linux" / "table1_unixbench.json"
+    spec = json.loads(path.read_text(encoding="utf-8"))
+    del spec["metrics"]["dc_sqrt2"]["unit_note"]
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    with pytest.raises(reference.ReferenceDataError, match="unit_note"):
+        reference.load_reference(dst)
+    spec["metrics"]["dc_sqrt2"].pop("unit_as_printed")
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    with pytest.raises(reference.ReferenceDataError, match="prints unit"):
+        reference.load_reference(dst)

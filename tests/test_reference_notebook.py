@@ -60,7 +60,7 @@ def test_runs_under_papermill_beside_our_campaigns(tmp_path, tiny_campaign):
         assert f"reference_{stem}.csv" in names
     assert {"reference_architecture_ratios.png", "reference_ours_vs_published.pdf", "reference_section.tex"} <= names
     # shared/seeds sits beside the checkout here and on CI: the transcription check runs for real
-    assert re.search(r"All \d+ tables read exactly as in the seed", printed)
+    assert re.search(r"All \d+ tables read exactly as in the source texts", printed)
     assert f"our campaigns: {tiny_campaign.id}" in printed
 
 
