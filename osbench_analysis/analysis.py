@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from osbench_analysis import architectures, quality, stats, store
+from osbench_analysis import architectures, quality, service_ipc, stats, store, sweeps
 from osbench_analysis.errors import OsbenchError
 from osbench_analysis.schema import GROUP_KEYS
 
@@ -104,7 +104,16 @@ class Analysis:
     host_ratios: pd.DataFrame               # other hosts / first host, per environment
     placement_ratios: pd.DataFrame          # cross_cpu / same_cpu per campaign
     crossing_costs: pd.DataFrame            # one kernel crossing per environment, vs baseline
+    service_ipc: pd.DataFrame = field(default_factory=pd.DataFrame)   # direct call vs via a server, per campaign
+    sweep_fits: dict = field(default_factory=dict)   # (probe, environment, placement) -> stats.SweepFit
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def sweeps(self) -> pd.DataFrame:
+        """One row per fitted scalability sweep: slope with its CI (sweeps.sweep_table)."""
+        from osbench_analysis import sweeps
+
+        return sweeps.sweep_table(self.sweep_fits)
 
     @property
     def campaign_ids(self) -> list[str]:
@@ -168,7 +177,16 @@ class Analysis:
             figs["ratio_vs_first_host_forest"] = plots.ratio_forest_plot(self.host_ratios)
         if len(self.placement_ratios):
             figs["cross_over_same_cpu_forest"] = plots.ratio_forest_plot(self.placement_ratios)
+        if self.sweep_fits:
+            from osbench_analysis import plots_sweeps
+
+            figs["sweeps"] = plots_sweeps.sweeps_figure(self.sweep_fits)
         return figs
+
+
+def without_fs(variant: str) -> str:
+    """A variant label without its fs= part ('linkage=static,fs=tmpfs' -> 'linkage=static')."""
+    return ",".join(p for p in str(variant or "").split(",") if p and not p.startswith("fs="))
 
 
 def _finite(t: pd.DataFrame) -> pd.DataFrame:
@@ -212,8 +230,11 @@ def analyze(campaigns: list[str] | None = None, root: str | Path | None = None, 
             raise AnalysisError(f"baseline environment {baseline!r} is not among the selected environments "
                                 f"{sorted(envs)}: measure it (osbench run --environment {baseline}) or choose "
                                 "another with --baseline")
+        # the file system a file probe sees is part of its environment (tmpfs natively, 9p under gVisor,
+        # hostfs under UML, the FUSE mount): environments are compared on the probe's own parameters
         result.environment_ratios = _ratio_tables(
-            [primary], baseline=baseline, by="environment", match=("host", "probe", "variant", "placement"), **kw)
+            [primary.assign(variant=primary["variant"].map(without_fs))], baseline=baseline, by="environment",
+            match=("host", "probe", "variant", "placement"), **kw)
         for host, g in primary.groupby("host", sort=False):
             result.crossing_costs = pd.concat(
                 [result.crossing_costs, architectures.crossing_costs(g, baseline=baseline, level=level).assign(host=host)],
@@ -230,6 +251,17 @@ def analyze(campaigns: list[str] | None = None, root: str | Path | None = None, 
         result.host_ratios = _ratio_tables(
             [g for _, g in primary.groupby("environment", sort=False) if g["host"].nunique() > 1],
             baseline=result.hosts[0], by="host", match=("environment", "probe", "variant", "placement"), **kw)
+    # microkernel-style IPC (direct call vs via a user-space server) per primary campaign, and the sweeps
+    svc = []
+    for cid in result.primary_ids:
+        part = primary[primary["campaign_id"] == cid]
+        if part["probe"].isin(list(service_ipc.TRANSPORTS)).any():
+            t = service_ipc.service_table(part, level=level, ci_method=ci_method)
+            svc.append(t.assign(campaign_id=cid, environment=part["environment"].iloc[0], host=part["host"].iloc[0]))
+    result.service_ipc = pd.concat(svc, ignore_index=True) if svc else pd.DataFrame()
+    for host, g in primary.groupby("host", sort=False):
+        for key, fit in sweeps.fit_sweeps(g, level=level).items():
+            result.sweep_fits[(*key, host) if len(result.hosts) > 1 else key] = fit
     two_party = samples[samples["placement"].isin(["same_cpu", "cross_cpu"])]
     result.placement_ratios = _ratio_tables(
         [two_party], baseline="same_cpu", by="placement", match=("campaign_id", "environment", "host", "probe",

@@ -12,6 +12,7 @@ import pandas as pd
 
 from osbench_analysis.formatting import (format_time_ns, macro_name, sig3, tex_escape,  # noqa: F401  (re-exported)
                                          time_unit, time_with_ci_tex)
+from osbench_analysis import paper_sections
 from osbench_analysis.paths import GENERATED_DIR as GENERATED, PAPER_DIR
 
 def per_op_table_tex(estimates: pd.DataFrame, caption: str) -> str:
@@ -43,6 +44,23 @@ def _ratio_macros(base: str, ratio: float, lo: float, hi: float) -> dict[str, st
     return {base: sig3(ratio), base + "Low": sig3(lo), base + "High": sig3(hi)}
 
 
+def warning_tex(row) -> str:
+    """A short, visible form of an estimate's warning for prose and tables:
+    ' (runs not alike: 14 runs needed, 5 measured; typical run 9.07 [8.9, 9.3] µs)';
+    empty when there is none."""
+    warning = str(row.get("warning") or "") if hasattr(row, "get") else ""
+    if not warning or warning == "nan":
+        return ""
+    parts = []
+    needed = row.get("runs_needed")
+    if needed is not None and needed == needed and int(needed) > int(row.get("n_runs", 0) or 0):
+        parts.append(f"{int(needed)} runs needed, {int(row['n_runs'])} measured")
+    typical, lo, hi = (row.get(k) for k in ("typical_run", "typical_run_low", "typical_run_high"))
+    if typical is not None and typical == typical and lo == lo and hi == hi:
+        parts.append(f"typical run {time_with_ci_tex(typical, lo, hi)}")
+    return " (runs not alike" + (": " + "; ".join(parts) if parts else ": the mean over runs may hide slow runs") + ")"
+
+
 def estimate_macros(estimates: pd.DataFrame, baseline: str = "native") -> dict[str, str]:
     """\\osb[<Env>]<Probe><Variant><Placement>{,Low,High,Unit} for every condition
     (one campaign per environment): the baseline environment's names carry no
@@ -54,6 +72,8 @@ def estimate_macros(estimates: pd.DataFrame, baseline: str = "native") -> dict[s
         if base in out:
             raise ValueError(f"two conditions map to macro \\{base}: pass one campaign per environment")
         out.update(_time_macros(base, r["estimate_ns"], r["ci_low_ns"], r["ci_high_ns"]))
+        # the statistics' warning (e.g. heterogeneous runs and the runs needed), empty when there is none
+        out[base + "Warning"] = warning_tex(r)
     return out
 
 
@@ -127,6 +147,7 @@ def write_generated(result, out_dir: str | Path | None = None) -> list[Path]:
     for name, fig in result.figures().items():
         written += plots.save_figure(fig, out, name)
         plots.close(fig)
+    written += paper_sections.write_sections(result, out)
     return written
 
 
@@ -139,10 +160,15 @@ def paper_macros(result) -> dict[str, str]:
     return {**estimate_macros(est, result.settings.baseline), **text_macros(result)}
 
 
+#: What paper.tex \\inputs; the PDF is not built without them.
+REQUIRED_GENERATED = ("macros.tex", "methods.tex", "abstract.tex", "background_studies.tex", "results.tex",
+                      "architectures.tex", "architectures_figure.tex", "environments.tex", "reproduce.tex", "validation.tex", "reference_section.tex")
+
+
 def build_pdf(paper_dir: str | Path | None = None) -> str:
     """Build paper.pdf with latexmk (or pdflatex twice); say so plainly when TeX is missing."""
     d = Path(paper_dir) if paper_dir else PAPER_DIR
-    missing = [n for n in ("macros.tex", "per_op_table.tex", "methods.tex") if not (d / "generated" / n).is_file()]
+    missing = [n for n in REQUIRED_GENERATED if not (d / "generated" / n).is_file()]
     if missing:
         return f"paper not built: generated files missing ({', '.join(missing)}); run `osbench paper` first"
     if shutil.which("latexmk"):
@@ -159,39 +185,79 @@ def build_pdf(paper_dir: str | Path | None = None) -> str:
     return f"built {d / 'paper.pdf'}"
 
 
-def reference_section_tex(claims: pd.DataFrame, capture: pd.DataFrame) -> str:
-    """The paper's section on the seed papers' own numbers: what was captured,
-    and each headline claim recomputed from the published tables."""
+#: How each verdict class is named in the paper, in the order it is discussed.
+VERDICT_WORDS = {"holds": "holds under every reading", "fails": "fails under every reading",
+                 "depends": "depends on the reading", "knife-edge": "knife-edge",
+                 "circular": "circular", "not checkable": "not checkable"}
+
+
+def _readings_cell(g: pd.DataFrame) -> str:
+    """The factor under each reading, marked by whether the claim holds under it."""
+    parts = []
+    for r in g.itertuples():
+        if r.factor != r.factor:    # NaN: no reading
+            continue
+        mark = r"\,$\checkmark$" if r.holds else r"\,$\times$"
+        parts.append(sig3(r.factor) + mark)
+    return "; ".join(parts) or "--"
+
+
+def reference_section_tex(readings: pd.DataFrame, counts: pd.DataFrame, capture: pd.DataFrame,
+                          cited: pd.DataFrame | None = None) -> str:
+    """'Published results revisited': what was captured from the five studies, and
+    every comparison they state recomputed from their own tables under each
+    defensible reading, with its verdict class.
+
+    readings: reference_claims.claims_table (one row per claim x reading);
+    counts: reference_claims.verdict_counts; capture: reference.capture_summary;
+    cited: reference_compare.cited_results (numbers the studies quote from others)."""
     n_sources, n_tables = capture["source_id"].nunique(), len(capture[capture["kind"] == "values"])
     n_values = int(capture["n_values"].sum())
-    checked = claims[claims["verdict"] != "not checkable"]
-    n_ok = int((checked["verdict"] == "supported").sum())
-    verdict = {True: "yes", False: r"\textbf{no}"}
-    rows = "\n".join(
-        f"{tex_escape(r.statement)} & {tex_escape(r.stated)} & {sig3(r.factor_from_data)} & "
-        f"{verdict[r.verdict == 'supported']} \\\\"
-        for r in checked.itertuples())
-    return "\n".join([
-        r"\section{Published results}",
-        f"The {n_sources} published studies hold {n_tables} tables with {n_values} published values, "
-        "captured as data with their units and provenance and checked line by line against the source text. "
-        f"Table~\\ref{{tab:claims}} recomputes {len(checked)} comparisons the papers state from their own tables; "
-        f"{n_ok} are supported by the published numbers and {len(checked) - n_ok} are not "
-        "(fixed tolerances: \\textquotedblleft about $N\\times$\\textquotedblright{} within 20\\%, "
-        "a paper's own arithmetic within 2\\%, \\textquotedblleft slightly\\textquotedblright{} at most $1.2\\times$).",
-        "",
-        r"\begin{figure}[t]", r"\centering",
-        r"\includegraphics[width=\linewidth]{generated/reference_architecture_ratios}",
-        r"\caption{Microkernel and hybrid systems relative to monolithic ones in the published studies, per primitive "
-        r"(log scale; published values, other hardware and eras).}", r"\label{fig:reference}", r"\end{figure}",
-        "",
-        r"{\small", r"\begin{longtable}{p{0.46\linewidth}p{0.24\linewidth}rc}",
-        r"\caption{Headline comparisons of the published studies recomputed from their tables.}\label{tab:claims}\\",
-        r"\toprule Statement & Stated & From data & Supported \\ \midrule \endfirsthead",
-        r"\toprule Statement & Stated & From data & Supported \\ \midrule \endhead",
-        rows, r"\bottomrule", r"\end{longtable}}", ""])
+    c = counts.set_index("verdict_class")
+    n_claims = int(c["n_claims"].sum())
+    n_read = int(c["n_readings"].sum())
+    cls = ", ".join(f"{int(c.loc[v, 'n_claims'])} {VERDICT_WORDS[v]}" for v in VERDICT_WORDS if v in c.index)
+    checked = readings[readings["verdict_class"] != "not checkable"]
+    order = {v: i for i, v in enumerate(VERDICT_WORDS)}
+    rows = []
+    for (_, cid), g in sorted(checked.groupby(["source_id", "claim_id"], sort=False),
+                              key=lambda kv: (order.get(kv[1]["verdict_class"].iloc[0], 9), kv[0])):
+        r0 = g.iloc[0]
+        stated = "; ".join(dict.fromkeys(g["stated"].astype(str)))
+        rows.append(f"{tex_escape(r0['statement'])}~\\citep{{{r0['bibkey']}}} & {tex_escape(stated)} & "
+                    f"{_readings_cell(g)} & {tex_escape(r0['verdict_class'])} \\\\")
+    out = [r"\section{Published results revisited}\label{sec:published}",
+           f"The {n_sources} published studies hold {n_tables} tables with {n_values} published values, captured as "
+           "data with their units and provenance and checked line by line against the source text. We recomputed "
+           f"{n_claims} comparisons their texts state from their own tables. Where a sentence can be read in more than "
+           "one defensible way (which columns, which machine, which aggregate, how an ambiguous cell splits), we "
+           f"computed every reading ({n_read} in all) and classify the claim: {cls}. A claim is knife-edge when some "
+           "reading lies within 5\\% of the sentence's threshold, and circular when the data's reading was itself "
+           "chosen with the sentence. Table~\\ref{tab:claims} lists every checkable claim with its factor under each "
+           "reading ($\\checkmark$: the sentence holds under that reading).", ""]
+    if cited is not None and len(cited):
+        crow = [f"{tex_escape(r.metric_as_published)} & {tex_escape(r.system_as_published)} & "
+                f"{tex_escape(r.cell_as_published)} & \\citet{{{r.bibkey}}}"
+                + (f", citing \\citet{{{r.cited_bibkey}}}" if isinstance(r.cited_bibkey, str) and r.cited_bibkey else "")
+                + " \\\\" for r in cited.itertuples()]
+        out += ["The studies also quote results of others that frame the microkernel question "
+                "(Table~\\ref{tab:cited}).",
+                r"\begin{table}[tbp]", r"\centering", r"\scriptsize",
+                r"\begin{tabular}{p{0.34\linewidth}p{0.2\linewidth}p{0.12\linewidth}p{0.24\linewidth}}",
+                r"\toprule", r"Result & System & As printed & Source \\", r"\midrule", *crow, r"\bottomrule",
+                r"\end{tabular}", r"\caption{Results the studies cite from earlier work (as printed).}",
+                r"\label{tab:cited}", r"\end{table}", ""]
+    out += [r"{\scriptsize", r"\begin{longtable}{p{0.42\linewidth}p{0.14\linewidth}p{0.24\linewidth}l}",
+            r"\caption{Comparisons the published studies state, recomputed from their own tables: the factor under "
+            r"each defensible reading ($\checkmark$ the sentence holds, $\times$ it does not) and the verdict class.}"
+            r"\label{tab:claims}\\",
+            r"\toprule Statement & Stated & Factor per reading & Verdict \\ \midrule \endfirsthead",
+            r"\toprule Statement & Stated & Factor per reading & Verdict \\ \midrule \endhead",
+            *rows, r"\bottomrule", r"\end{longtable}}", ""]
+    return "\n".join(out)
 
 
-def write_reference_section(claims: pd.DataFrame, capture: pd.DataFrame, out_dir: str | Path | None = None) -> Path:
+def write_reference_section(readings: pd.DataFrame, counts: pd.DataFrame, capture: pd.DataFrame,
+                            cited: pd.DataFrame | None = None, out_dir: str | Path | None = None) -> Path:
     return write_text((Path(out_dir) if out_dir else GENERATED) / "reference_section.tex",
-                      reference_section_tex(claims, capture))
+                      reference_section_tex(readings, counts, capture, cited))

@@ -80,3 +80,21 @@ def check_paper(pdf: str | Path, figures_dir: str | Path | None = None, render_d
             if figure_is_blank(png):
                 result.problems.append(f"figure {png.name} shows nothing")
     return result
+
+
+#: The paper's text block (A4, 2.5 cm margins): figures are included at this width.
+TEXT_WIDTH_IN, TEXT_HEIGHT_IN = 6.3, 9.7
+
+
+def smallest_print_font_pt(fig, width_in: float = TEXT_WIDTH_IN, max_height_in: float | None = None) -> float:
+    """The smallest text of a figure as printed when included at `width_in`
+    (and at most `max_height_in` tall, aspect kept): tick labels, axis labels,
+    titles and legends.  The paper asks for at least 8 pt."""
+    w, h = fig.get_size_inches()
+    scale = width_in / w
+    if max_height_in is not None:
+        scale = min(scale, max_height_in / h)
+    fig.canvas.draw() if hasattr(fig.canvas, "draw") else None
+    sizes = [t.get_fontsize() for t in fig.findobj(lambda a: hasattr(a, "get_fontsize") and hasattr(a, "get_text"))
+             if t.get_visible() and str(t.get_text()).strip()]
+    return min(sizes) * scale if sizes else float("inf")

@@ -36,7 +36,7 @@ def _condition_label(row: pd.Series, with_env: bool) -> str:
     return " ".join(parts)
 
 
-def _fig(n_rows: int, width: float = 8.0) -> tuple[Figure, object]:
+def _fig(n_rows: int, width: float = 6.5) -> tuple[Figure, object]:
     fig = Figure(figsize=(width, 0.34 * max(n_rows, 1) + 1.4), layout="constrained")
     return fig, fig.add_subplot()
 
@@ -82,6 +82,12 @@ def forest_plot(summary: pd.DataFrame, clean: pd.DataFrame | None = None, *,
         ax.scatter(s.loc[mm, "ci_high_ns"] * 1.15, y[mm], marker="$!$", s=60, color=_DIFF)
         handles.append(Line2D([], [], color=_DIFF, marker="$!$", lw=0, ms=8,
                               label="multimodal: pin, don't average"))
+    if "warning" in s.columns and (s["warning"].fillna("").astype(str) != "").any():
+        # heterogeneous runs: the estimate may hide a slow minority; the mark says so on the row
+        wr = (s["warning"].fillna("").astype(str) != "").to_numpy()
+        labels = [f"{lab} \u2020" if w else lab for lab, w in zip(labels, wr)]
+        handles.append(Line2D([], [], color="black", marker="$\u2020$", lw=0, ms=7,
+                              label="\u2020 worker runs differ: see the warning (runs needed)"))
     ax.set_yticks(y, labels)
     ax.set_xscale("log")
     ax.xaxis.set_major_locator(LogLocator(base=10))
@@ -91,7 +97,7 @@ def forest_plot(summary: pd.DataFrame, clean: pd.DataFrame | None = None, *,
     ax.set_title(title or f"Per-operation time, {level:.0%} CI ({method})", fontsize=10)
     ax.grid(axis="x", which="both", alpha=0.25)
     # below the axes, so it never hides a row
-    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=8, frameon=False)
+    fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 2), fontsize=9, frameon=False)
     ax.set_ylim(-0.8, len(s) - 0.4)
     return fig
 
@@ -131,7 +137,7 @@ def ratio_forest_plot(table: pd.DataFrame, *, title: str | None = None) -> Figur
     ax.grid(axis="x", which="both", alpha=0.25)
     fig.legend(handles=[Line2D([], [], color=_DIFF, marker="o", lw=1.3, label="CI excludes 1"),
                         Line2D([], [], color=_SAME, marker="o", lw=1.3, label="CI includes 1")],
-               loc="outside lower center", ncol=2, fontsize=8, frameon=False)
+               loc="outside lower center", ncol=2, fontsize=9, frameon=False)
     ax.set_ylim(-0.8, len(t) - 0.4)
     return fig
 
@@ -161,7 +167,7 @@ def sweep_plot(fit: SweepFit, *, title: str | None = None, xlabel: str | None = 
                            f"{fit.level:.0%} CI"), fontsize=10)
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.25)
-    ax.legend(fontsize=8, frameon=False)
+    ax.legend(fontsize=9, frameon=False)
     return fig
 
 

@@ -84,6 +84,7 @@ def test_sweep_plot_draws_runs_and_fit():
     assert fit.verdict in ax.get_title()
 
 
+@pytest.mark.slow  # integration: writes every figure / regenerates from all data (> 1 s)
 def test_saved_figures_are_named_by_the_analysis_and_show_something(tmp_path, campaign):
     from osbench_analysis.paper_check import figure_is_blank
 

@@ -1,0 +1,107 @@
+"""The paper's generated sections: grouping, the architectures comparison and the central figure."""
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+
+from osbench_analysis import analysis, families, paper_sections, plots_architectures
+from osbench_analysis.paper_check import figure_is_blank
+
+
+def _ratios(rows):
+    return pd.DataFrame(rows, columns=["host", "probe", "variant", "placement", "environment", "baseline", "ratio",
+                                       "ci_low", "ci_high", "different", "ci_method"])
+
+
+def _result(ratios, arch):
+    manifests = {e: SimpleNamespace(environment=e, arch_class=a) for e, a in arch.items()}
+    return SimpleNamespace(environment_ratios=ratios, manifests=manifests, hosts=["h"],
+                           settings=SimpleNamespace(baseline="native", level=0.95))
+
+
+def test_a_file_server_is_compared_on_file_probes_only_and_defaults_only():
+    r = _ratios([["h", "null_syscall", "", "same_cpu", "fuse", "native", 1.0, 0.9, 1.1, False, "t"],
+                 ["h", "stat", "", "same_cpu", "fuse", "native", 1.5, 1.2, 1.8, True, "t"],
+                 ["h", "null_syscall", "", "same_cpu", "gvisor", "native", 80, 70, 90, True, "t"],
+                 ["h", "null_syscall", "", "cross_cpu", "gvisor", "native", 9, 8, 10, True, "t"],
+                 ["h", "fork_exec", "linkage=static", "same_cpu", "gvisor", "native", 2, 1.5, 2.5, True, "t"]])
+    m = paper_sections.measured_factors(_result(r, {"fuse": "user-space-server", "gvisor": "user-space-kernel"}))
+    assert sorted(zip(m["environment"], m["probe"])) == [("fuse", "stat"), ("gvisor", "null_syscall")]
+    assert list(m["environment"]) == ["gvisor", "fuse"]          # user-space kernels first
+    assert set(m["family"]) == {"Kernel entry"}
+
+
+def test_agreement_says_where_the_published_median_lies_against_each_interval():
+    measured = pd.DataFrame({"environment": ["g", "g", "g"], "primitive": ["syscall", "stat", "fork_exit"],
+                             "ratio_low": [2.0, 2.0, 2.0], "ratio_high": [3.0, 3.0, 3.0]})
+    published = pd.DataFrame({"primitive": ["syscall", "syscall", "stat", "fork_exit", "malloc"],
+                              "slowdown_factor": [1.0, 1.4, 2.5, 9.0, 5.0]})
+    ag = paper_sections.agreement(measured, published).set_index("primitive")
+    assert ag.loc["syscall", "published_is"] == "below" and ag.loc["syscall", "published_median"] == 1.2
+    assert ag.loc["stat", "published_is"] == "inside"
+    assert ag.loc["fork_exit", "published_is"] == "above"
+    assert "malloc" not in ag.index
+
+
+def test_environment_ratios_ignore_the_file_system_label():
+    assert analysis.without_fs("linkage=static,fs=tmpfs") == "linkage=static"
+    assert analysis.without_fs("fs=9p") == ""
+
+
+def test_central_figure_groups_rows_by_family_and_distinguishes_measured_from_published(tmp_path):
+    measured = pd.DataFrame({"environment": ["gvisor", "gvisor", "uml"], "primitive": ["fork_exit", "syscall", "syscall"],
+                             "ratio": [2.0, 80.0, 300.0], "ratio_low": [1.8, 70, 280], "ratio_high": [2.2, 90, 320]})
+    published = pd.DataFrame({"primitive": ["syscall", "thread_create", "compile"], "slowdown_factor": [1.3, 1.2, 8.0],
+                              "subject_arch": ["hybrid", "hybrid", "microkernel"],
+                              "pair": ["xnu vs FreeBSD", "xnu vs FreeBSD", "MINIX 3 vs Linux"]})
+    fig = plots_architectures.plot_architectures(measured, published)
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    headers = [t for t in labels if t in families.FAMILIES]
+    assert headers == sorted(headers, key=families.family_rank)
+    assert labels.index("Kernel entry") < labels.index("syscall") < labels.index("Processes") < labels.index("fork exit")
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert any(t.startswith("measured here: gVisor") for t in legend)
+    assert any("published, other hardware" in t and "MINIX 3" in t for t in legend)
+    # measured: filled black markers; published: hollow
+    lines = [ln for ln in ax.get_lines() if ln.get_marker() not in (None, "None", "")]
+    assert lines and all(ln.get_markerfacecolor() in ("black", (0, 0, 0, 1)) or
+                         np.allclose(np.asarray(ln.get_markerfacecolor(), float)[:3], 0) for ln in lines)
+    hollow = [c for c in ax.collections if len(c.get_offsets())]
+    assert hollow and all(len(c.get_facecolor()) == 0 or c.get_facecolor()[0][3] == 0 for c in hollow)
+    fig.savefig(tmp_path / "a.png", dpi=50)
+    assert not figure_is_blank(tmp_path / "a.png")
+
+
+def test_paper_figures_print_at_eight_points_or_more():
+    from osbench_analysis import plots
+    from osbench_analysis.paper_check import TEXT_HEIGHT_IN, smallest_print_font_pt
+
+    rows = 40
+    measured = pd.DataFrame({"environment": ["gvisor"] * 3, "primitive": ["syscall", "stat", "fork_exit"],
+                             "ratio": [80.0, 10, 2], "ratio_low": [70.0, 9, 1.8], "ratio_high": [90.0, 11, 2.2]})
+    published = pd.DataFrame({"primitive": [f"p{i}" for i in range(rows)], "slowdown_factor": np.linspace(0.5, 50, rows),
+                              "subject_arch": ["microkernel"] * rows, "pair": ["MINIX 3 vs Linux"] * rows})
+    central = plots_architectures.plot_architectures(measured, published)
+    assert smallest_print_font_pt(central, max_height_in=0.86 * TEXT_HEIGHT_IN) >= 8
+    est = pd.DataFrame({"probe": ["null_syscall", "stat"], "variant": ["", ""], "placement": ["same_cpu"] * 2,
+                        "estimate_ns": [100.0, 900.0], "ci_low_ns": [90.0, 800.0], "ci_high_ns": [110.0, 1000.0],
+                        "level": [0.95] * 2, "ci_method": ["t"] * 2})
+    assert smallest_print_font_pt(plots.forest_plot(est)) >= 8
+
+
+def test_validation_statement_comes_from_the_saved_simulation_cells(tmp_path):
+    import json
+
+    cells = [{"section": "meta", "experiments": 1000, "resamples": 2000, "seed": 1, "sections": "AJK", "band": [0.93, 0.97]},
+             {"section": "A", "coverage_%": 94.1, "mc_se_%": 0.7}, {"section": "A", "coverage_%": 92.0, "mc_se_%": 0.8},
+             {"section": "J", "slow_frac": 0.2, "runs": 10, "coverage_%": 88.0, "warn_%": 60.0, "ok": "NO",
+              "typical_run_cov_%": 95.0},
+             {"section": "K2", "what": "false alarm", "R=5 %": 0.4, "R=10 %": 1.3},
+             {"section": "K2", "what": "power", "R=5 %": 99.0, "R=10 %": 100.0}]
+    path = tmp_path / "cov.jsonl"
+    path.write_text("".join(json.dumps(c) + "\n" for c in cells))
+    text = paper_sections.validation_tex(paper_sections.load_validation(path))
+    assert "92.0--94.1" in text and "1 of 2 cells within 93--97" in text
+    assert "0 of 1 cells" in text and "at most 1.3" in text and "at least 99.0" in text
+    assert "not been validated" in paper_sections.validation_tex(paper_sections.load_validation(tmp_path / "none"))
