@@ -174,9 +174,7 @@ def main(argv: list[str] | None = None) -> int:
             cat = store.catalog(args.root)
             print(cat.drop(columns=["path"]).to_string(index=False) if len(cat) else "no campaigns")
         elif args.command == "probes":
-            for p in registry.PROBES.values():
-                if not p.hidden:
-                    print(f"{p.name:20s} {p.family:8s} {p.unit}")
+            print(registry.format_catalog())
         elif args.command == "envs":
             _envs()
         else:

@@ -74,12 +74,15 @@ def _precision_settings(profile: str) -> dict:
 
 
 PROFILES: dict[str, dict] = {
-    # quick: every probe, both placements; measuring stays well under 5 minutes on 2 cores
+    # Both derive their parameter sets from the registry (registry.profile_variants):
+    # quick: every primitive (each probe's variants) at the first point of each
+    # sweep, both placements; measuring stays under 5 minutes on 2 cores
     "quick": dict(batches=10, warmup=1, min_batch_ms=10.0, **_precision_settings("quick"),
-                  variants={"fork_exec": [{"linkage": "dynamic"}, {"linkage": "static"}]}),
+                  variants=registry.profile_variants("quick")),
+    # full: every sweep point too, and the unpinned placement
     "full": dict(batches=30, warmup=2, min_batch_ms=20.0, **_precision_settings("full"),
                  placements=["same_cpu", "cross_cpu", "unpinned"],
-                 variants={"fork_exec": [{"linkage": "dynamic"}, {"linkage": "static"}]}),
+                 variants=registry.profile_variants("full")),
 }
 
 

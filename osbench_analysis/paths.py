@@ -5,6 +5,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 CAMPAIGNS_DIR = REPO_ROOT / "data" / "campaigns"
 REFERENCE_DIR = REPO_ROOT / "data" / "reference"
 DERIVED_DIR = REPO_ROOT / "data" / "derived"
+#: simulation studies of the statistics (benchmarks/stats_coverage.py --save), read by the paper
+VALIDATION_DIR = REPO_ROOT / "data" / "validation"
 PAPER_DIR = REPO_ROOT / "paper"
 GENERATED_DIR = PAPER_DIR / "generated"
 PROBES_DIR = REPO_ROOT / "probes"
