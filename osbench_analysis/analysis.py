@@ -174,7 +174,13 @@ class Analysis:
         if len(self.campaign_ratios):
             figs["ratio_vs_first_campaign_forest"] = plots.ratio_forest_plot(self.campaign_ratios)
         if len(self.host_ratios):
+            from osbench_analysis import plots_hosts
+
             figs["ratio_vs_first_host_forest"] = plots.ratio_forest_plot(self.host_ratios)
+            probe, variant, placement = plots_hosts.DEFAULT_PRIMITIVE
+            est = self.estimates[self.estimates["campaign_id"].isin(self.primary_ids)]
+            if ((est["probe"] == probe) & (est["placement"] == placement)).any():
+                figs[f"{probe}_across_hosts"] = plots_hosts.primitive_across_hosts(est, probe, variant, placement)
         if len(self.placement_ratios):
             figs["cross_over_same_cpu_forest"] = plots.ratio_forest_plot(self.placement_ratios)
         if self.sweep_fits:

@@ -96,3 +96,26 @@ def test_saved_figures_are_named_by_the_analysis_and_show_something(tmp_path, ca
     empty = Figure()
     empty.add_subplot().set_axis_off()
     assert figure_is_blank(plots.save_figure(empty, tmp_path / "out", "empty", formats=("png",))[0])
+
+
+def test_one_primitive_across_hosts_shows_each_host_with_its_interval():
+    from osbench_analysis import plots_hosts
+
+    parts = []
+    for i, (host, median) in enumerate((("lab1", 500.0), ("lab2", 1500.0), ("lab3", 900.0))):
+        s = sim.simulate_samples(sim.Scenario(family="lognormal", probe="null_syscall", environment="native",
+                                              campaign_id=f"c-{host}", median_ns=median, n_runs=5,
+                                              n_batches=12), i)
+        parts.append(stats.summarize(s, **FAST).assign(host=host))
+    est = pd.concat(parts, ignore_index=True)
+    fig = plots_hosts.primitive_across_hosts(est, "null_syscall", "", est["placement"].iloc[0])
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log"
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert sorted(labels) == ["lab1", "lab2", "lab3"]   # one environment: the host alone names a row
+    xs = np.concatenate([np.asarray(c.lines[0].get_xdata(), dtype=float) for c in ax.containers])
+    assert np.allclose(sorted(xs), sorted(est["estimate_ns"]))
+    # the slow host is drawn where its estimate is: about 3x the first
+    assert 2.0 < xs.max() / xs.min() < 4.5
+    with pytest.raises(ValueError, match="no estimate of 'fork_exit'.*null_syscall"):
+        plots_hosts.primitive_across_hosts(est, "fork_exit")
