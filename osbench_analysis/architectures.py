@@ -21,6 +21,10 @@ from osbench_analysis import stats
 
 #: The probe whose one iteration is one kernel entry and nothing else: the crossing.
 CROSSING_PROBE = "null_syscall"
+#: Where only the file path changes (a file server, the gofer): one stat on the served file
+#: system (under FUSE's default caching partly answered from the kernel's caches; uncached,
+#: 5 requests to the server at the probes' depth, docs/environments.md).
+FILE_CROSSING_PROBE = "stat"
 
 CROSSING_COLUMNS = ["environment", "arch_class", "baseline", "probe", "placement", "cost_ns", "ci_low_ns",
                     "ci_high_ns", "estimate_ns", "baseline_estimate_ns", "n_runs", "baseline_n_runs", "level",
@@ -53,24 +57,33 @@ def geomean_difference_ci(a: stats.RunData, b: stats.RunData, level: float = sta
     return Difference(d, d - t * se, d + t * se, ea, eb)
 
 
-def crossing_costs(samples: pd.DataFrame, *, baseline: str = "native", probe: str = CROSSING_PROBE,
+def crossing_probe(env_samples: pd.DataFrame) -> str | None:
+    """The probe one of whose iterations crosses into what serves it: a null
+    system call, or, where only the file path changes (a file server, the
+    gofer), one stat on the served file system."""
+    have = set(env_samples["probe"])
+    return next((p for p in (CROSSING_PROBE, FILE_CROSSING_PROBE) if p in have), None)
+
+
+def crossing_costs(samples: pd.DataFrame, *, baseline: str = "native", probe: str | None = None,
                    level: float = stats.DEFAULT_LEVEL) -> pd.DataFrame:
-    """Per environment and placement: what one kernel crossing adds over the
-    baseline environment (ns, with CI).  Environments without the probe, or
-    the baseline missing, are left out."""
-    s = samples[(samples["probe"] == probe) & ~samples["warmup"].astype(bool)]
+    """Per environment and placement: what one crossing adds over the baseline
+    environment (ns, with CI), measured with `probe` (default: per environment,
+    `crossing_probe`).  Environments without the probe, or the baseline
+    missing, are left out."""
+    s = samples[~samples["warmup"].astype(bool)]
     rows = []
-    for placement, g in s.groupby("placement"):
-        base = g[g["environment"] == baseline]
-        if base["run"].nunique() < 2:
+    for env, sub_env in s[s["environment"] != baseline].groupby("environment"):
+        p = probe or crossing_probe(sub_env)
+        if p is None:
             continue
-        rb = stats.run_data(base)
-        for env, sub in g[g["environment"] != baseline].groupby("environment"):
-            if sub["run"].nunique() < 2:
+        for placement, sub in sub_env[sub_env["probe"] == p].groupby("placement"):
+            base = s[(s["environment"] == baseline) & (s["probe"] == p) & (s["placement"] == placement)]
+            if base["run"].nunique() < 2 or sub["run"].nunique() < 2:
                 continue
-            d = geomean_difference_ci(stats.run_data(sub), rb, level)
+            d = geomean_difference_ci(stats.run_data(sub), stats.run_data(base), level)
             rows.append({"environment": env, "arch_class": sub["arch_class"].iloc[0], "baseline": baseline,
-                         "probe": probe, "placement": placement, "cost_ns": d.diff, "ci_low_ns": d.ci_low,
+                         "probe": p, "placement": placement, "cost_ns": d.diff, "ci_low_ns": d.ci_low,
                          "ci_high_ns": d.ci_high, "estimate_ns": d.a, "baseline_estimate_ns": d.b,
                          "n_runs": sub["run"].nunique(), "baseline_n_runs": base["run"].nunique(),
                          "level": level,

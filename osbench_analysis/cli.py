@@ -38,6 +38,9 @@ def add_campaign_parameters(p):
     p.add_argument("--placements", type=_csv(), help="same_cpu,cross_cpu,unpinned")
     p.add_argument("--cpus", type=_csv(int), help="first and second CPU for pinning, e.g. 0,1")
     p.add_argument("--workdir", help="folder where file probes make their private folder (default tmpfs /dev/shm)")
+    p.add_argument("--sandbox-probes", type=_csv(),
+                   help="what environments other than native measure: comma-separated probes or 'all' "
+                        "(quick profile: the architecture primitives; --probes given: all of them)")
     p.add_argument("--environment", help="kernel environment: native (default), a name from `osbench envs`, "
                                          "several comma-separated, or 'all' (interleaved, one campaign each)")
     p.add_argument("--variants", type=json.loads,

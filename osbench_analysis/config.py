@@ -34,6 +34,10 @@ class CampaignConfig:
     variants: dict[str, list[dict]] = field(default_factory=dict)  # probe -> list of parameter sets
     workdir: str | None = None          # where file probes make their private folder
     environment: str = "native"         # environments registry name, comma-separated names, or "all"
+    # What environments other than a monolithic kernel measure: None = every probe;
+    # a list = those of `probes` in it (the quick profile: registry.ARCHITECTURE_PROBES,
+    # because a sandbox worker pays a 1-2 s boot).  Native always measures `probes`.
+    sandbox_probes: list[str] | None = None
     profile: str = "custom"
     timeout_s: float | None = None      # per worker; None: derived from the batch plan
     command_prefix: list[str] = field(default_factory=list)  # wraps the worker inside its environment (e.g. nice)
@@ -46,6 +50,14 @@ class CampaignConfig:
     precision_target: float = 0.0       # relative CI half-width, e.g. 0.05
     max_runs: int = 10
     time_budget_s: float = 240.0        # measuring time the campaign may spend adding runs
+
+    def measures_in(self, env, probe: str) -> bool:
+        """Whether this campaign measures `probe` in environment `env`: native takes
+        every probe, other environments `sandbox_probes` of them (when set) that
+        they serve (a file server serves only file probes)."""
+        if env.arch_class != "monolithic" and self.sandbox_probes is not None and probe not in self.sandbox_probes:
+            return False
+        return env.serves(registry.get_probe(probe))
 
     def precision(self):
         """The PrecisionTarget, or None for a fixed number of runs."""
@@ -78,7 +90,9 @@ PROFILES: dict[str, dict] = {
     # quick: every primitive (each probe's variants) at the first point of each
     # sweep, both placements; measuring stays under 5 minutes on 2 cores
     "quick": dict(batches=10, warmup=1, min_batch_ms=10.0, **_precision_settings("quick"),
-                  variants=registry.profile_variants("quick")),
+                  variants=registry.profile_variants("quick"),
+                  # in sandboxes, the architecture primitives only: all environments stay ~10 minutes
+                  sandbox_probes=list(registry.ARCHITECTURE_PROBES)),
     # full: every sweep point too, and the unpinned placement
     "full": dict(batches=30, warmup=2, min_batch_ms=20.0, **_precision_settings("full"),
                  placements=["same_cpu", "cross_cpu", "unpinned"],
@@ -99,6 +113,10 @@ def make_config(profile: str = "quick", **overrides) -> CampaignConfig:
     if "variants" not in given:  # a profile's variants follow its probes, not the user's selection
         probes = settings.get("probes", registry.DEFAULT_PROBES)
         settings["variants"] = {k: v for k, v in settings["variants"].items() if k in probes}
+    if "probes" in given and "sandbox_probes" not in given:
+        settings["sandbox_probes"] = None   # probes chosen by name are measured wherever asked
+    if settings.get("sandbox_probes") in ("all", ["all"]):
+        settings["sandbox_probes"] = None
     return CampaignConfig(**settings)
 
 
@@ -178,6 +196,13 @@ def validate(cfg: CampaignConfig) -> list[Condition]:
         specs = [registry.get_probe(p) for p in cfg.probes]
     except registry.ProbeError as e:
         raise ConfigError(str(e)) from None
+    if cfg.sandbox_probes is not None:
+        if isinstance(cfg.sandbox_probes, str) or not all(isinstance(p, str) for p in cfg.sandbox_probes):
+            raise ConfigError(f"sandbox_probes must be a list of probe names or 'all' (got {cfg.sandbox_probes!r})")
+        try:
+            [registry.get_probe(p) for p in cfg.sandbox_probes]
+        except registry.ProbeError as e:
+            raise ConfigError(f"sandbox_probes: {e}") from None
     _check_numbers(cfg)
     if not cfg.placements or any(p not in PLACEMENTS for p in cfg.placements):
         raise ConfigError(f"placements must be a non-empty subset of {list(PLACEMENTS)} (got {cfg.placements!r})")

@@ -263,6 +263,13 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
 DEFAULT_PROBES: tuple[str, ...] = tuple(n for n, p in PROBES.items() if not p.hidden)
 
 
+#: The primitives the architecture comparison is built on (one or more per family,
+#: each with published microkernel/hybrid-vs-monolithic counterparts): what the
+#: quick profile measures inside sandboxes, where every worker pays a boot.
+ARCHITECTURE_PROBES = ("null_syscall", "syscall_mix", "stat", "open_close", "file_create_delete", "mmap_touch",
+                       "malloc_free_small", "pipe_pingpong", "fork_exit", "fork_exec", "thread_create_join")
+
+
 class ProbeError(OsbenchError, ValueError):
     """A probe name or parameter the catalog does not know."""
 

@@ -224,8 +224,7 @@ def _measure_and_seal(cfg, conditions, envs, ids, root, cpus, host_info, created
             parts = []
             for env, cid in zip(envs, ids):
                 sess = stack.enter_context(env.session(scratch_root / env.name))
-                conds = [c for c in conditions if c.placement in env.placements
-                         and env.serves(registry.get_probe(c.probe))]
+                conds = [c for c in conditions if c.placement in env.placements and cfg.measures_in(env, c.probe)]
                 parts.append(_EnvRun(env, sess, cid, conditions=conds))
             _replay(parts, jr)
             measuring_s = _measure_rounds(parts, cfg, cpus, progress, scratch_root, jr)

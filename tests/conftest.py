@@ -75,3 +75,15 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if _WORKER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+
+
+def child_pids() -> set[int]:
+    """Live and zombie children of this process (all its threads'): what a probe leaves behind."""
+    pids = set()
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/children") as f:
+                pids.update(int(p) for p in f.read().split())
+        except OSError:
+            pass
+    return pids

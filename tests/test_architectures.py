@@ -53,3 +53,22 @@ def test_crossing_costs_per_environment_and_placement():
     assert row["cost_ns"] == pytest.approx(row["estimate_ns"] - row["baseline_estimate_ns"])
     assert 19_000 < row["cost_ns"] < 23_000     # the simulated truth is 21 us - 150 ns
     assert row["n_runs"] == 6 and row["arch_class"] == "user-space-kernel"
+
+
+def test_a_file_server_crosses_with_one_stat():
+    # an environment with no null system call (a file server serves only file
+    # probes) is measured by one stat: one request to the server
+    rng = np.random.default_rng(4)
+    env, nat, a, b = _sides(rng, 6, 0.05)
+    a["arch_class"], b["arch_class"] = "user-space-kernel", "monolithic"
+    fuse = a.assign(environment="fuse", arch_class="user-space-server", probe="stat",
+                    per_op_ns=a["per_op_ns"] / 5, elapsed_ns=a["elapsed_ns"] // 5)
+    nat_stat = b.assign(probe="stat", per_op_ns=b["per_op_ns"] * 8, elapsed_ns=b["elapsed_ns"] * 8)
+    t = architectures.crossing_costs(pd.concat([a, b, fuse, nat_stat]), baseline="native").set_index("environment")
+    assert t.loc["gvisor", "probe"] == "null_syscall" and t.loc["fuse", "probe"] == "stat"
+    f = t.loc["fuse"]
+    assert f["baseline_estimate_ns"] == pytest.approx(8 * t.loc["gvisor", "baseline_estimate_ns"], rel=1e-6)
+    assert f["cost_ns"] == pytest.approx(f["estimate_ns"] - f["baseline_estimate_ns"])
+    # an explicit probe applies to every environment
+    only = architectures.crossing_costs(pd.concat([a, b, fuse, nat_stat]), baseline="native", probe="stat")
+    assert list(only["environment"]) == ["fuse"]

@@ -1,7 +1,7 @@
 """Bad input gets a clear error before anything is measured."""
 import pytest
 
-from osbench_analysis import launch, runner, store
+from osbench_analysis import config, launch, registry, runner, store
 
 
 @pytest.fixture(autouse=True)
@@ -64,3 +64,29 @@ def test_bad_campaign_id(bad_id, campaigns_root):
     cfg = runner.make_config("quick", output=str(campaigns_root), campaign_id=bad_id)
     with pytest.raises(store.StoreError, match="campaign id must be"):
         runner.run_campaign(cfg, progress=False)
+
+
+def test_quick_measures_every_probe_natively_and_the_architecture_primitives_in_sandboxes():
+    from osbench_analysis import environments
+
+    cfg = config.make_config("quick")
+    native, gvisor, fuse = (environments.get(n) for n in ("native", "gvisor", "fuse"))
+    assert set(cfg.sandbox_probes) == set(registry.ARCHITECTURE_PROBES) < set(cfg.probes)
+    assert all(cfg.measures_in(native, p) for p in cfg.probes)
+    assert {p for p in cfg.probes if cfg.measures_in(gvisor, p)} == set(registry.ARCHITECTURE_PROBES)
+    # a file server: the architecture primitives on its path only
+    assert {p for p in cfg.probes if cfg.measures_in(fuse, p)} == {
+        p for p in registry.ARCHITECTURE_PROBES if registry.get_probe(p).uses_workdir}
+    # full, probes chosen by name, or 'all': every probe everywhere it is served
+    assert config.make_config("full").sandbox_probes is None
+    assert config.make_config("quick", probes=["tcp_pingpong"]).sandbox_probes is None
+    assert config.make_config("quick", sandbox_probes="all").sandbox_probes is None
+    cfg = config.make_config("quick", probes=["null_syscall", "stat"], sandbox_probes=["stat"])
+    assert [p for p in cfg.probes if cfg.measures_in(gvisor, p)] == ["stat"]
+
+
+def test_unknown_sandbox_probes_are_refused_with_a_hint():
+    with pytest.raises(config.ConfigError, match="sandbox_probes: probe 'nul_syscall' unknown; did you mean"):
+        config.validate(config.make_config("quick", sandbox_probes=["nul_syscall"]))
+    with pytest.raises(config.ConfigError, match="list of probe names or 'all'"):
+        config.validate(config.make_config("quick", sandbox_probes="stat"))

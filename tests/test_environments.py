@@ -105,6 +105,9 @@ def test_a_file_server_serves_only_file_probes_and_the_others_serve_all():
     assert served["fuse"] == file_probes
     # direct I/O files cannot be mapped shared: fuse-nocache leaves out the probes that map one
     assert served["fuse-nocache"] == file_probes - mapping
-    for name in ("native", "gvisor", "uml"):
+    # the gofer joins only the file path: elsewhere gvisor-gofer is gvisor again
+    gofer = environments.get("gvisor-gofer")
+    assert {n for n in registry.DEFAULT_PROBES if gofer.serves(registry.get_probe(n))} == file_probes
+    for name in ("native", "gvisor", "gvisor-ptrace", "uml"):
         env = environments.get(name)
         assert all(env.serves(registry.get_probe(n)) for n in registry.DEFAULT_PROBES)

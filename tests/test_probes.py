@@ -6,6 +6,7 @@ import pytest
 from osbench_analysis import registry
 from osbench_analysis.launch import run_worker
 from osbench_analysis.worker import Batcher, ProbeFailed, WorkerRequest, helper_path
+from conftest import child_pids
 
 # Every test here starts worker processes.
 pytestmark = pytest.mark.slow
@@ -16,16 +17,6 @@ def request(probe, iterations, **kw):
                          max_iterations=10**6, iterations=iterations, **kw)
 
 
-def child_pids() -> set[int]:
-    """Live and zombie children of this process (all its threads')."""
-    pids = set()
-    for task in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{task}/children") as f:
-                pids.update(int(p) for p in f.read().split())
-        except OSError:
-            pass
-    return pids
 
 
 @pytest.fixture(autouse=True)

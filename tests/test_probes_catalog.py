@@ -12,6 +12,7 @@ import pytest
 
 from osbench_analysis import config, registry
 from osbench_analysis.worker import Batcher, ProbeFailed, WorkerRequest
+from conftest import child_pids
 
 CATALOG_FAMILIES = ("entry", "ipc", "service", "files", "memory_bw", "sweeps")
 CATALOG = [n for n, p in registry.PROBES.items() if p.family in CATALOG_FAMILIES]
@@ -23,15 +24,6 @@ def request(probe, params=None, workdir=None, child_cpu=-1):
                          max_iterations=10**6, workdir=workdir, child_cpu=child_cpu)
 
 
-def children() -> set[int]:
-    pids = set()
-    for task in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{task}/children") as f:
-                pids.update(int(p) for p in f.read().split())
-        except OSError:
-            pass
-    return pids
 
 
 def fds() -> set[str]:
@@ -76,12 +68,12 @@ def test_work_done_and_nothing_left_behind(probe, n, params, tmp_path):
     reported ready, signals the handler caught, replies checked, files
     removed...); afterwards no child, descriptor or file of the probe remains."""
     spec = registry.PROBES[probe]
-    kids, before = children(), fds()
+    kids, before = child_pids(), fds()
     child_cpu = CPUS[-1] if spec.two_party and len(CPUS) > 1 else -1
     results = run_batches(probe, n, params, str(tmp_path) if spec.uses_workdir else None, child_cpu)
     assert [r["work_done"] for r in results] == [spec.expected_work(n, params)] * 2
     assert all(r["elapsed_ns"] > 0 for r in results)
-    assert children() <= kids
+    assert child_pids() <= kids
     assert fds() <= before
     if spec.uses_workdir:
         assert os.listdir(tmp_path) == []
@@ -118,10 +110,10 @@ def test_files_in_folder_really_creates_files(tmp_path):
     ("service_pipe", {"bytes": 1 << 20}, "bytes must be"), ("socket_bind_open", {"sockets": 10**7}, "hard limit"),
 ])
 def test_refused_sizes_fail_cleanly(probe, params, match, tmp_path):
-    kids, before = children(), fds()
+    kids, before = child_pids(), fds()
     with pytest.raises(ProbeFailed, match=match):
         run_batches(probe, 10, params, str(tmp_path), batches=1)
-    assert children() <= kids and fds() <= before and os.listdir(tmp_path) == []
+    assert child_pids() <= kids and fds() <= before and os.listdir(tmp_path) == []
 
 
 def _descendants(pid: int) -> set[int]:

@@ -12,6 +12,7 @@ import pytest
 from osbench_analysis import registry
 from osbench_analysis.launch import run_worker
 from osbench_analysis.worker import PARENT, Batcher, ProbeFailed, WorkerRequest
+from conftest import child_pids
 
 pytestmark = pytest.mark.slow  # every test starts processes
 
@@ -21,15 +22,6 @@ def request(probe, iterations, **params):
                          max_iterations=10**6, iterations=iterations)
 
 
-def children() -> set[int]:
-    pids = set()
-    for task in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{task}/children") as f:
-                pids.update(int(p) for p in f.read().split())
-        except OSError:
-            pass
-    return pids
 
 
 def descendants(pid: int) -> set[int]:
@@ -54,9 +46,9 @@ def rss_kb(pid: int) -> int:
 
 @pytest.fixture(autouse=True)
 def nothing_left_behind():
-    before = children()
+    before = child_pids()
     yield
-    assert children() <= before, "a probe left a child (alive or zombie)"
+    assert child_pids() <= before, "a probe left a child (alive or zombie)"
 
 
 def run_batch(probe, n, **params):
@@ -83,7 +75,7 @@ def test_the_native_parent_is_small_and_parent_mb_grows_it():
         assert rss_kb(pids[0]) < 6_000 < 10_000 < rss_kb(os.getpid())
         assert rss_kb(pids[1]) > rss_kb(pids[0]) + 60_000
         # the probe's children are the parent's, not this process's
-        assert pids[0] in children()
+        assert pids[0] in child_pids()
     for pid in pids:
         assert not os.path.exists(f"/proc/{pid}")  # closed: exited and reaped
 

@@ -102,7 +102,7 @@ class GVisor(Environment):
         self.description = description or (
             f"gVisor runsc ({platform} platform): the Sentry serves every system call in user space; "
             + ("file probes on a volume the Sentry reaches directly (directfs)" if directfs else
-               "file probes on a volume served by the gofer process (--directfs=false)"))
+               "file probes on a volume served by the gofer process (--directfs=false); file probes only"))
 
     def runsc_flags(self, state: Path) -> list[str]:
         return [f"--root={state}", "--rootless", "--network=none", f"--platform={self.platform}",
@@ -133,6 +133,11 @@ class GVisor(Environment):
             ],
             "linux": {"namespaces": [{"type": t} for t in ("pid", "ipc", "uts", "mount", "network")]},
         }
+
+    def serves(self, probe) -> bool:
+        # without directfs only the file path changes (the gofer joins it); every
+        # other probe would measure the plain gVisor environment again
+        return self.directfs or bool(probe.uses_workdir)
 
     def availability(self) -> Availability:
         if not os.access(RUNSC, os.X_OK):

@@ -17,6 +17,7 @@
  * before it exits; the probes reap their own children batch by batch. */
 #define _GNU_SOURCE
 #include "harness.h"
+#include "osb_partner.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -26,40 +27,6 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static int read_full(int fd, void *buf, size_t n)
-{
-    char *p = buf;
-    while (n > 0) {
-        ssize_t r = read(fd, p, n);
-        if (r == 0)
-            return 0;
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        p += r;
-        n -= (size_t)r;
-    }
-    return 1;
-}
-
-static int write_full(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
 
 int main(int argc, char **argv)
 {
@@ -93,9 +60,9 @@ int main(int argc, char **argv)
     osb_result r;
     int64_t n;
     int status;
-    while (read_full(0, &n, sizeof n) == 1) {
+    while (osb_read_full(0, &n, sizeof n) == 1) {
         osb_run(probe, &p, n, &r);
-        if (write_full(1, &r, sizeof r) != 0)
+        if (osb_write_full(1, &r, sizeof r) != 1)
             break;
     }
     while (waitpid(-1, &status, 0) > 0) {}  /* anything a probe left: reaped, not orphaned */
