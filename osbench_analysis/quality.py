@@ -309,6 +309,16 @@ MIN_MODE_RATIO = 1.5        # closer "modes" are ordinary run-to-run spread (ASL
                             # colouring: runs 20 % apart are common with few runs)
 
 
+_INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
+
+
+def _normal_pdf(x, mu, sd):
+    """The normal density, as scipy.stats.norm.pdf, without its per-call
+    argument machinery (the EM below calls it up to 200 times per fit)."""
+    z = (x - mu) / sd
+    return np.exp(-0.5 * z * z) * _INV_SQRT_2PI / sd
+
+
 def _fit_two_normals(x: np.ndarray, n_iter: int = 200) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     """EM fit of a 2-component normal mixture in 1-D; returns w, mu, sd, loglik."""
     xs = np.sort(x)
@@ -329,7 +339,7 @@ def _fit_two_normals(x: np.ndarray, n_iter: int = 200) -> tuple[np.ndarray, np.n
     floor = 1e-4 * spread + 1e-12
     ll_old = -np.inf
     for _ in range(n_iter):
-        dens = w * stats.norm.pdf(x[:, None], mu, sd) + 1e-300
+        dens = w * _normal_pdf(x[:, None], mu, sd) + 1e-300
         tot = dens.sum(axis=1, keepdims=True)
         resp = dens / tot
         ll = float(np.log(tot).sum())
@@ -454,8 +464,8 @@ def detect_multimodality(per_op: np.ndarray, run: np.ndarray | None = None) -> M
             # With few batches per run a run's median can sit in either mode and
             # the deviations are then no clean two-mode mixture: also accept the
             # pooled fit when most runs hold batches of both modes.
-            d0 = w[0] * stats.norm.pdf(x, mu[0], sd[0])
-            d1 = w[1] * stats.norm.pdf(x, mu[1], sd[1])
+            d0 = w[0] * _normal_pdf(x, mu[0], sd[0])
+            d1 = w[1] * _normal_pdf(x, mu[1], sd[1])
             frac = pd.Series(d1 > d0).groupby(r).mean()
             mixed = int(np.sum((frac > 0.1) & (frac < 0.9)))
             alternating = float(np.sum(np.minimum(frac, 1 - frac) * pd.Series(r).value_counts()
