@@ -281,7 +281,7 @@ def architectures_tex(inp: SectionInputs) -> str:
                  + (" (one stat)" if r.probe != CROSSING_PROBE else "")
                  + (" (an interval including zero: no measurable cost)" if r.ci_low_ns <= 0 <= r.ci_high_ns else "")
                  for r in cc.sort_values("cost_ns", ascending=False).itertuples()]
-        out.append("One kernel entry (a \\texttt{getpid} system call; where only the file path changes, one "
+        out.append("One crossing into what serves a call (a \\texttt{getpid} system call; where only the file path changes, one "
                    "\\texttt{stat} on the served file system) costs, beyond what it costs on native Linux: "
                    + "; ".join(parts) + f" ({lvl} intervals: difference of geometric means of run medians, "
                    "delta-method Welch interval; Table~\\ref{tab:crossing}).")
