@@ -42,6 +42,8 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=1)
     ap.add_argument("--profile", default="quick")
     ap.add_argument("--probes", help="comma-separated; default: the profile's")
+    ap.add_argument("--loud-worker", action="store_true",
+                    help="start the Dask worker with its profiler and 100 ms memory monitor on (Dask's defaults)")
     ap.add_argument("--reuse", metavar="ROOT", help="only compare the direct-*/dask-* campaigns already under ROOT")
     args = ap.parse_args()
     if args.reuse:
@@ -52,7 +54,8 @@ def main() -> None:
     params = {"probes": args.probes.split(",")} if args.probes else {}
     work = Path(tempfile.mkdtemp(prefix="osbench-dask-overhead-"))
     root, bindir, port = work / "campaigns", Path(sys.executable).parent, _free_port()
-    env = {**os.environ, fleet.FLEET_DIR_ENV: str(work / "host")}
+    env = {**os.environ, fleet.FLEET_DIR_ENV: str(work / "host"),
+           **({} if args.loud_worker else fleet.QUIET_WORKER_ENV)}
     procs = [subprocess.Popen([str(bindir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port),
                                "--no-dashboard"], stderr=subprocess.DEVNULL, start_new_session=True),
              subprocess.Popen([str(bindir / "dask"), "worker", f"tcp://127.0.0.1:{port}", "--name", "here",

@@ -28,6 +28,11 @@ from osbench_analysis import config, journal, launch, store
 from osbench_analysis.errors import OsbenchError
 
 FLEET_DIR_ENV = "OSBENCH_FLEET_DIR"
+#: Environment for a measuring host's `dask worker` (docs/fleet.md): its statistical profiler
+#: samples every thread every 10 ms and its memory monitor wakes every 100 ms, on the CPUs
+#: being measured; both off or slowed, the idle worker stays out of the measurement.
+QUIET_WORKER_ENV = {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False",
+                    "DASK_DISTRIBUTED__WORKER__MEMORY__MONITOR_INTERVAL": "5s"}
 #: a host whose Dask worker is gone this long is reported as vanished (its task is cancelled)
 VANISHED_AFTER_S = 20.0
 
