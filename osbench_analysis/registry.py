@@ -97,7 +97,9 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
     Probe("fork_exit", "process", "fork + child _exit + waitpid", True,
           "lmbench 'fork proc'; UnixBench spawn; osbench 'create processes' (outstanding=100); "
           "NetBSD/FreeBSD process creation",
-          params=forking(OUTSTANDING), forks=True, size_param="outstanding", max_iterations=1_000_000),
+          params=forking(OUTSTANDING), forks=True, size_param="outstanding", max_iterations=1_000_000,
+          # LEBench's big and huge fork: the parent's touched memory, copied as page tables
+          sweep=("parent_mb", (0, 64, 256))),
     Probe("fork_exec", "process", "fork + execve of an empty program + waitpid", True,
           "lmbench 'exec proc'; osbench 'launch program' (outstanding=100); NetBSD/FreeBSD program load",
           params=forking(LINKAGE, OUTSTANDING), forks=True, size_param="outstanding", max_iterations=1_000_000,
