@@ -178,7 +178,7 @@ class Analysis:
 
             figs["ratio_vs_first_host_forest"] = plots.ratio_forest_plot(self.host_ratios)
             probe, variant, placement = plots_hosts.DEFAULT_PRIMITIVE
-            est = self.estimates[self.estimates["campaign_id"].isin(self.primary_ids)]
+            est = self.primary_estimates
             if ((est["probe"] == probe) & (est["placement"] == placement)).any():
                 figs[f"{probe}_across_hosts"] = plots_hosts.primitive_across_hosts(est, probe, variant, placement)
         if len(self.placement_ratios):

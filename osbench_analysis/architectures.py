@@ -25,6 +25,8 @@ CROSSING_PROBE = "null_syscall"
 #: system (under FUSE's default caching partly answered from the kernel's caches; uncached,
 #: 5 requests to the server at the probes' depth, docs/environments.md).
 FILE_CROSSING_PROBE = "stat"
+#: in order of preference: what an environment's crossing is measured with
+CROSSING_PROBES = (CROSSING_PROBE, FILE_CROSSING_PROBE)
 
 CROSSING_COLUMNS = ["environment", "arch_class", "baseline", "probe", "placement", "cost_ns", "ci_low_ns",
                     "ci_high_ns", "estimate_ns", "baseline_estimate_ns", "n_runs", "baseline_n_runs", "level",
@@ -62,7 +64,7 @@ def crossing_probe(env_samples: pd.DataFrame) -> str | None:
     system call, or, where only the file path changes (a file server, the
     gofer), one stat on the served file system."""
     have = set(env_samples["probe"])
-    return next((p for p in (CROSSING_PROBE, FILE_CROSSING_PROBE) if p in have), None)
+    return next((p for p in CROSSING_PROBES if p in have), None)
 
 
 def crossing_costs(samples: pd.DataFrame, *, baseline: str = "native", probe: str | None = None,

@@ -53,3 +53,9 @@ def time_with_ci_tex(value: float, lo: float, hi: float) -> str:
 
 def ratio_with_ci(ratio: float, lo: float, hi: float) -> str:
     return f"{sig3(ratio)} [{sig3(lo)}, {sig3(hi)}]"
+
+
+def percent_tex(fraction: float) -> str:
+    """0.95 -> '95\\%', 0.999 -> '99.9\\%' (one decimal at most, TeX-escaped)."""
+    s = f"{100 * fraction:.1f}".rstrip("0").rstrip(".")
+    return s + r"\%"

@@ -12,12 +12,8 @@ from collections.abc import Sequence
 import pandas as pd
 
 from . import heterogeneity, quality
+from .formatting import percent_tex
 from .stats import AnalysisParameters, SweepFit, ci_method
-
-
-def _pct(x: float) -> str:
-    s = f"{100 * x:.1f}".rstrip("0").rstrip(".")
-    return s + r"\%"
 
 
 def _int(n: int) -> str:
@@ -38,7 +34,7 @@ def _params(source) -> AnalysisParameters:
 
 
 def _ci_sentence(p: AnalysisParameters) -> str:
-    lvl = _pct(p.level)
+    lvl = percent_tex(p.level)
     if p.estimator == "median":
         what = ("We summarise each run by its median per-operation time, and a condition by the "
                 "geometric mean of its run medians: the estimand is $\\exp(\\mathrm{E}[\\log M])$, "
@@ -79,10 +75,10 @@ def _mode_sentence() -> str:
             "CPU and sometimes do not. Modes within runs: a two-component normal mixture on each "
             "batch's log deviation from its run's median, preferred by BIC by more than "
             f"{quality.MIN_DELTA_BIC:g}, with Ashman's $D > {quality.MIN_SEPARATION:g}$, the smaller "
-            f"mode holding at least {_pct(quality.MIN_MODE_FRACTION)} of the batches and the modes at "
+            f"mode holding at least {percent_tex(quality.MIN_MODE_FRACTION)} of the batches and the modes at "
             f"least {quality.MIN_MODE_RATIO:g}$\\times$ apart. Modes between runs (whole worker "
             "processes in one mode): the log run medians split in two groups farther apart than "
-            f"{_pct(1 - quality.BETWEEN_ALPHA)} of such splits of unimodal lognormal run effects with "
+            f"{percent_tex(1 - quality.BETWEEN_ALPHA)} of such splits of unimodal lognormal run effects with "
             f"log-standard deviation {quality.NULL_RUN_SIGMA:g}. Such conditions are reported per "
             "pinned placement instead of averaging the modes. ")
 
@@ -95,7 +91,7 @@ def _heterogeneity_sentence(p: AnalysisParameters) -> str:
             "minority of runs is slower. We test whether runs differ by more than their batch noise "
             "explains (an $F$ test of the variance of the log run medians against the variance of a "
             "median of the run's batches, from a pooled robust within-run scale with a lag-1 "
-            f"autocorrelation correction, at the {_pct(heterogeneity.ALPHA)} level) and whether a "
+            f"autocorrelation correction, at the {percent_tex(heterogeneity.ALPHA)} level) and whether a "
             "minority of runs stands apart (the best two-group split of the log run medians against "
             "its distribution for normal run effects). When a minority of share $f$ shows and the "
             f"condition has fewer runs than the smallest $R$ with $1-(1-f)^R \\ge "
@@ -115,16 +111,16 @@ def _ratio_sentence(p: AnalysisParameters) -> str:
 
 def _sweep_sentence(fit: SweepFit) -> str:
     return ("For scalability sweeps we fit $t = a + bN$ by least squares to the run medians and obtain "
-            f"{_pct(fit.level)} intervals for $b$ and for the relative change over the swept range by "
+            f"{percent_tex(fit.level)} intervals for $b$ and for the relative change over the swept range by "
             "resampling runs within each $N$; we call the cost constant only when the interval for the "
-            f"relative change lies within $\\pm${_pct(fit.tolerance_rel)}, and growing only when the "
+            f"relative change lies within $\\pm${percent_tex(fit.tolerance_rel)}, and growing only when the "
             "interval for $b$ excludes zero. ")
 
 
 def _coverage_sentence(results: Sequence) -> str:
     cov = [r.coverage for r in results]
     n_exp = min(r.n_experiments for r in results)
-    lvl = _pct(results[0].level)
+    lvl = percent_tex(results[0].level)
     runs = sorted({r.n_runs for r in results})
     batches = sorted({r.n_batches for r in results})
     families = sorted({r.family.replace("_", "-") for r in results})
@@ -132,8 +128,8 @@ def _coverage_sentence(results: Sequence) -> str:
     return (f"We validated the procedure on simulated experiments with known truth (run-level random "
             f"effects; {', '.join(families)} batch distributions; {len(results)} settings with "
             f"{rng(runs)} runs and {rng(batches)} batches per run, at least {_int(n_exp)} experiments "
-            f"each): the nominal {lvl} intervals covered the true value in {_pct(min(cov))}--"
-            f"{_pct(max(cov))} of experiments. ")
+            f"each): the nominal {lvl} intervals covered the true value in {percent_tex(min(cov))}--"
+            f"{percent_tex(max(cov))} of experiments. ")
 
 
 def methods_paragraph(source, *, sweep: SweepFit | None = None, coverage: Sequence | None = None,

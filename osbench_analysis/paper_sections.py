@@ -16,9 +16,10 @@ import numpy as np
 import pandas as pd
 
 from osbench_analysis.analysis import without_fs
-from osbench_analysis.architectures import CROSSING_PROBE, FILE_CROSSING_PROBE
+from osbench_analysis.architectures import CROSSING_PROBE, CROSSING_PROBES, FILE_CROSSING_PROBE
 from osbench_analysis.families import FAMILIES, family_rank, primitive_family, probe_family
-from osbench_analysis.formatting import format_time_ns, ratio_with_ci, sig3, tex_escape, time_with_ci_tex
+from osbench_analysis.formatting import (format_time_ns, percent_tex, ratio_with_ci, sig3, tex_escape,
+                                         time_with_ci_tex)
 
 #: Placement that stands for a probe in cross-environment tables (both parties
 #: on one CPU: the only placement every environment supports).
@@ -28,10 +29,6 @@ MAIN_PLACEMENT = "same_cpu"
 def _time(ns: float) -> str:
     value, unit = format_time_ns(ns)
     return f"{value} {unit}"
-
-
-def _pct(level: float) -> str:
-    return f"{level * 100:g}\\%"
 
 
 def _default_variant(probe: str, variant: str) -> bool:
@@ -158,7 +155,7 @@ def background_tex(inp: SectionInputs) -> str:
 
 def results_tex(result) -> str:
     """Results by family: for each, one sentence, a table ordered by cost and a figure."""
-    lvl = _pct(result.settings.level)
+    lvl = percent_tex(result.settings.level)
     out = []
     fams = _family_estimates(result)
     for family, est in fams.items():
@@ -246,7 +243,7 @@ def _agreement_sentence(ag: pd.DataFrame) -> str:
 
 def architectures_figure_tex(inp: SectionInputs) -> str:
     """The central figure, placed at the start of the results."""
-    lvl = _pct(inp.result.settings.level)
+    lvl = percent_tex(inp.result.settings.level)
     base = inp.result.settings.baseline
     return "\n".join([r"\begin{figure}[p]", r"\centering",
                       r"\includegraphics[width=\linewidth,height=0.86\textheight,keepaspectratio]{generated/architectures}",
@@ -264,7 +261,7 @@ def architectures_tex(inp: SectionInputs) -> str:
     from osbench_analysis.plots_architectures import env_short
 
     result, m, pub = inp.result, inp.measured, inp.published
-    lvl = _pct(result.settings.level)
+    lvl = percent_tex(result.settings.level)
     base = result.settings.baseline
     envs = list(dict.fromkeys(m["environment"])) if len(m) else []
     out = ["Figure~\\ref{fig:architectures} (Section~\\ref{sec:results}) shows the factors measured here beside the "
@@ -336,7 +333,7 @@ def _service_rows(result) -> str:
     t = t[(t["environment"] == result.settings.baseline) & (t["host"] == result.hosts[0])]
     if t.empty:
         return ""
-    lvl = _pct(result.settings.level)
+    lvl = percent_tex(result.settings.level)
     rows = []
     for r in t.sort_values(["bytes", "placement", "ratio"]).itertuples():
         service = r"\texttt{getppid}" if r.bytes == 0 else f"read of {int(r.bytes)}~B"
@@ -360,7 +357,7 @@ def _service_rows(result) -> str:
 def scalability_tex(result, heading: bool = True) -> str:
     """The sweeps: slope per unit of the swept quantity with its interval, and the figure."""
     t = result.sweeps if result.sweep_fits else pd.DataFrame()
-    lvl = _pct(result.settings.level)
+    lvl = percent_tex(result.settings.level)
     head = "\\subsection{Scalability}\n" if heading else ""
     if t.empty:
         return (head + "The campaigns analysed here measured every sweep at its first point only "
@@ -445,7 +442,7 @@ def abstract_tex(inp: SectionInputs) -> str:
     n_prims = len({(p, without_fs(v)) for p, v in zip(native["probe"], native["variant"])})
     envs = list(dict.fromkeys(m["environment"])) if len(m) else []
     n_arch = m["probe"].nunique() if len(m) else 0
-    lvl = _pct(result.settings.level)
+    lvl = percent_tex(result.settings.level)
     text = ("Moving operating-system services out of the kernel has a cost per primitive that published studies "
             f"measured on hardware of their time and reported without uncertainty. On one Linux host we measure "
             f"{n_prims} primitives ({n_probes} probes) natively"
@@ -459,7 +456,9 @@ def abstract_tex(inp: SectionInputs) -> str:
         cc = cc[(cc["host"] == result.hosts[0]) & (cc["placement"] == MAIN_PLACEMENT)]
         cc = cc.sort_values("cost_ns", ascending=False)
         sentences = []
-        for probe, what in ((CROSSING_PROBE, "One system call"), (FILE_CROSSING_PROBE, "One stat on the served file system")):
+        what_of = {CROSSING_PROBE: "One system call", FILE_CROSSING_PROBE: "One stat on the served file system"}
+        for probe in CROSSING_PROBES:
+            what = what_of[probe]
             rows_p = [r for r in cc.itertuples() if r.probe == probe]
             paid = [r for r in rows_p if r.ci_low_ns > 0]
             free = [r for r in rows_p if r.ci_low_ns <= 0 <= r.ci_high_ns]
