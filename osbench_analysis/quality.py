@@ -527,6 +527,12 @@ class ConditionQuality:
     warnings: tuple[str, ...] = field(default_factory=tuple)
 
 
+def few_runs_warning(n_runs: int, min_runs: int) -> str:
+    """The warning of a condition with fewer than ``min_runs`` runs (here and on the quoted estimate)."""
+    return (f"only {n_runs} run(s): run-to-run variance is poorly estimated and a "
+            f"minority of slower runs may be missing entirely (want >= {min_runs})")
+
+
 def condition_quality(group: pd.DataFrame, thresholds: StabilityThresholds = DEFAULT_THRESHOLDS,
                       rule: FlagRule = DEFAULT_FLAG_RULE) -> ConditionQuality:
     """Stability warnings and mode test for one condition's samples."""
@@ -563,8 +569,7 @@ def condition_quality(group: pd.DataFrame, thresholds: StabilityThresholds = DEF
     if mx > t.max_over_median:
         warnings.append(f"the slowest batch is {mx:.1f}x the median (> {t.max_over_median:g}x)")
     if n_runs < t.min_runs:
-        warnings.append(f"only {n_runs} run(s): run-to-run variance is poorly estimated and a "
-                        f"minority of slower runs may be missing entirely (want >= {t.min_runs})")
+        warnings.append(few_runs_warning(n_runs, t.min_runs))
     if run_cv > t.max_run_cv and beyond_noise:
         warnings.append(f"runs differ systematically: run medians vary by {run_cv:.1%} "
                         f"(CV > {t.max_run_cv:.0%}, beyond batch noise); add runs rather than batches")

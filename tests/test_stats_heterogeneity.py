@@ -106,26 +106,100 @@ def _planted(n_runs, n_slow, factor=1.3, seed=0):
 def test_summary_columns_name_the_estimand_and_warn_on_a_minority():
     df = _planted(10, 2)
     row = stats.summarize(df, **FAST).iloc[0]
-    assert row["estimand"] == "geomean_of_run_medians"
     logs = np.log(df[~df["warmup"]].groupby("run")["per_op_ns"].median())
-    assert row["estimate_ns"] == pytest.approx(math.exp(logs.mean()))
+    # runs that differ quote the typical run; the mean over runs stays beside it
+    assert bool(row["heterogeneous"])
+    assert row["quoted"] == "typical run" and row["estimand"] == "median_of_run_medians"
+    assert row["ci_method"] == "runs-os" and row["confidence"] == pytest.approx(0.95)
+    assert row["estimate_ns"] == pytest.approx(math.exp(np.median(logs)))
+    assert (row["ci_low_ns"], row["ci_high_ns"]) == (row["typical_run_low"], row["typical_run_high"])
+    assert row["mean_over_runs"] == pytest.approx(math.exp(logs.mean()))
+    assert row["mean_over_runs_low"] < row["mean_over_runs"] < row["mean_over_runs_high"]
     assert row["typical_run"] == pytest.approx(math.exp(np.median(logs)))
     assert row["typical_run_low"] <= row["typical_run"] <= row["typical_run_high"]
     assert row["typical_run_confidence"] == pytest.approx(0.95)
     # the typical run ignores the two slow runs; the mean over runs does not
-    assert row["typical_run"] < row["estimate_ns"] / 1.04
-    assert bool(row["heterogeneous"])
+    assert row["typical_run"] < row["mean_over_runs"] / 1.04
     assert row["slow_run_fraction"] == pytest.approx(0.2)
     assert row["slow_run_factor"] == pytest.approx(1.3, rel=0.02)
     assert row["runs_needed"] == 14
     assert "14 runs are needed" in row["warning"] and re.search(r"2 of 10 runs are 1\.(29|30|31)x slower", row["warning"])
     assert row["warning"] in row["warnings"]
-    # alike runs: no warning, no split
-    calm = stats.summarize(sim.simulate_samples(sim.Scenario(n_runs=10, n_batches=10), 1), **FAST).iloc[0]
+    # forced: the mean over runs, named so
+    forced = stats.summarize(df, quote="mean-over-runs", **FAST).iloc[0]
+    assert forced["quoted"] == "mean over runs" and forced["estimand"] == "geomean_of_run_medians"
+    assert forced["estimate_ns"] == pytest.approx(math.exp(logs.mean()))
+    with pytest.raises(ValueError, match="quote must be one of"):
+        stats.summarize(df, quote="median", **FAST)
+    # alike runs: no warning, no split; with 6+ runs the typical run, with 5 the mean over runs
+    calm = stats.summarize(sim.simulate_samples(sim.Scenario(n_runs=10, n_batches=10, run_sigma=0.0), 1),
+                           **FAST).iloc[0]
+    assert not calm["heterogeneous"] and calm["quoted"] == "typical run"
     assert calm["warning"] == "" and pd.isna(calm["runs_needed"]) and math.isnan(calm["slow_run_fraction"])
-    # columns flow through flag_sensitivity (what analysis.analyze calls)
+    calm5 = stats.summarize(sim.simulate_samples(sim.Scenario(n_runs=5, n_batches=10, run_sigma=0.0), 1),
+                            **FAST).iloc[0]
+    assert not calm5["heterogeneous"] and calm5["quoted"] == "mean over runs"
+    assert calm5["estimand"] == "geomean_of_run_medians" and calm5["estimate_ns"] == calm5["mean_over_runs"]
+    assert calm5["confidence"] == pytest.approx(0.95) and calm5["warning"] == ""
+    # columns flow through flag_sensitivity (what analysis.analyze calls), the clean estimate of the
+    # same estimand
     fs = stats.flag_sensitivity(df, **FAST)
-    assert {"typical_run", "heterogeneous", "runs_needed", "warning", "estimand"} <= set(fs.columns)
+    assert {"typical_run", "heterogeneous", "runs_needed", "warning", "estimand", "quoted"} <= set(fs.columns)
+    assert fs["estimate_clean_ns"].iloc[0] == pytest.approx(row["estimate_ns"], rel=0.01)
+
+
+def test_few_runs_warn_on_the_quoted_number():
+    # 5 runs that differ: the typical run is [min, max] with 93.75 % confidence, and says so
+    df = _planted(5, 1, factor=1.5)
+    row = stats.summarize(df, **FAST).iloc[0]
+    logs = np.log(df[~df["warmup"]].groupby("run")["per_op_ns"].median())
+    assert row["quoted"] == "typical run" and row["confidence"] == pytest.approx(0.9375)
+    assert row["ci_low_ns"] == pytest.approx(math.exp(logs.min()))
+    assert row["ci_high_ns"] == pytest.approx(math.exp(logs.max()))
+    assert "93.75% confidence (6 runs give 95%)" in row["warning"]
+    # 3 runs: too few to see a minority, whatever is quoted; the text is quality's, once in warnings
+    three = stats.summarize(_planted(3, 0), quote="mean-over-runs", **FAST).iloc[0]
+    assert "only 3 run(s)" in three["warning"]
+    assert three["warnings"].count("only 3 run(s)") == 1
+    # 6 runs reach 95 %: no warning from the quote
+    six = stats.summarize(_planted(6, 0, seed=3), **FAST).iloc[0]
+    assert six["confidence"] == pytest.approx(0.95) and "confidence" not in six["warning"]
+
+
+def test_quote_rule_and_runs_for_level():
+    assert stats.runs_for_level(0.95) == 6 and stats.runs_for_level(0.9) == 5
+    assert stats.runs_for_level(0.99) == 8
+    for lv in (0.8, 0.9, 0.95, 0.99):
+        n = stats.runs_for_level(lv)
+        assert 1 - 2.0 ** (1 - n) >= lv > 1 - 2.0 ** (2 - n)
+    het = np.array([True, False])
+    assert list(stats.quotes_typical_run(het, 5)) == [True, False]
+    assert list(stats.quotes_typical_run(het, 6)) == [True, True]
+    assert list(stats.quotes_typical_run(het, 7, level=0.99)) == [True, False]
+    assert list(stats.quotes_typical_run(het, quote="typical-run")) == [True, True]
+    assert list(stats.quotes_typical_run(het, quote="mean-over-runs")) == [False, False]
+    assert list(stats.quotes_typical_run(het, estimator="mean")) == [False, False]
+    assert list(stats.quote_warns(np.array([3, 5, 5, 6]), np.array([False, True, False, True]),
+                                  np.array([0.75, 0.9375, 0.9375, 0.95]), 0.95)) == [True, True, False, False]
+
+
+def test_quoted_number_covers_a_minority_that_the_mean_over_runs_misses():
+    """The rule on simulated minority-slow experiments (10 runs, 20 % of runs 2x slower):
+    the quoted interval covers its estimand near 95 %, the mean over runs' interval far less."""
+    sc = _minority(10, frac=0.2, factor=2.0, run_sd=0.02)
+    x, _ = sim.draw_per_op(sc, np.random.default_rng(12), 600)
+    vals = stats.run_level_values(x, "median")
+    _, lo, hi = stats.t_interval(vals, 0.95)
+    tg = math.log(sim.true_value_ns(sc, "geomean_of_run_medians"))
+    tm = math.log(sim.true_value_ns(sc, "median_of_run_medians"))
+    _, olo, ohi, _ = stats.order_statistic_median_ci_rows(vals, 0.95, interpolate=True)
+    het = H.heterogeneity_arrays(x)["heterogeneous"]
+    typ = stats.quotes_typical_run(het, 10)
+    quoted = np.where(typ, (olo <= tm) & (tm <= ohi), (lo <= tg) & (tg <= hi))
+    mean_cov = np.mean((lo <= tg) & (tg <= hi))
+    assert typ.all()
+    assert 0.92 <= quoted.mean() <= 0.98
+    assert mean_cov < 0.92
 
 
 def test_enough_runs_no_warning():

@@ -51,11 +51,12 @@ second time).  Known limits of ``runs-t``: continuously skewed run effects
 (exponential) bring it to 88.7-95.4 %; ``runs-os`` stays at 91.8-96.7 %
 there.  A minority of slower runs (5-30 % of runs 1.1-3x slower, tight
 batches) brings it to 24-97 % with 3-30 runs, because few runs often contain
-none of the slow ones: ``summarize`` therefore also reports the typical run
+none of the slow ones.  ``summarize`` therefore *quotes* the typical run
 (median of run medians, order-statistic interval, which keeps its stated
-coverage there) and the heterogeneity columns and ``warning`` of
-:mod:`heterogeneity`.
-Tables: docs/statistics.md, benchmarks/stats_coverage.py (sections E, J).
+coverage there: :mod:`stats.quote`), keeps the mean over runs beside it
+(``mean_over_runs*``, what ratios compare), and reports the heterogeneity
+columns and ``warning`` of :mod:`heterogeneity`.
+Tables: docs/statistics.md, benchmarks/stats_coverage.py (sections E, J, Q).
 """
 from __future__ import annotations
 
@@ -66,5 +67,6 @@ from .bootstrap import (hierarchical_bootstrap, resampled_run_medians)  # noqa: 
 from .intervals import (order_statistic_median_ci, order_statistic_median_ci_rows, run_level_values, t_interval, welch_interval)  # noqa: F401
 from .estimates import (Estimate, estimate_ci, mean_ci, median_ci)  # noqa: F401
 from .summary import (AnalysisParameters, SUMMARY_COLUMNS, flag_sensitivity, summarize, typical_run)  # noqa: F401
+from .quote import (DEFAULT_QUOTE, QUOTES, quote_warns, quotes_typical_run, runs_for_level)  # noqa: F401
 from .ratios import (MissingRunLabels, RATIO_MATCH, RatioEstimate, ratio_ci, ratio_matrix, ratio_table)  # noqa: F401
 from .sweeps import (SWEEP_CI_METHODS, SweepFit, sweep_fit)  # noqa: F401

@@ -13,6 +13,8 @@ from .params import DEFAULT_CI_METHOD, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT
 from .rundata import RunData, _rng
 from .intervals import order_statistic_median_ci
 from .estimates import estimate_ci
+from .quote import (DEFAULT_QUOTE, MEAN_OVER_RUNS, TYPICAL_RUN, check_quote, quote_warnings,
+                    quotes_typical_run)
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,7 @@ class AnalysisParameters:
     seed: int = DEFAULT_SEED
     exclude_flagged: bool = False
     flag_rule: FlagRule = field(default_factory=FlagRule)
+    quote: str = DEFAULT_QUOTE
 
 
 SUMMARY_COLUMNS = (*GROUP_KEYS, "estimate_ns", "ci_low_ns", "ci_high_ns", "level", "ci_method", "n_runs",
@@ -34,7 +37,10 @@ SUMMARY_COLUMNS = (*GROUP_KEYS, "estimate_ns", "ci_low_ns", "ci_high_ns", "level
                    # what each number is, and whether the runs are alike (heterogeneity.py)
                    "estimand", "typical_run", "typical_run_low", "typical_run_high",
                    "typical_run_confidence", "heterogeneous", "slow_run_fraction", "slow_run_factor",
-                   "runs_needed", "warning")
+                   "runs_needed", "warning",
+                   # which of the two the estimate_ns columns quote (stats.quote), its confidence,
+                   # and the mean over runs whichever is quoted
+                   "quoted", "confidence", "mean_over_runs", "mean_over_runs_low", "mean_over_runs_high")
 
 
 def typical_run(rd: "RunData", level: float = DEFAULT_LEVEL) -> tuple[float, float, float, float]:
@@ -59,8 +65,18 @@ def typical_run(rd: "RunData", level: float = DEFAULT_LEVEL) -> tuple[float, flo
 def summarize(samples: pd.DataFrame, *, level: float = DEFAULT_LEVEL, estimator: str = "median",
               n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
               exclude_flagged: bool = False, ci_method: str = DEFAULT_CI_METHOD,
-              rule: FlagRule = DEFAULT_FLAG_RULE, quality: bool = True) -> pd.DataFrame:
+              rule: FlagRule = DEFAULT_FLAG_RULE, quality: bool = True,
+              quote: str = DEFAULT_QUOTE) -> pd.DataFrame:
     """One row per condition (GROUP_KEYS): estimate, CI, flags and warnings.
+
+    ``estimate_ns``, ``ci_low_ns`` and ``ci_high_ns`` are the *quoted*
+    number (``quoted`` names it, ``estimand`` says what it estimates,
+    ``confidence`` is its interval's confidence): with ``quote="auto"`` the
+    typical run, except with fewer runs than its interval needs to reach the
+    level (6 at 95 %) when the runs do not differ beyond batch noise: then the
+    mean over runs (see :mod:`stats.quote`); ``"mean-over-runs"`` or
+    ``"typical-run"`` force one.  ``mean_over_runs*`` always hold the mean
+    over runs with ``ci_method``, ``typical_run*`` the typical run.
 
     Columns: GROUP_KEYS + estimate_ns, ci_low_ns, ci_high_ns, level, ci_method,
     n_runs, n_batches, note, estimator, halfwidth_rel (CI half-width /
@@ -72,14 +88,16 @@ def summarize(samples: pd.DataFrame, *, level: float = DEFAULT_LEVEL, estimator:
     (median of run medians, distribution-free interval), heterogeneous,
     slow_run_fraction, slow_run_factor, runs_needed (nullable int) and
     warning (empty unless a minority of runs shows and the condition has
-    fewer than runs_needed runs; also appended to warnings), see
-    :mod:`heterogeneity`.  Warm-up batches are never used.
+    fewer than runs_needed runs, see :mod:`heterogeneity`, or the quoted
+    number rests on too few runs, see :mod:`stats.quote`; '; '-joined, also
+    appended to warnings).  Warm-up batches are never used.
     ``df.attrs["analysis_parameters"]`` holds the AnalysisParameters for
     :func:`methods.methods_paragraph`.
     ``quality=False`` skips the warnings and mode test (faster; the runner's
     between-run checks do not need them).
     """
     _check_common(level, estimator, n_resamples, ci_method)
+    check_quote(quote)
     missing = [k for k in GROUP_KEYS if k not in samples.columns]
     if missing:
         raise ValueError(f"samples lack the condition columns {missing} (see schema.GROUP_KEYS)")
@@ -103,28 +121,45 @@ def summarize(samples: pd.DataFrame, *, level: float = DEFAULT_LEVEL, estimator:
                     + ("; " + note if note else ""))
         het = _heterogeneity(rd)
         tr, tr_lo, tr_hi, tr_conf = typical_run(rd, level)
-        warning = het.warning
+        typical = bool(rd.n_runs >= 2 and quotes_typical_run(het.heterogeneous, rd.n_runs, level=level,
+                                                              quote=quote, estimator=estimator))
+        stat_warnings = [het.warning + f" ({tr:.4g} ns)"] if het.warning else []
+        if len(measured):
+            stat_warnings += quote_warnings(rd.n_runs, typical, tr_conf, level, het.p_value)
+        warning = "; ".join(stat_warnings)
         if warning:
-            warning += f" ({tr:.4g} ns)"
-            warnings = "; ".join(w for w in (warnings, warning) if w)
+            seen = warnings.split("; ") if warnings else []
+            warnings = "; ".join(seen + [w for w in stat_warnings if w not in seen])
+        if typical:
+            q_est, q_lo, q_hi, q_conf = tr, tr_lo, tr_hi, tr_conf
+            q_method, q_estimand = "runs-os", ESTIMAND[(estimator, "runs-os")]
+            q_hw = (tr_hi - tr_lo) / 2 / tr if tr > 0 else math.nan
+        else:
+            q_est, q_lo, q_hi, q_conf = est.estimate_ns, est.ci_low_ns, est.ci_high_ns, est.level
+            q_method = est.ci_method
+            q_estimand = ESTIMAND.get((estimator, est.ci_method), est.estimand)
+            q_hw = est.halfwidth_rel
         rows.append({
             **dict(zip(GROUP_KEYS, key)),
-            "estimate_ns": est.estimate_ns, "ci_low_ns": est.ci_low_ns, "ci_high_ns": est.ci_high_ns,
-            "level": est.level, "ci_method": est.ci_method, "n_runs": est.n_runs,
+            "estimate_ns": q_est, "ci_low_ns": q_lo, "ci_high_ns": q_hi,
+            "level": est.level, "ci_method": q_method, "n_runs": est.n_runs,
             "n_batches": est.n_batches, "note": note, "estimator": estimator,
-            "halfwidth_rel": est.halfwidth_rel, "n_flagged": n_flag,
+            "halfwidth_rel": q_hw, "n_flagged": n_flag,
             "flagged_fraction": n_flag / len(measured) if len(measured) else math.nan,
             "excluded_flagged": bool(exclude_flagged), "multimodal": multimodal, "warnings": warnings,
-            "estimand": ESTIMAND.get((estimator, est.ci_method), est.estimand),
+            "estimand": q_estimand,
             "typical_run": tr, "typical_run_low": tr_lo, "typical_run_high": tr_hi,
             "typical_run_confidence": tr_conf, "heterogeneous": het.heterogeneous,
             "slow_run_fraction": het.slow_run_fraction, "slow_run_factor": het.slow_run_factor,
             "runs_needed": het.runs_needed if het.clear_split else pd.NA, "warning": warning,
+            "quoted": TYPICAL_RUN if typical else MEAN_OVER_RUNS, "confidence": q_conf,
+            "mean_over_runs": est.estimate_ns, "mean_over_runs_low": est.ci_low_ns,
+            "mean_over_runs_high": est.ci_high_ns,
         })
     out = pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
     out["runs_needed"] = out["runs_needed"].astype("Int64")
     out.attrs["analysis_parameters"] = AnalysisParameters(level, estimator, ci_method, n_resamples, seed,
-                                                          exclude_flagged, rule)
+                                                          exclude_flagged, rule, quote)
     return out
 
 
@@ -141,6 +176,14 @@ def flag_sensitivity(samples: pd.DataFrame, **kwargs) -> pd.DataFrame:
     kept = summarize(samples, exclude_flagged=False, **kwargs)
     clean = summarize(samples, exclude_flagged=True, quality=False, **kwargs)
     keys = list(GROUP_KEYS)
+    # the clean estimate of the number the kept row quotes (excluding batches can change whether
+    # the runs differ; the comparison stays within one estimand)
+    clean = clean.merge(kept[keys + ["quoted"]].rename(columns={"quoted": "_kept_quoted"}), on=keys, how="left")
+    typ = (clean["_kept_quoted"] == TYPICAL_RUN).to_numpy()
+    for q, t, m in (("estimate_ns", "typical_run", "mean_over_runs"),
+                    ("ci_low_ns", "typical_run_low", "mean_over_runs_low"),
+                    ("ci_high_ns", "typical_run_high", "mean_over_runs_high")):
+        clean[q] = np.where(typ, clean[t], clean[m])
     c = clean[keys + ["estimate_ns", "ci_low_ns", "ci_high_ns", "n_batches"]].rename(columns={
         "estimate_ns": "estimate_clean_ns", "ci_low_ns": "ci_low_clean_ns",
         "ci_high_ns": "ci_high_clean_ns", "n_batches": "n_batches_clean"})
