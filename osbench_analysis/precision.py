@@ -29,9 +29,13 @@ and decides with :func:`stop_decision`; both are usable on their own.  All
 functions are pure: no I/O, no clocks (pass elapsed times in), deterministic
 (fixed bootstrap seed).
 
-Statistics.  The half-width is that of the analysis' default interval
-(``stats.DEFAULT_CI_METHOD``, a t-interval on log run medians), so what the
-runner stops on is what the paper reports.  A condition is never declared
+Statistics.  The half-width is that of the number the analysis quotes
+(:mod:`stats.quote`): the typical run's order-statistic interval where the
+runs differ beyond batch noise or there are 6 or more runs, else the mean over
+runs' interval (``ci_method``, default a t-interval on log run medians), so
+what the runner stops on is what the paper reports.  A typical run whose
+interval cannot reach the level (5 runs: [min, max], 93.75 %) does not meet
+any target, so where 5 runs differ the runner measures a sixth.  A condition is never declared
 done before ``min_runs`` runs: the spread of 2-3 run medians is too noisy, and
 stopping on a lucky small spread is the main way sequential stopping biases
 coverage (benchmarks/stats_coverage.py measures the coverage of this stopping
@@ -92,11 +96,12 @@ class PrecisionTarget:
 #: within a run batches agree to ~1 %, but run medians differ by ~15 % (CV)
 #: from one worker process to the next (null_syscall: 141-203 ns), so the
 #: run-level half-width is ~18 % after 5 runs and 7-13.5 % after 10.
-#: quick: 15 %, met by every condition within 12 runs (< 1 min measuring).
+#: quick: 15 %, met by every condition within 12 runs (< 1 min measuring); at least 6 runs,
+#: the fewest whose typical-run interval reaches 95 % (stats.quote).
 #: full: 5 %, which needs ~40 runs at that spread; max 60 runs, 2 h budget.
 #: runner.PROFILES takes these values; tighter targets are a --precision-target away.
 PROFILES: dict[str, PrecisionTarget] = {
-    "quick": PrecisionTarget(target_rel=0.15, min_runs=5, max_runs=12, budget_s=240.0),
+    "quick": PrecisionTarget(target_rel=0.15, min_runs=6, max_runs=12, budget_s=240.0),
     "full": PrecisionTarget(target_rel=0.05, min_runs=10, max_runs=60, budget_s=2 * 3600.0),
 }
 
@@ -141,11 +146,15 @@ def _within_run_share(rd: stats.RunData) -> float:
     return float(min(1.0, v_w / v_tot))
 
 
-def _runs_needed(rd: stats.RunData, target: PrecisionTarget, cap: int = 10_000) -> int | None:
+def _runs_needed(rd: stats.RunData, target: PrecisionTarget, cap: int = 10_000,
+                 typical: bool = False) -> int | None:
     if rd.n_runs < 2:
         return None
     vals = rd.run_values(target.estimator)
     s = float(np.std(vals, ddof=1))
+    if typical:
+        # a median of R values has about sqrt(pi/2) the standard error of their mean (normal values)
+        s *= math.sqrt(math.pi / 2)
     if target.estimator == "mean":
         s = s / float(np.mean(vals))     # relative sd of run means
     if s == 0:
@@ -180,9 +189,18 @@ def precision_status(samples, target_rel: float | PrecisionTarget = 0.01, level:
     rd = stats._as_run_data(samples, exclude_flagged=exclude_flagged)
     est = stats.estimate_ci(rd, estimator=t.estimator, level=t.level, n_resamples=n_resamples,
                             ci_method=t.ci_method, rng=stats._rng(seed, "precision"))
-    hw = est.halfwidth_rel
-    enough_runs = rd.n_runs >= t.min_runs
     het = heterogeneity(rd)
+    typical = bool(rd.n_runs >= 2 and stats.quotes_typical_run(het.heterogeneous, rd.n_runs, level=t.level,
+                                                                estimator=t.estimator))
+    if typical:     # the number the analysis quotes (stats.quote)
+        tr, tr_lo, tr_hi, tr_conf = stats.typical_run(rd, t.level)
+        hw = (tr_hi - tr_lo) / 2 / tr if tr_conf >= t.level - 1e-9 else math.inf
+        est = stats.Estimate(tr, tr_lo, tr_hi, t.level, "runs-os", t.estimator, rd.n_runs, rd.n_batches,
+                             f"typical run: [min, max] of {rd.n_runs} runs has {100 * tr_conf:.4g}% confidence"
+                             if tr_conf < t.level - 1e-9 else "")
+    else:
+        hw = est.halfwidth_rel
+    enough_runs = rd.n_runs >= t.min_runs
     need_het = het.runs_needed if het.clear_split else 0
     met = bool(enough_runs and np.isfinite(hw) and hw <= t.target_rel and rd.n_runs >= need_het)
     note = est.note
@@ -191,7 +209,7 @@ def precision_status(samples, target_rel: float | PrecisionTarget = 0.01, level:
     elif rd.n_runs < need_het:
         note = (f"runs are not alike ({het.slow_run_fraction:.0%} of runs {het.slow_run_factor:.2f}x "
                 f"slower): {need_het} runs needed to include such runs with 95% probability")
-    proj = _runs_needed(rd, t)
+    proj = _runs_needed(rd, t, typical=typical)
     if need_het and proj is not None:
         proj = max(proj, need_het)
     return PrecisionStatus(est.estimate_ns, est.ci_low_ns, est.ci_high_ns, hw, t.target_rel, t.level,

@@ -17,13 +17,26 @@ def _cond(runs, run_sd=0.02, batch_sd=0.03, batches=10, seed=0, **kw):
 
 
 def test_status_reports_the_analysis_halfwidth():
+    """The runner stops on the interval the analysis quotes (stats.quote)."""
     df = _cond(8)
     st = pr.precision_status(df, 0.05)
-    est = stats.median_ci(df)
-    assert st.halfwidth_rel == pytest.approx(est.halfwidth_rel)
-    assert st.halfwidth_rel == pytest.approx((est.ci_high_ns - est.ci_low_ns) / 2 / est.estimate_ns)
+    row = stats.summarize(df, n_resamples=500).iloc[0]
+    assert row["quoted"] == "typical run"         # 8 runs: the typical run's interval reaches 95 %
+    assert st.halfwidth_rel == pytest.approx(row["halfwidth_rel"])
+    assert st.halfwidth_rel == pytest.approx((row["ci_high_ns"] - row["ci_low_ns"]) / 2 / row["estimate_ns"])
+    assert st.estimate_ns == pytest.approx(row["estimate_ns"]) and st.ci_method == row["ci_method"] == "runs-os"
     assert st.met == (st.halfwidth_rel <= 0.05)
-    assert st.n_runs == 8 and st.ci_method == "runs-t"
+    assert st.n_runs == 8
+    # 5 alike runs: the mean over runs and its t interval
+    calm = _cond(5, run_sd=0.0, batch_sd=0.03, seed=2)
+    st5 = pr.precision_status(calm, 0.05)
+    row5 = stats.summarize(calm, n_resamples=500).iloc[0]
+    assert row5["quoted"] == "mean over runs" and st5.ci_method == "runs-t"
+    assert st5.halfwidth_rel == pytest.approx(stats.median_ci(calm).halfwidth_rel)
+    # 5 runs that differ: the typical run's [min, max] has 93.75 %, which meets no target
+    differ = _cond(5, run_sd=0.2, batch_sd=0.01, seed=3)
+    std = pr.precision_status(differ, 0.99)
+    assert std.heterogeneous and not std.met and "93.75% confidence" in std.note
 
 
 def test_target_needs_min_runs_even_when_narrow():
@@ -92,9 +105,12 @@ def test_campaign_precision_and_manifest_record():
 
 
 def test_quick_profile_target_is_met_by_a_typical_quick_condition():
-    # quick campaign shape (5 runs x 10 batches) with ~2 % run-to-run spread
-    met = [pr.precision_status(_cond(5, run_sd=0.02, seed=s), pr.PROFILES["quick"]).met for s in range(20)]
+    # quick campaign shape (6 runs x 10 batches) with ~2 % run-to-run spread
+    assert pr.PROFILES["quick"].min_runs == stats.runs_for_level(pr.PROFILES["quick"].level) == 6
+    met = [pr.precision_status(_cond(6, run_sd=0.02, seed=s), pr.PROFILES["quick"]).met for s in range(20)]
     assert np.mean(met) >= 0.9
+    # 5 runs are not enough, however narrow
+    assert not any(pr.precision_status(_cond(5, run_sd=0.02, seed=s), pr.PROFILES["quick"]).met for s in range(5))
 
 
 def test_target_validation_messages():
