@@ -150,7 +150,8 @@ class Analysis:
 
     def table(self) -> pd.DataFrame:
         """The per-condition table a reader looks at first."""
-        cols = ["environment", "host", "probe", "variant", "placement", "estimate_ns", "ci_low_ns", "ci_high_ns",
+        cols = ["environment", "host", "probe", "variant", "placement", "quoted", "estimate_ns", "ci_low_ns",
+                "ci_high_ns", "confidence", "mean_over_runs", "mean_over_runs_low", "mean_over_runs_high",
                 "estimate_clean_ns", "ci_low_clean_ns", "ci_high_clean_ns", "n_runs", "n_batches",
                 "flagged_fraction", "depends_on_flags", "multimodal", "warning", "ci_method", "note"]
         return self.estimates[[c for c in cols if c in self.estimates.columns]]
@@ -162,7 +163,8 @@ class Analysis:
     def methods_tex(self) -> str:
         from osbench_analysis import methods
 
-        return methods.methods_paragraph(self.estimates.attrs["analysis_parameters"])
+        # the estimate table itself, so that the paragraph counts which number each condition quotes
+        return methods.methods_paragraph(self.estimates)
 
     def figures(self) -> dict:
         """name -> matplotlib Figure; the name says what it shows and is the file name."""

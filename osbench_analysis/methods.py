@@ -13,7 +13,8 @@ import pandas as pd
 
 from . import heterogeneity, quality
 from .formatting import percent_tex
-from .stats import AnalysisParameters, SweepFit, ci_method
+from .stats import AnalysisParameters, SweepFit, ci_method, runs_for_level
+from .stats.quote import MIN_RUNS, TYPICAL_RUN
 
 
 def _int(n: int) -> str:
@@ -36,10 +37,10 @@ def _params(source) -> AnalysisParameters:
 def _ci_sentence(p: AnalysisParameters) -> str:
     lvl = percent_tex(p.level)
     if p.estimator == "median":
-        what = ("We summarise each run by its median per-operation time, and a condition by the "
-                "geometric mean of its run medians: the estimand is $\\exp(\\mathrm{E}[\\log M])$, "
-                "where $M$ is a run's median per-operation time, which equals the median run's median "
-                "when run effects are symmetric on the log scale. ")
+        what = ("We summarise each run by its median per-operation time. The mean over runs of a "
+                "condition is the geometric mean of its run medians: the estimand is "
+                "$\\exp(\\mathrm{E}[\\log M])$, where $M$ is a run's median per-operation time, which "
+                "equals the median run's median when run effects are symmetric on the log scale. ")
         if p.ci_method == "runs-os":
             what = ("We summarise each run by its median per-operation time, and a condition by the "
                     "median of its run medians (the estimand is the median, over runs, of a run's "
@@ -83,12 +84,35 @@ def _mode_sentence() -> str:
             "pinned placement instead of averaging the modes. ")
 
 
+def _quote_sentence(p: AnalysisParameters, source=None) -> str:
+    """Which number each condition quotes (stats.quote), with the counts when ``source`` is an estimate table."""
+    if p.estimator != "median":
+        return ""
+    lvl = percent_tex(p.level)
+    need = runs_for_level(p.level)
+    if p.quote == "mean-over-runs":
+        s = "Every condition quotes the geometric mean of its run medians. "
+    elif p.quote == "typical-run":
+        s = ("Every condition quotes its typical run, the median of its run medians, with a "
+             "distribution-free order-statistic interval (Hettmansperger--Sheather interpolation). ")
+    else:
+        s = ("The number we quote for a condition is its typical run, the median of its run medians, "
+             "with a distribution-free order-statistic interval (Hettmansperger--Sheather interpolation), "
+             "because a mean over runs depends on how many slower worker runs the sample happened to "
+             f"catch. That interval needs {need} runs to reach {lvl}; a condition with fewer runs whose runs "
+             "do not differ beyond batch noise quotes the geometric mean of its run medians instead, "
+             "with the interval above. ")
+    if isinstance(source, pd.DataFrame) and "quoted" in source.columns and len(source):
+        n_typ = int((source["quoted"] == TYPICAL_RUN).sum())
+        s += (f"Here {n_typ} of {len(source)} conditions quote the typical run and "
+              f"{len(source) - n_typ} the mean over runs. ")
+    return s
+
+
 def _heterogeneity_sentence(p: AnalysisParameters) -> str:
     if p.estimator != "median":
         return ""
-    return ("Beside the geometric mean over runs we report the typical run, the median of the run "
-            "medians with a distribution-free order-statistic interval, which does not move when a "
-            "minority of runs is slower. We test whether runs differ by more than their batch noise "
+    return ("We test whether runs differ by more than their batch noise "
             "explains (an $F$ test of the variance of the log run medians against the variance of a "
             "median of the run's batches, from a pooled robust within-run scale with a lag-1 "
             f"autocorrelation correction, at the {percent_tex(heterogeneity.ALPHA)} level) and whether a "
@@ -96,7 +120,11 @@ def _heterogeneity_sentence(p: AnalysisParameters) -> str:
             "its distribution for normal run effects). When a minority of share $f$ shows and the "
             f"condition has fewer runs than the smallest $R$ with $1-(1-f)^R \\ge "
             f"{heterogeneity.SEE_PROBABILITY:g}$, its estimate carries a warning with that number of "
-            "runs: the mean over runs may then miss or over-weight the minority. ")
+            "runs: a mean over runs would then miss or over-weight the minority. An estimate also carries "
+            f"a warning when it rests on fewer than {MIN_RUNS} runs, or when it is a typical run whose "
+            f"interval cannot reach {percent_tex(p.level)} ($[\\min, \\max]$ of 5 runs has 93.75\\%). ")
+
+
 def _ratio_sentence(p: AnalysisParameters) -> str:
     if p.ci_method == "runs-t":
         how = ("Welch $t$-intervals on the difference of the mean log run-level values of the two "
@@ -104,7 +132,8 @@ def _ratio_sentence(p: AnalysisParameters) -> str:
     else:
         how = ("independent hierarchical bootstraps of the two systems, taking the ratio of the "
                "resampled estimates")
-    return (f"Ratios between systems ($A/B$) are estimated by the ratio of the estimates with {how}; "
+    what = "the means over runs" if p.estimator == "median" else "the estimates"
+    return (f"Ratios between systems ($A/B$) are estimated by the ratio of {what} with {how}; "
             "they are plotted on a log scale, and a difference is claimed only when the interval "
             "excludes 1. ")
 
@@ -145,7 +174,8 @@ def methods_paragraph(source, *, sweep: SweepFit | None = None, coverage: Sequen
     numbers that were not computed for this method.
     """
     p = _params(source)
-    parts = [_flag_sentence(p), _ci_sentence(p), _heterogeneity_sentence(p), _mode_sentence()]
+    parts = [_flag_sentence(p), _ci_sentence(p), _quote_sentence(p, source), _heterogeneity_sentence(p),
+             _mode_sentence()]
     if ratios:
         parts.append(_ratio_sentence(p))
     if sweep is not None:

@@ -14,6 +14,7 @@ from osbench_analysis.formatting import (format_time_ns, macro_name, sig3, tex_e
                                          time_unit, time_with_ci_tex)
 from osbench_analysis import paper_sections
 from osbench_analysis.paths import GENERATED_DIR as GENERATED, PAPER_DIR
+from osbench_analysis.stats.quote import MIN_RUNS, TYPICAL_RUN
 
 def per_op_table_tex(estimates: pd.DataFrame, caption: str) -> str:
     """booktabs table: one row per condition with its estimate and CI."""
@@ -46,19 +47,30 @@ def _ratio_macros(base: str, ratio: float, lo: float, hi: float) -> dict[str, st
 
 def warning_tex(row) -> str:
     """A short, visible form of an estimate's warning for prose and tables:
-    ' (runs not alike: 14 runs needed, 5 measured; typical run 9.07 [8.9, 9.3] µs)';
-    empty when there is none."""
+    ' (runs not alike: 14 runs needed, 5 measured)', ' (5 runs not alike: interval of 93.75\\% confidence)',
+    ' (only 3 runs)'; with the typical run when the mean over runs is quoted; empty when there is none."""
     warning = str(row.get("warning") or "") if hasattr(row, "get") else ""
     if not warning or warning == "nan":
         return ""
     parts = []
+    n_runs = int(row.get("n_runs", 0) or 0)
     needed = row.get("runs_needed")
-    if needed is not None and needed == needed and int(needed) > int(row.get("n_runs", 0) or 0):
-        parts.append(f"{int(needed)} runs needed, {int(row['n_runs'])} measured")
-    typical, lo, hi = (row.get(k) for k in ("typical_run", "typical_run_low", "typical_run_high"))
-    if typical is not None and typical == typical and lo == lo and hi == hi:
-        parts.append(f"typical run {time_with_ci_tex(typical, lo, hi)}")
-    return " (runs not alike" + (": " + "; ".join(parts) if parts else ": the mean over runs may hide slow runs") + ")"
+    if needed is not None and pd.notna(needed) and int(needed) > n_runs:
+        parts.append(f"{int(needed)} runs needed, {n_runs} measured")
+    conf, level = row.get("confidence"), row.get("level")
+    if conf is not None and level is not None and pd.notna(conf) and conf < level - 1e-9:
+        parts.append(f"interval of {conf * 100:.4g}\\% confidence")
+    if row.get("quoted") != TYPICAL_RUN:
+        typical, lo, hi = (row.get(k) for k in ("typical_run", "typical_run_low", "typical_run_high"))
+        if all(v is not None and pd.notna(v) for v in (typical, lo, hi)) and bool(row.get("heterogeneous")):
+            parts.append(f"typical run {time_with_ci_tex(typical, lo, hi)}")
+    if n_runs < MIN_RUNS:
+        parts.insert(0, f"only {n_runs} run{'s' if n_runs != 1 else ''}")
+    head = "runs not alike" if bool(row.get("heterogeneous")) else ""
+    body = "; ".join(parts)
+    if head and body:
+        return f" ({head}: {body})"
+    return f" ({head or body or 'see the warning'})"
 
 
 def estimate_macros(estimates: pd.DataFrame, baseline: str = "native") -> dict[str, str]:

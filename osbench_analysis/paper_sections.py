@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 
 from osbench_analysis.analysis import without_fs
+from osbench_analysis.stats import runs_for_level
+from osbench_analysis.stats.quote import MEAN_OVER_RUNS
 from osbench_analysis.architectures import CROSSING_PROBE, CROSSING_PROBES, FILE_CROSSING_PROBE
 from osbench_analysis.families import FAMILIES, family_rank, primitive_family, probe_family
 from osbench_analysis.formatting import (format_time_ns, percent_tex, ratio_with_ci, sig3, tex_escape,
@@ -168,16 +170,17 @@ def results_tex(result) -> str:
                 + f" (Table~\\ref{{tab:res-{slug}}}, Figure~\\ref{{fig:res-{slug}}}).")
         warned = est[[_warned(r) for _, r in est.iterrows()]]
         if len(warned):
-            text += (f" {len(warned)} estimate(s) carry a warning (marked $\\dagger$): their worker runs differ "
-                     "more than their batches do, and the mean over runs may hide a slow minority.")
+            text += (f" {len(warned)} estimate(s) carry a warning (marked $\\dagger$): a slow minority of "
+                     "worker runs that their runs cannot yet include, or too few runs for a "
+                     f"{lvl} interval.")
         rows = []
         for _, r in est.iterrows():
             warned_row = _warned(r)
             needed = r.get("runs_needed")
             runs = f"{int(r['n_runs'])}"
-            if warned_row and needed == needed and needed is not None and int(needed) > int(r["n_runs"]):
+            if warned_row and needed is not None and pd.notna(needed) and int(needed) > int(r["n_runs"]):
                 runs += f" ({int(needed)} needed)"
-            mark = r" $\dagger$" if warned_row else ""
+            mark = (r"$^{m}$" if r.get("quoted") == MEAN_OVER_RUNS else "") + (r" $\dagger$" if warned_row else "")
             rows.append(f"{tex_escape(r['probe'])}{mark} & {tex_escape(r['variant'] or '--')} & "
                         f"{tex_escape(str(r['placement']).replace('_', ' '))} & "
                         f"{time_with_ci_tex(r['estimate_ns'], r['ci_low_ns'], r['ci_high_ns'])} & "
@@ -185,8 +188,10 @@ def results_tex(result) -> str:
         out += [f"\\subsection{{{tex_escape(family)}}}", text, "",
                 _table("lllrr", rf"Probe & Variant & Placement & Time per operation [{lvl} CI] & Runs", rows,
                        f"{tex_escape(family)}: time per operation on native Linux, ordered by cost "
-                       f"(estimate of the mean over worker runs with its {lvl} interval; $\\dagger$: worker runs not alike, "
-                       "the runs a slow minority would need in brackets).",
+                       f"(the typical run, the median of the run medians, with its distribution-free {lvl} interval; "
+                       f"$^{{m}}$: the geometric mean over runs, quoted when fewer than "
+                       f"{runs_for_level(result.settings.level)} runs do not differ; "
+                       "$\\dagger$: a warning, the runs a slow minority would need in brackets).",
                        f"tab:res-{slug}"),
                 r"\begin{figure}[tbp]", r"\centering",
                 f"\\includegraphics[width=\\linewidth]{{generated/results_{slug}}}",
@@ -520,17 +525,22 @@ def validation_tex(cells: pd.DataFrame) -> str:
                    f"({inband} of {len(a)} cells within {lo_band:.0f}--{hi_band:.0f}\\%, Monte-Carlo standard error "
                    f"{a['mc_se_%'].max():.1f} points).")
     j = cells[(cells["section"] == "J") & (cells.get("slow_frac", pd.Series(0, index=cells.index)) > 0)]
-    if len(j):
+    if len(j) and "mean_over_runs_cov_%" in j.columns:
         ok = int((j["ok"] == "yes").sum())
         big = j[j["runs"] >= 10]
         out.append(f"When a minority of whole runs (5--30\\%) is 1.1--3$\\times$ slower, the interval for the mean "
-                   f"over runs covered only {j['coverage_%'].min():.1f}--{j['coverage_%'].max():.1f}\\%: in samples "
-                   "that hold no slow run the minority cannot be seen. The engine's warning fires in "
-                   f"{j['warn_%'].min():.0f}--{j['warn_%'].max():.0f}\\% of experiments; {ok} of {len(j)} cells have "
-                   "coverage in the band or a warning in at least 90\\% of experiments. The typical run's "
-                   f"distribution-free interval covered {big['typical_run_cov_%'].min():.1f}--"
-                   f"{big['typical_run_cov_%'].max():.1f}\\% with 10 or more runs, which is why a warned estimate "
-                   "is quoted with its typical run.")
+                   f"over runs covered only {j['mean_over_runs_cov_%'].min():.1f}--"
+                   f"{j['mean_over_runs_cov_%'].max():.1f}\\%: in samples that hold no slow run the minority "
+                   "cannot be seen. The number we quote covered "
+                   f"{big['coverage_%'].min():.1f}--{big['coverage_%'].max():.1f}\\% with 10 or more runs; with "
+                   "fewer it carries a warning, and "
+                   f"{ok} of {len(j)} cells have coverage in the band or a warning in at least 90\\% of experiments.")
+    q = cells[cells["section"] == "Q"]
+    if len(q):
+        cq = q["coverage_%"]
+        ok_q = int((q["ok"] == "yes").sum())
+        out.append(f"On unimodal, heavy-tailed and skewed run effects the quoted number covered "
+                   f"{cq.min():.1f}--{cq.max():.1f}\\% ({ok_q} of {len(q)} cells in the band or warned).")
     k = cells[cells["section"] == "K2"]
     if len(k) and "what" in k.columns:
         pct = [c for c in k.columns if c.startswith("R=") and c.endswith("%")]

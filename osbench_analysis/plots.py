@@ -20,6 +20,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import LogLocator
 
 from .stats import SweepFit
+from .stats.quote import MEAN_OVER_RUNS
 
 _PALETTE = sns.color_palette("colorblind")
 _KEPT, _CLEAN, _SAME, _DIFF = _PALETTE[0], _PALETTE[1], _PALETTE[7], _PALETTE[3]
@@ -83,18 +84,22 @@ def forest_plot(summary: pd.DataFrame, clean: pd.DataFrame | None = None, *,
         handles.append(Line2D([], [], color=_DIFF, marker="$!$", lw=0, ms=8,
                               label="multimodal: pin, don't average"))
     if "warning" in s.columns and (s["warning"].fillna("").astype(str) != "").any():
-        # heterogeneous runs: the estimate may hide a slow minority; the mark says so on the row
+        # a slow minority the runs cannot yet include, or too few runs: the mark says so on the row
         wr = (s["warning"].fillna("").astype(str) != "").to_numpy()
         labels = [f"{lab} \u2020" if w else lab for lab, w in zip(labels, wr)]
         handles.append(Line2D([], [], color="black", marker="$\u2020$", lw=0, ms=7,
-                              label="\u2020 worker runs differ: see the warning (runs needed)"))
-    ax.set_yticks(y, labels)
+                              label="\u2020 warning: runs needed, or too few runs"))
     ax.set_xscale("log")
     ax.xaxis.set_major_locator(LogLocator(base=10))
     ax.set_xlabel("time per operation (ns, log scale)")
     level = s["level"].iloc[0] if "level" in s.columns else math.nan
-    method = s["ci_method"].iloc[0] if "ci_method" in s.columns else ""
-    ax.set_title(title or f"Per-operation time, {level:.0%} CI ({method})", fontsize=10)
+    methods = list(dict.fromkeys(s["ci_method"])) if "ci_method" in s.columns else []
+    if "quoted" in s.columns and s["quoted"].nunique() > 1:
+        # two estimands side by side: say which rows quote the mean over runs
+        labels = [f"{lab} (m)" if q == MEAN_OVER_RUNS else lab for lab, q in zip(labels, s["quoted"])]
+        handles.append(Line2D([], [], lw=0, label="(m): mean over runs; others: typical run"))
+    ax.set_yticks(y, labels)
+    ax.set_title(title or f"Per-operation time, {level:.0%} CI ({', '.join(methods)})", fontsize=10)
     ax.grid(axis="x", which="both", alpha=0.25)
     # below the axes, so it never hides a row
     fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 2), fontsize=9, frameon=False)
