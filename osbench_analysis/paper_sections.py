@@ -521,25 +521,26 @@ def validation_tex(cells: pd.DataFrame) -> str:
         c = a["coverage_%"]
         inband = int(((c >= lo_band) & (c <= hi_band)).sum())
         out.append(f"For unimodal run effects (lognormal, heavy-tailed and contaminated batches; 5--20 runs of 10--50 "
-                   f"batches) the default interval covered {c.min():.1f}--{c.max():.1f}\\% of truths "
+                   f"batches) the $t$ interval for the mean over runs covered {c.min():.1f}--{c.max():.1f}\\% of truths "
                    f"({inband} of {len(a)} cells within {lo_band:.0f}--{hi_band:.0f}\\%, Monte-Carlo standard error "
                    f"{a['mc_se_%'].max():.1f} points).")
     j = cells[(cells["section"] == "J") & (cells.get("slow_frac", pd.Series(0, index=cells.index)) > 0)]
     if len(j) and "mean_over_runs_cov_%" in j.columns:
         ok = int((j["ok"] == "yes").sum())
-        big = j[j["runs"] >= 10]
+        big, small = j[j["runs"] >= 10], j[j["runs"] < 10]
         out.append(f"When a minority of whole runs (5--30\\%) is 1.1--3$\\times$ slower, the interval for the mean "
                    f"over runs covered only {j['mean_over_runs_cov_%'].min():.1f}--"
                    f"{j['mean_over_runs_cov_%'].max():.1f}\\%: in samples that hold no slow run the minority "
                    "cannot be seen. The number we quote covered "
                    f"{big['coverage_%'].min():.1f}--{big['coverage_%'].max():.1f}\\% with 10 or more runs; with "
-                   "fewer it carries a warning, and "
+                   f"{int(small['runs'].min())}--{int(small['runs'].max())} runs it carried a warning in at least "
+                   f"{small['warn_%'].min():.0f}\\% of experiments, and "
                    f"{ok} of {len(j)} cells have coverage in the band or a warning in at least 90\\% of experiments.")
     q = cells[cells["section"] == "Q"]
     if len(q):
         cq = q["coverage_%"]
         ok_q = int((q["ok"] == "yes").sum())
-        out.append(f"On unimodal, heavy-tailed and skewed run effects the quoted number covered "
+        out.append(f"On normal, heavy-tailed (Student-$t_3$) and skewed run effects the quoted number covered "
                    f"{cq.min():.1f}--{cq.max():.1f}\\% ({ok_q} of {len(q)} cells in the band or warned).")
     k = cells[cells["section"] == "K2"]
     if len(k) and "what" in k.columns:
