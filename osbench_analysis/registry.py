@@ -44,9 +44,29 @@ class Probe:
     # It maps a file of its work dir MAP_SHARED: a direct-I/O file server
     # (FUSE cache=never, libfuse < 3.16) refuses such maps with ENODEV.
     maps_file: bool = False
+    # Its size_param counts a group made before any of it is released (osbench's
+    # 100 outstanding children or threads, its 1,000,000 blocks): a batch is then
+    # whole groups, so a short batch never measures a smaller group than asked.
+    grouped: bool = False
+    # It does not fork, but what it measures depends on the process it runs in
+    # (malloc: the heap the interpreter left and glibc's trimming; threads: the
+    # process's mappings), so like a forking probe it runs in osbench-parent, the
+    # minimal native process every peer benchmark is, unless params parent=python.
+    native_parent: bool = False
+
+    @property
+    def in_native_parent(self) -> bool:
+        """It runs in osbench-parent by default (it forks, or asks to)."""
+        return self.forks or self.native_parent
 
     def defaults(self) -> dict:
         return {p.name: p.default for p in self.params}
+
+    def batch_multiple(self, params: dict | None = None) -> int:
+        """Iterations a batch is a multiple of: the group size of a grouped probe, else 1."""
+        if not self.grouped:
+            return 1
+        return max(1, int({**self.defaults(), **(params or {})}.get(self.size_param, 0) or 0))
 
     def expected_work(self, iterations: int, params: dict | None = None) -> int:
         """The work_done a batch of `iterations` must prove (see schema's work_done)."""
@@ -59,9 +79,9 @@ LINKAGE = Param("linkage", "dynamic", ("dynamic", "static"),
                 "how the launched helper program is linked (NetBSD/FreeBSD paper: static vs dynamic)")
 PARENT_NATIVE, PARENT_PYTHON = "native", "python"
 PARENT = Param("parent", PARENT_NATIVE, (PARENT_NATIVE, PARENT_PYTHON),
-               "the process that forks: native = osbench-parent, a minimal C program (as every peer "
-               "benchmark forks); python = the worker's interpreter itself (~14 MB, the probes' "
-               "behaviour before the native parent)")
+               "the process that forks (or allocates, or creates threads): native = osbench-parent, a "
+               "minimal C program (as every peer benchmark is); python = the worker's interpreter itself "
+               "(~14 MB, the probes' behaviour before the native parent)")
 PARENT_MB = Param("parent_mb", 0, (),
                   "extra anonymous memory, every page touched, in the forking parent (MB); "
                   "a sweep like LEBench's big/huge fork")
@@ -76,12 +96,13 @@ def forking(*params: Param) -> tuple[Param, ...]:
 
 
 def parent_of(probe: str, params: dict) -> str:
-    """Which process forked in a recorded condition: native | python, '' for a
-    probe that does not fork.  Campaigns measured before the native parent
-    existed recorded no `parent` parameter: their fork probes ran in the
-    Python worker, so a missing value means python."""
+    """Which process ran a recorded condition's probe: native | python, '' for a
+    probe that runs in the worker only.  Campaigns measured before the native parent
+    existed (for malloc_free_small and thread_create_join: before 2026-11-23 14:00)
+    recorded no `parent` parameter: their probes ran in the Python worker, so a
+    missing value means python."""
     spec = PROBES.get(probe)
-    if spec is None or not spec.forks:
+    if spec is None or not spec.in_native_parent:
         return ""
     return (params or {}).get("parent", PARENT_PYTHON)
 
@@ -97,12 +118,13 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
     Probe("fork_exit", "process", "fork + child _exit + waitpid", True,
           "lmbench 'fork proc'; UnixBench spawn; osbench 'create processes' (outstanding=100); "
           "NetBSD/FreeBSD process creation",
-          params=forking(OUTSTANDING), forks=True, size_param="outstanding", max_iterations=1_000_000,
+          params=forking(OUTSTANDING), forks=True, size_param="outstanding", grouped=True, max_iterations=1_000_000,
           # LEBench's big and huge fork: the parent's touched memory, copied as page tables
           sweep=("parent_mb", (0, 64, 256))),
     Probe("fork_exec", "process", "fork + execve of an empty program + waitpid", True,
           "lmbench 'exec proc'; osbench 'launch program' (outstanding=100); NetBSD/FreeBSD program load",
-          params=forking(LINKAGE, OUTSTANDING), forks=True, size_param="outstanding", max_iterations=1_000_000,
+          params=forking(LINKAGE, OUTSTANDING), forks=True, size_param="outstanding", grouped=True,
+          max_iterations=1_000_000,
           variants=({"linkage": "dynamic"}, {"linkage": "static"})),
     Probe("posix_spawn", "process", "posix_spawn of an empty program + waitpid", True,
           "none exactly (the vfork-style creation path glibc uses; compare fork_exec)",
@@ -126,8 +148,8 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
     Probe("thread_create_join", "thread", "pthread_create + pthread_join of an empty thread", True,
           "osbench 'create threads' (outstanding=100: 100 created, then joined); McGarry thread lifecycle; "
           "NetBSD/FreeBSD thread creation",
-          params=(Param("outstanding", 1, (), "threads created before the first is joined (osbench: 100)"),),
-          size_param="outstanding", max_iterations=1_000_000),
+          params=(PARENT, Param("outstanding", 1, (), "threads created before the first is joined (osbench: 100)")),
+          size_param="outstanding", grouped=True, native_parent=True, max_iterations=1_000_000),
     Probe("mutex_uncontested", "thread", "pthread_mutex_lock + unlock of a mutex no other thread wants", False,
           "McGarry Table 2 uncontested mutex"),
     Probe("condvar_pingpong", "thread", "one hand-over of a token between two threads (mutex + condition variable)",
@@ -144,9 +166,9 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
           max_iterations=200_000),
     Probe("malloc_free_small", "memory", "malloc + free of one 4-128 B block", False,
           "osbench 'allocate memory' (blocks=1000000: 1,000,000 blocks of 4-128 B allocated, then freed)",
-          params=(Param("blocks", 0, (), "blocks allocated before the first is freed, osbench sizes "
-                        "((i % 32) + 1) * 4 B; 0: the whole batch, sizes 4 + (37 i mod 125) B"),),
-          size_param="blocks", max_iterations=5_000_000),
+          params=(PARENT, Param("blocks", 0, (), "blocks allocated before the first is freed, osbench sizes "
+                                "((i % 32) + 1) * 4 B; 0: the whole batch, sizes 4 + (37 i mod 125) B")),
+          size_param="blocks", grouped=True, native_parent=True, max_iterations=5_000_000),
     # ---- catalog (issue 9 section 2): kernel entry, IPC, microkernel-style
     # service, files, memory bandwidth, scalability sweeps.
     Probe("read_devzero", "entry", "read(2) of 1 byte from /dev/zero", False, "lmbench 'simple read'"),
@@ -344,7 +366,7 @@ def catalog_table():
     for p in PROBES.values():
         if p.hidden:
             continue
-        how = [s for s, on in (("two-party", p.two_party), ("native parent", p.forks),
+        how = [s for s, on in (("two-party", p.two_party), ("native parent", p.in_native_parent),
                                 ("workdir", p.uses_workdir)) if on]
         rows.append({
             "family": p.family, "probe": p.name, "unit": p.unit, "mirrors": p.mirrors,

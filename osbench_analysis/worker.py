@@ -140,6 +140,8 @@ class Batcher:
         spec = registry.PROBES.get(req.probe)
         helper = helper_path(req.params, spec.helper if spec else "exit0")
         size_param = spec.size_param if spec else "size"
+        # a grouped probe's batch is whole groups (registry.Probe.batch_multiple)
+        self.multiple = spec.batch_multiple(req.params) if spec else 1
         self.ffi, self.lib, self.req = ffi, lib, req
         self._keep = [ffi.new("char[]", s.encode()) for s in (req.workdir or "", helper)]
         self.params = ffi.new("osb_params *")
@@ -184,11 +186,17 @@ class Batcher:
         self.close()
 
 
-def next_iterations(n: int, elapsed_ns: int, target_ns: int, cap: int) -> int:
+def next_iterations(n: int, elapsed_ns: int, target_ns: int, cap: int, multiple: int = 1) -> int:
     """Grow n towards the target batch time; at most 100x a step so one cold
-    first iteration cannot make the next batch absurdly long."""
+    first iteration cannot make the next batch absurdly long.  With ``multiple``
+    (a grouped probe's group size) n stays a whole number of groups; the cap is
+    then rounded down to whole groups, but never below one group."""
     want = math.ceil(n * 1.2 * target_ns / max(elapsed_ns, 1))
-    return max(n + 1, min(want, n * 100, cap))
+    n_next = max(n + 1, min(want, n * 100, cap))
+    if multiple > 1:
+        cap_m = max(multiple, cap // multiple * multiple)
+        n_next = min(-(-n_next // multiple) * multiple, cap_m)
+    return n_next
 
 
 def run_request(req: WorkerRequest, emit) -> None:
@@ -209,13 +217,15 @@ def run_request(req: WorkerRequest, emit) -> None:
 
         n = req.iterations
         if n is None:
-            n = 1
+            m = b.multiple
+            cap = max(m, req.max_iterations // m * m)
+            n = m
             while True:
                 stats = b.run(n)
                 record(stats, warmup=True)
-                if stats["elapsed_ns"] >= req.min_batch_ns or n >= req.max_iterations:
+                if stats["elapsed_ns"] >= req.min_batch_ns or n >= cap:
                     break
-                n = next_iterations(n, stats["elapsed_ns"], req.min_batch_ns, req.max_iterations)
+                n = next_iterations(n, stats["elapsed_ns"], req.min_batch_ns, req.max_iterations, m)
         for _ in range(req.warmup):
             record(b.run(n), warmup=True)
         for _ in range(req.batches):

@@ -118,3 +118,26 @@ def test_every_registered_probe_exists_in_its_extension_and_test_probes_are_not_
     assert test_only, "the isolation tests need their crash/hang probes"
     assert _compiled(_probes) == set(registry.PROBES) - test_only
     assert _compiled(_probes_test) == test_only
+
+
+def test_batches_of_a_grouped_probe_are_whole_groups():
+    """osbench's 100 threads (or 1,000,000 blocks) outstanding: a batch is whole groups,
+    so a batch calibrated short never measures a smaller group than the one asked for."""
+    from osbench_analysis.worker import next_iterations, run_request
+
+    assert next_iterations(100, 1_000, 10_000, 10**6, multiple=100) == 1200
+    assert next_iterations(100, 1_000, 10**9, 250, multiple=100) == 200      # cap: whole groups
+    assert next_iterations(1, 1_000, 10_000, 10**6) == 12                    # ungrouped: unchanged
+    assert registry.PROBES["malloc_free_small"].batch_multiple({"blocks": 1000}) == 1000
+    assert registry.PROBES["malloc_free_small"].batch_multiple() == 1        # blocks=0: the whole batch
+    assert registry.PROBES["null_syscall"].batch_multiple() == 1
+    for probe, group in (("malloc_free_small", {"blocks": 1000}), ("thread_create_join", {"outstanding": 10})):
+        out = []
+        run_request(WorkerRequest(probe=probe, params=group, min_batch_ns=2_000_000, warmup=1, batches=2,
+                                  max_iterations=10**6), out.append)
+        sizes = [o["iterations"] for o in out if o["kind"] == "batch"]
+        g = next(iter(group.values()))
+        assert sizes[0] == g                                   # calibration starts at one group
+        assert all(n % g == 0 for n in sizes) and max(sizes) > g, sizes
+        work = [o["work_done"] for o in out if o["kind"] == "batch"]
+        assert work == sizes                                   # every block freed, every thread joined

@@ -183,3 +183,21 @@ def test_a_worker_run_of_a_forking_probe_leaves_no_process():
     assert out.status == "ok", out.message
     assert [b["work_done"] for b in out.batches] == [20, 20]
     assert {b["parent"] for b in out.batches} == {"native"}
+
+
+def test_heap_and_thread_probes_run_in_the_native_parent():
+    """malloc and thread creation depend on the process they run in (the interpreter's heap
+    does not give memory back between rounds as a small C process does): osbench-parent runs
+    them, parent=python keeps the old way, and the recorded parent says which."""
+    for name, n, params in (("malloc_free_small", 2000, {"blocks": 1000}), ("thread_create_join", 20, {"outstanding": 10})):
+        spec = registry.PROBES[name]
+        assert spec.in_native_parent and not spec.forks
+        assert registry.resolve_params(spec, {})["parent"] == "native"
+        with Batcher(request(name, n, **params)) as b:
+            r = b.run(n)
+            assert b.parent == "native" and b.native is not None
+            assert os.path.realpath(f"/proc/{b.native.proc.pid}/exe") == str(PARENT.resolve())
+            assert r["work_done"] == n
+        with Batcher(request(name, n, parent="python", **params)) as b:
+            assert b.parent == "python" and b.native is None and b.run(n)["work_done"] == n
+    assert registry.parent_of("malloc_free_small", {}) == "python"   # recorded before: the worker ran it
