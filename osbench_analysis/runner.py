@@ -27,6 +27,7 @@ import errno
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -372,11 +373,18 @@ def _measure_one(p: _EnvRun, cond: Condition, run: int, cfg: CampaignConfig, cpu
     if not env.pins_inside:  # affinity inside a sandbox is emulated: confine the sandbox instead
         worker_cpu, child_cpu = None, -1
     workdir_root = sess.workdir_root or cfg.workdir or default_workdir()
-    private = str(owners.private_dir("osbench-", workdir_root)) if spec.uses_workdir else None
-    host_fs = host.filesystem_type(private) if private else ""
     output = scratch / env.name / f"worker-{cond.probe}-{cond.placement}-{run}.jsonl"
-    how = None
+    how = private = None
     try:
+        if spec.uses_workdir:
+            # Ctrl-C waits until `private` names the new folder, so the finally below removes it
+            # (no moment where it exists and this function does not know it)
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+            try:
+                private = str(owners.private_dir("osbench-", workdir_root))
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        host_fs = host.filesystem_type(private) if private else ""
         req = WorkerRequest(probe=cond.probe, params=cond.params, min_batch_ns=int(cfg.min_batch_ms * 1e6),
                             warmup=cfg.warmup, batches=cfg.batches, max_iterations=spec.max_iterations,
                             worker_cpu=worker_cpu, child_cpu=child_cpu,
