@@ -2,7 +2,7 @@
 or the time budget, and the manifest says which and what was achieved."""
 import pytest
 
-from osbench_analysis import runner
+from osbench_analysis import runner, stats
 
 # Every test here starts worker processes.
 pytestmark = pytest.mark.slow
@@ -27,7 +27,9 @@ def test_a_loose_target_stops_at_the_minimum_runs(campaigns_root):
     c = _measure(campaigns_root, precision_target=0.9, max_runs=8)
     p = c.manifest.precision
     assert p["stop_reason"] == "target_met"
-    assert c.samples["run"].nunique() == 3
+    # 3 runs meet a loose target, unless they differ beyond batch noise: then the quoted typical
+    # run's [min, max] has 75 % (4 runs: 87.5 %), and only 6 runs reach a 95 % interval (stats.quote)
+    assert 3 <= c.samples["run"].nunique() <= stats.runs_for_level(0.95)
     assert all(cond["met"] and cond["halfwidth_rel"] <= 0.9 for cond in p["conditions"])
 
 
