@@ -14,7 +14,7 @@ from osbench_analysis.formatting import (format_time_ns, macro_name, sig3, tex_e
                                          time_unit, time_with_ci_tex)
 from osbench_analysis import paper_sections
 from osbench_analysis.paths import GENERATED_DIR as GENERATED, PAPER_DIR
-from osbench_analysis.stats.quote import MIN_RUNS, TYPICAL_RUN
+from osbench_analysis.stats.quote import MIN_RUNS, TYPICAL_RUN, below_level
 
 def per_op_table_tex(estimates: pd.DataFrame, caption: str) -> str:
     """booktabs table: one row per condition with its estimate and CI."""
@@ -58,7 +58,7 @@ def warning_tex(row) -> str:
     if needed is not None and pd.notna(needed) and int(needed) > n_runs:
         parts.append(f"{int(needed)} runs needed, {n_runs} measured")
     conf, level = row.get("confidence"), row.get("level")
-    if conf is not None and level is not None and pd.notna(conf) and conf < level - 1e-9:
+    if conf is not None and level is not None and pd.notna(conf) and below_level(conf, level):
         parts.append(f"interval of {conf * 100:.4g}\\% confidence")
     if row.get("quoted") != TYPICAL_RUN:
         typical, lo, hi = (row.get(k) for k in ("typical_run", "typical_run_low", "typical_run_high"))

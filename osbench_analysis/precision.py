@@ -190,16 +190,10 @@ def precision_status(samples, target_rel: float | PrecisionTarget = 0.01, level:
     est = stats.estimate_ci(rd, estimator=t.estimator, level=t.level, n_resamples=n_resamples,
                             ci_method=t.ci_method, rng=stats._rng(seed, "precision"))
     het = heterogeneity(rd)
-    typical = bool(rd.n_runs >= 2 and stats.quotes_typical_run(het.heterogeneous, rd.n_runs, level=t.level,
-                                                                estimator=t.estimator))
-    if typical:     # the number the analysis quotes (stats.quote)
-        tr, tr_lo, tr_hi, tr_conf = stats.typical_run(rd, t.level)
-        hw = (tr_hi - tr_lo) / 2 / tr if tr_conf >= t.level - 1e-9 else math.inf
-        est = stats.Estimate(tr, tr_lo, tr_hi, t.level, "runs-os", t.estimator, rd.n_runs, rd.n_batches,
-                             f"typical run: [min, max] of {rd.n_runs} runs has {100 * tr_conf:.4g}% confidence"
-                             if tr_conf < t.level - 1e-9 else "")
-    else:
-        hw = est.halfwidth_rel
+    # the number the analysis quotes (stats.quote); a typical run below the level meets no target
+    est, conf, typical = stats.quoted_estimate(rd, est, stats.typical_run(rd, t.level), het.heterogeneous,
+                                               level=t.level, estimator=t.estimator)
+    hw = math.inf if stats.below_level(conf, t.level) else est.halfwidth_rel
     enough_runs = rd.n_runs >= t.min_runs
     need_het = het.runs_needed if het.clear_split else 0
     met = bool(enough_runs and np.isfinite(hw) and hw <= t.target_rel and rd.n_runs >= need_het)

@@ -62,17 +62,19 @@ class Probe:
     def defaults(self) -> dict:
         return {p.name: p.default for p in self.params}
 
+    def value(self, name: str, params: dict | None = None):
+        """A parameter's value in ``params``, else its default."""
+        return {**self.defaults(), **(params or {})}[name]
+
     def batch_multiple(self, params: dict | None = None) -> int:
         """Iterations a batch is a multiple of: the group size of a grouped probe, else 1."""
-        if not self.grouped:
-            return 1
-        return max(1, int({**self.defaults(), **(params or {})}.get(self.size_param, 0) or 0))
+        return max(1, int(self.value(self.size_param, params) or 0)) if self.grouped else 1
 
     def expected_work(self, iterations: int, params: dict | None = None) -> int:
         """The work_done a batch of `iterations` must prove (see schema's work_done)."""
         if not self.work_param:
             return iterations
-        return iterations * int({**self.defaults(), **(params or {})}[self.work_param])
+        return iterations * int(self.value(self.work_param, params))
 
 
 LINKAGE = Param("linkage", "dynamic", ("dynamic", "static"),

@@ -186,17 +186,20 @@ class Batcher:
         self.close()
 
 
+def batch_cap(max_iterations: int, multiple: int = 1) -> int:
+    """The largest batch: ``max_iterations`` rounded down to whole groups, but never below one group."""
+    return max(multiple, max_iterations // multiple * multiple)
+
+
 def next_iterations(n: int, elapsed_ns: int, target_ns: int, cap: int, multiple: int = 1) -> int:
     """Grow n towards the target batch time; at most 100x a step so one cold
     first iteration cannot make the next batch absurdly long.  With ``multiple``
-    (a grouped probe's group size) n stays a whole number of groups; the cap is
-    then rounded down to whole groups, but never below one group."""
+    (a grouped probe's group size) n stays a whole number of groups, within
+    ``batch_cap(cap, multiple)``."""
+    cap = batch_cap(cap, multiple)
     want = math.ceil(n * 1.2 * target_ns / max(elapsed_ns, 1))
     n_next = max(n + 1, min(want, n * 100, cap))
-    if multiple > 1:
-        cap_m = max(multiple, cap // multiple * multiple)
-        n_next = min(-(-n_next // multiple) * multiple, cap_m)
-    return n_next
+    return min(-(-n_next // multiple) * multiple, cap)
 
 
 def run_request(req: WorkerRequest, emit) -> None:
@@ -217,15 +220,13 @@ def run_request(req: WorkerRequest, emit) -> None:
 
         n = req.iterations
         if n is None:
-            m = b.multiple
-            cap = max(m, req.max_iterations // m * m)
-            n = m
+            n = b.multiple
             while True:
                 stats = b.run(n)
                 record(stats, warmup=True)
-                if stats["elapsed_ns"] >= req.min_batch_ns or n >= cap:
+                if stats["elapsed_ns"] >= req.min_batch_ns or n >= batch_cap(req.max_iterations, b.multiple):
                     break
-                n = next_iterations(n, stats["elapsed_ns"], req.min_batch_ns, req.max_iterations, m)
+                n = next_iterations(n, stats["elapsed_ns"], req.min_batch_ns, req.max_iterations, b.multiple)
         for _ in range(req.warmup):
             record(b.run(n), warmup=True)
         for _ in range(req.batches):

@@ -14,11 +14,12 @@ A condition has two candidate estimands (docs/statistics.md, "Estimand"):
   minority of runs is slower, so its coverage holds whatever the runs'
   distribution, but it needs 6 runs to reach 95 %.
 
-The rule (``quote="auto"``, the default): a condition whose runs do not
-differ beyond their batch noise (``heterogeneity``'s F test) quotes the mean
-over runs; one whose runs differ quotes the typical run, because its mean
-over runs depends on how many slow runs the sample happened to catch.  The
-estimate table names the estimand of every row; both numbers stay in it.
+The rule (``quote="auto"``, the default): the typical run, except when the
+condition has fewer runs than its interval needs to reach the level
+(``runs_for_level``: 6 at 95 %) and its runs do not differ beyond batch
+noise (``heterogeneity``'s F test): then the mean over runs, whose t interval
+is valid for alike runs.  The estimate table names the estimand of every
+row; both numbers stay in it.
 
 Warnings that go with the quoted number (``quote_warnings``):
 
@@ -27,8 +28,8 @@ Warnings that go with the quoted number (``quote_warnings``):
 * a quoted typical run whose interval cannot reach the level (fewer than
   ``runs_for_level(level)`` runs: [min, max] of 5 runs has 93.75 %).
 
-Both are functions of arrays so that the coverage study
-(benchmarks/stats_coverage.py, section J) runs this very rule.
+The rule and the warnings are functions of arrays so that the coverage study
+(benchmarks/stats_coverage.py, sections J and Q) runs this very code.
 """
 from __future__ import annotations
 
@@ -83,12 +84,18 @@ def quotes_typical_run(heterogeneous, n_runs=None, *, level: float = 0.95, quote
     return out if out.shape else bool(out)
 
 
+def below_level(confidence, level: float):
+    """True where an interval's confidence falls short of ``level`` (array or float)."""
+    return np.asarray(confidence) < level - 1e-9
+
+
+def _few_runs(n_runs):
+    return np.asarray(n_runs) < MIN_RUNS
+
+
 def quote_warns(n_runs, typical_quoted, typical_confidence, level: float):
     """True where the quoted number carries a warning (the two cases in the module docstring)."""
-    n = np.asarray(n_runs)
-    few = n < MIN_RUNS
-    low_conf = np.asarray(typical_quoted, dtype=bool) & (np.asarray(typical_confidence) < level - 1e-9)
-    out = few | low_conf
+    out = _few_runs(n_runs) | (np.asarray(typical_quoted, dtype=bool) & below_level(typical_confidence, level))
     return out if out.shape else bool(out)
 
 
@@ -96,9 +103,9 @@ def quote_warnings(n_runs: int, typical_quoted: bool, typical_confidence: float,
                    p_value: float = math.nan) -> list[str]:
     """The texts of those warnings for one condition (no ';' inside: they are '; '-joined)."""
     out = []
-    if n_runs < MIN_RUNS:
+    if _few_runs(n_runs):
         out.append(few_runs_warning(n_runs, MIN_RUNS))
-    if typical_quoted and typical_confidence < level - 1e-9 and n_runs >= 2:
+    if typical_quoted and below_level(typical_confidence, level) and n_runs >= 2:
         p = f", p={p_value:.1g}" if p_value == p_value else ""
         out.append(f"the {n_runs} runs differ beyond batch noise{p}, so the typical run is quoted, "
                    f"and its interval [min, max] of {n_runs} runs has {100 * typical_confidence:.4g}% "
@@ -107,4 +114,4 @@ def quote_warnings(n_runs: int, typical_quoted: bool, typical_confidence: float,
 
 
 __all__ = ["QUOTES", "DEFAULT_QUOTE", "MIN_RUNS", "MEAN_OVER_RUNS", "TYPICAL_RUN", "check_quote",
-           "runs_for_level", "quotes_typical_run", "quote_warns", "quote_warnings"]
+           "runs_for_level", "quotes_typical_run", "below_level", "quote_warns", "quote_warnings"]

@@ -12,8 +12,8 @@ from .ci_methods import ESTIMAND
 from .params import DEFAULT_CI_METHOD, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, _check_common
 from .rundata import RunData, _rng
 from .intervals import order_statistic_median_ci
-from .estimates import estimate_ci
-from .quote import (DEFAULT_QUOTE, MEAN_OVER_RUNS, TYPICAL_RUN, check_quote, quote_warnings,
+from .estimates import Estimate, estimate_ci
+from .quote import (DEFAULT_QUOTE, MEAN_OVER_RUNS, TYPICAL_RUN, below_level, check_quote, quote_warnings,
                     quotes_typical_run)
 
 
@@ -60,6 +60,25 @@ def typical_run(rd: "RunData", level: float = DEFAULT_LEVEL) -> tuple[float, flo
         return v, math.nan, math.nan, 0.0
     med, lo, hi, conf = order_statistic_median_ci(rd.run_values("median"), level, interpolate=True)
     return float(np.exp(med)), float(np.exp(lo)), float(np.exp(hi)), float(conf)
+
+
+def quoted_estimate(rd: "RunData", mean_over_runs: Estimate, typical: tuple[float, float, float, float],
+                    heterogeneous: bool, *, level: float = DEFAULT_LEVEL, quote: str = DEFAULT_QUOTE,
+                    estimator: str = "median") -> tuple[Estimate, float, bool]:
+    """The number a condition quotes (:mod:`stats.quote`), as an Estimate.
+
+    ``mean_over_runs``: the condition's ``estimate_ci``; ``typical``: its
+    ``typical_run(rd, level)``.  Returns (estimate, its interval's confidence,
+    whether it is the typical run).  The estimate table and the runner's
+    stopping rule (precision.py) both take the quoted number from here.
+    """
+    if not (rd.n_runs >= 2 and quotes_typical_run(heterogeneous, rd.n_runs, level=level, quote=quote,
+                                                  estimator=estimator)):
+        return mean_over_runs, mean_over_runs.level, False
+    tr, lo, hi, conf = typical
+    note = (f"typical run: [min, max] of {rd.n_runs} runs has {100 * conf:.4g}% confidence"
+            if below_level(conf, level) else "")
+    return Estimate(tr, lo, hi, level, "runs-os", estimator, rd.n_runs, rd.n_batches, note), conf, True
 
 
 def summarize(samples: pd.DataFrame, *, level: float = DEFAULT_LEVEL, estimator: str = "median",
@@ -120,39 +139,30 @@ def summarize(samples: pd.DataFrame, *, level: float = DEFAULT_LEVEL, estimator:
             note = ("MULTIMODAL: a single estimate averages distinct modes; see warnings"
                     + ("; " + note if note else ""))
         het = _heterogeneity(rd)
-        tr, tr_lo, tr_hi, tr_conf = typical_run(rd, level)
-        typical = bool(rd.n_runs >= 2 and quotes_typical_run(het.heterogeneous, rd.n_runs, level=level,
-                                                              quote=quote, estimator=estimator))
+        tr, tr_lo, tr_hi, tr_conf = typical = typical_run(rd, level)
+        q, q_conf, is_typical = quoted_estimate(rd, est, typical, het.heterogeneous, level=level, quote=quote,
+                                                estimator=estimator)
         stat_warnings = [het.warning + f" ({tr:.4g} ns)"] if het.warning else []
         if len(measured):
-            stat_warnings += quote_warnings(rd.n_runs, typical, tr_conf, level, het.p_value)
+            stat_warnings += quote_warnings(rd.n_runs, is_typical, tr_conf, level, het.p_value)
         warning = "; ".join(stat_warnings)
         if warning:
             seen = warnings.split("; ") if warnings else []
             warnings = "; ".join(seen + [w for w in stat_warnings if w not in seen])
-        if typical:
-            q_est, q_lo, q_hi, q_conf = tr, tr_lo, tr_hi, tr_conf
-            q_method, q_estimand = "runs-os", ESTIMAND[(estimator, "runs-os")]
-            q_hw = (tr_hi - tr_lo) / 2 / tr if tr > 0 else math.nan
-        else:
-            q_est, q_lo, q_hi, q_conf = est.estimate_ns, est.ci_low_ns, est.ci_high_ns, est.level
-            q_method = est.ci_method
-            q_estimand = ESTIMAND.get((estimator, est.ci_method), est.estimand)
-            q_hw = est.halfwidth_rel
         rows.append({
             **dict(zip(GROUP_KEYS, key)),
-            "estimate_ns": q_est, "ci_low_ns": q_lo, "ci_high_ns": q_hi,
-            "level": est.level, "ci_method": q_method, "n_runs": est.n_runs,
+            "estimate_ns": q.estimate_ns, "ci_low_ns": q.ci_low_ns, "ci_high_ns": q.ci_high_ns,
+            "level": est.level, "ci_method": q.ci_method, "n_runs": est.n_runs,
             "n_batches": est.n_batches, "note": note, "estimator": estimator,
-            "halfwidth_rel": q_hw, "n_flagged": n_flag,
+            "halfwidth_rel": q.halfwidth_rel, "n_flagged": n_flag,
             "flagged_fraction": n_flag / len(measured) if len(measured) else math.nan,
             "excluded_flagged": bool(exclude_flagged), "multimodal": multimodal, "warnings": warnings,
-            "estimand": q_estimand,
+            "estimand": ESTIMAND.get((estimator, q.ci_method), q.estimand),
             "typical_run": tr, "typical_run_low": tr_lo, "typical_run_high": tr_hi,
             "typical_run_confidence": tr_conf, "heterogeneous": het.heterogeneous,
             "slow_run_fraction": het.slow_run_fraction, "slow_run_factor": het.slow_run_factor,
             "runs_needed": het.runs_needed if het.clear_split else pd.NA, "warning": warning,
-            "quoted": TYPICAL_RUN if typical else MEAN_OVER_RUNS, "confidence": q_conf,
+            "quoted": TYPICAL_RUN if is_typical else MEAN_OVER_RUNS, "confidence": q_conf,
             "mean_over_runs": est.estimate_ns, "mean_over_runs_low": est.ci_low_ns,
             "mean_over_runs_high": est.ci_high_ns,
         })
