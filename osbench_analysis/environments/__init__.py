@@ -6,7 +6,8 @@ they need; `status_table()` says which are available here and why not."""
 from __future__ import annotations
 
 from osbench_analysis.environments.base import (ARCH_CLASSES, PLACEMENTS, Availability, Environment,
-                                                EnvironmentRegistry, Launch, Session)
+                                                EnvironmentRegistry, Launch, RoundJob,
+                                                Session)
 from osbench_analysis.environments.fuse import Fuse
 from osbench_analysis.environments.gvisor import GVisor
 from osbench_analysis.environments.native import Native
@@ -40,4 +41,4 @@ def status_table():
 
 
 __all__ = ["ARCH_CLASSES", "PLACEMENTS", "Availability", "Environment", "EnvironmentRegistry", "Launch",
-           "Session", "REGISTRY", "get", "register", "names", "status_table", "GVisor", "UML", "Fuse", "Native"]
+           "RoundJob", "Session", "REGISTRY", "get", "register", "names", "status_table", "GVisor", "UML", "Fuse", "Native"]

@@ -23,7 +23,11 @@ import contextlib
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+
+if TYPE_CHECKING:  # launch and worker import this module
+    from osbench_analysis.launch import WorkerOutcome
+    from osbench_analysis.worker import WorkerRequest
 
 #: How a design relates to the published architectures (data/reference uses the first four).
 ARCH_CLASSES = ("monolithic", "microkernel", "hybrid", "user-space-kernel", "hosted-kernel", "user-space-server")
@@ -49,6 +53,15 @@ class Launch:
     cleanup: Callable[[], None] = lambda: None  # after the process (group) is gone, success or not
 
 
+@dataclass
+class RoundJob:
+    """One worker of a round: what the runner asks of it and where its JSON lines go."""
+    request: "WorkerRequest"
+    worker_argv: list[str]        # launch.worker_argv(request, command_prefix)
+    output: Path                  # host path for this worker's JSON lines (Launch.output_file)
+    timeout_s: float              # for this worker alone
+
+
 class Session:
     """An environment set up for one campaign (mounts made, files prepared).
 
@@ -69,6 +82,20 @@ class Session:
 
     def launch(self, worker_argv: Sequence[str], *, cpus: set[int] | None, output: Path) -> Launch:
         return Launch(list(worker_argv))
+
+    def run_round(self, jobs: Sequence[RoundJob], *, cpus: set[int] | None) -> Iterator["WorkerOutcome"]:
+        """Run one round's workers that share a placement (the same `cpus`), in
+        order, one fresh worker process each, yielding each one's outcome as it
+        finishes (in job order).  Default: one `launch` per job, so a sandbox
+        is booted for every worker.  An environment that can boot once per
+        round overrides this (one boot, a fresh worker process per job inside
+        it; a guest that runs every job of the round in one boot parses its
+        output into one outcome per job).  Each job keeps its own status,
+        message and batches: one job's failure is not the others'."""
+        from osbench_analysis import launch
+
+        for job in jobs:
+            yield launch.run(self.launch(job.worker_argv, cpus=cpus, output=job.output), job.timeout_s)
 
     def facts(self) -> dict:
         """Facts of the running environment seen from the host (versions, flags, mount options)."""
