@@ -1,6 +1,8 @@
 """Campaigns on many hosts through Dask distributed: one task per host, pinned
 to that host's worker, its sealed campaign verified and stored on arrival; a
-failed, absent or vanished host is reported and the others are kept."""
+failed, absent or vanished host is reported and the others are kept.  Every
+cluster here speaks TLS with the fleet's own certificates (`osbench fleet
+certs`); the tests that try to get in are in test_fleet_security.py."""
 import contextlib
 import os
 import shutil
@@ -14,7 +16,7 @@ from pathlib import Path
 import papermill as pm
 import pytest
 
-from osbench_analysis import cli, fleet, store, synthetic
+from osbench_analysis import cli, fleet, fleet_certs, store, synthetic
 
 distributed = pytest.importorskip("distributed")
 
@@ -23,23 +25,43 @@ TINY = dict(probes=["null_syscall"], runs=2, batches=2, min_batch_ms=1.0, precis
             placements=["same_cpu"], variants={})
 
 
-def _spec(names, cls, **options):
-    return {n: {"cls": cls, "options": {"name": n, "nthreads": 1, "resources": {"MEASURE": 1}, **options.get(n, {})}}
+def security(certs: fleet_certs.FleetCerts, role: str, folder: str | None = None):
+    """distributed's Security for one role (client, scheduler, worker) with the files of `folder`."""
+    from distributed.security import Security
+
+    f = certs.files(folder or role)
+    return Security(tls_ca_file=str(f.ca), require_encryption=True,
+                    **{f"tls_{role}_cert": str(f.cert), f"tls_{role}_key": str(f.key)})
+
+
+def _spec(names, cls, certs, **options):
+    return {n: {"cls": cls, "options": {"name": n, "nthreads": 1, "resources": {"MEASURE": 1},
+                                        **({"security": security(certs, "worker", n)} if certs else {}),
+                                        **options.get(n, {})}}
             for n in names}
 
 
 @contextlib.contextmanager
-def _cluster(names, cls=None, **options):
+def cluster(names, tmp_path, cls=None, tls=True, **options):
+    """Dask's in-process cluster, with TLS and certificates from `osbench fleet certs`
+    (tls=False: plaintext, as a user could start it)."""
     from distributed import Client, Scheduler, SpecCluster, Worker
 
-    cluster = SpecCluster(workers=_spec(names, cls or Worker, **options),
-                          scheduler={"cls": Scheduler, "options": {"dashboard_address": None}})
-    client = Client(cluster)
+    certs = fleet_certs.make_certs(names, tmp_path / f"certs-{uuid.uuid4().hex[:6]}", "127.0.0.1") if tls else None
+    sched = {"dashboard_address": None, "host": "127.0.0.1",
+             **({"protocol": "tls", "security": security(certs, "scheduler")} if tls else {})}
+    c = SpecCluster(workers=_spec(names, cls or Worker, certs, **options), scheduler={"cls": Scheduler, "options": sched},
+                    security=security(certs, "client") if tls else None)
+    client = Client(c, security=security(certs, "client") if tls else None)
+    client.fleet_certs = certs
     try:
         yield client
     finally:
         client.close()
-        cluster.close()
+        c.close()
+
+
+_cluster = cluster
 
 
 def test_one_pinned_task_per_host_failures_reported_others_kept_and_a_rerun_resumes(tmp_path, monkeypatch):
@@ -67,7 +89,8 @@ def test_one_pinned_task_per_host_failures_reported_others_kept_and_a_rerun_resu
 
     monkeypatch.setattr(fleet, "measure_on_this_host", fake_task)
     out = tmp_path / "campaigns"
-    with _cluster(["h1", "h2"]) as client:
+    with _cluster(["h1", "h2"], tmp_path) as client:
+        assert client.scheduler.address.startswith("tls://")
         r = fleet.fleet_run(client, ["h1", "h2", "h3"], output=str(out), campaign_id="f", say=lambda m: None, **TINY)
         status = {o.host: o.status for o in r.outcomes}
         assert status == {"h1": "stored", "h2": "failed", "h3": "absent"}
@@ -100,7 +123,9 @@ def test_a_received_campaign_is_verified_and_never_overwrites(tmp_path):
 
 
 def test_campaign_parameters_become_the_same_osbench_run_options():
-    args = fleet.cli_arguments("quick", dict(TINY, command_prefix=["nice", "-n", "5"], cpus=[0, 1], note=None))
+    note = "--output=/etc --resume x"  # a value is never read as an option
+    args = fleet.cli_arguments("quick", dict(TINY, command_prefix=["nice", "-n", "5"], cpus=[0, 1], note=note,
+                                             warmup=None))
     import argparse
 
     from osbench_analysis import cli
@@ -110,6 +135,8 @@ def test_campaign_parameters_become_the_same_osbench_run_options():
     cli._add_run(sub)
     ns = vars(parsed.parse_args(["run", *args]))
     assert {k: ns[k] for k in TINY} == TINY and ns["command_prefix"] == ["nice", "-n", "5"] and ns["cpus"] == [0, 1]
+    assert ns["note"] == note and ns["output"] is None and ns["resume"] is None and ns["warmup"] is None
+    assert all(a.startswith("--") and "=" in a for a in args)
 
 
 @pytest.mark.slow
@@ -119,17 +146,18 @@ def test_local_cluster_of_worker_processes_measures_and_returns_real_campaigns(t
     opts = {n: {"env": {fleet.FLEET_DIR_ENV: str(tmp_path / n), "OSBENCH_LOCK_FILE": str(tmp_path / f"{n}.lock")}}
             for n in ("h1", "h2")}
     out = tmp_path / "campaigns"
-    with _cluster(["h1", "h2"], Nanny, **opts) as client:
+    with _cluster(["h1", "h2"], tmp_path, Nanny, **opts) as client:
         r = fleet.fleet_run(client, ["h1", "h2"], output=str(out), campaign_id="lc", say=lambda m: None, **TINY)
         assert [o.status for o in r.outcomes] == ["stored", "stored"], r.table()
-        # the CLI and the notebook with the same parameters: the same campaigns
-        address = client.scheduler.address
+        # the CLI and the notebook with the same parameters and the client's certificate: the same campaigns
+        address, client_files = client.scheduler.address, client.fleet_certs.files("client")
         assert cli.main(["fleet", "run", "--scheduler", address, "--hosts", "h1", "--probes", "null_syscall",
                          "--runs", "2", "--batches", "2", "--min-batch-ms", "1", "--precision-target", "0",
                          "--placements", "same_cpu", "--variants", "{}", "--output", str(out),
-                         "--campaign-id", "cli"]) == 0
+                         "--campaign-id", "cli", *client_files.options()]) == 0
         pm.execute_notebook(str(NOTEBOOKS / "fleet.ipynb"), str(tmp_path / "fleet.ipynb"), kernel_name="python3",
-                            parameters=dict(TINY, scheduler=address, hosts=["h1"], output=str(out), campaign_id="nb"),
+                            parameters=dict(TINY, scheduler=address, hosts=["h1"], output=str(out), campaign_id="nb",
+                                            **client_files.parameters()),
                             progress_bar=False)
     for h in ("h1", "h2"):
         c = store.load_campaign(f"lc-{h}", out)
@@ -153,17 +181,15 @@ def test_a_vanished_host_is_reported_the_others_kept_and_a_rerun_finishes_it(tmp
     from osbench_analysis import hostlock
 
     monkeypatch.setattr(fleet, "VANISHED_AFTER_S", 3.0)
-    port, bin_dir = _free_port(), Path(sys.executable).parent
+    certs = fleet_certs.make_certs(["h1", "h2"], tmp_path / "certs", "127.0.0.1", _free_port())
     locks = {h: tmp_path / f"{h}.lock" for h in ("h1", "h2")}
 
     def start_worker(name):
         env = {**os.environ, fleet.FLEET_DIR_ENV: str(tmp_path / name), "OSBENCH_LOCK_FILE": str(locks[name])}
-        return subprocess.Popen([str(bin_dir / "dask"), "worker", f"tcp://127.0.0.1:{port}", "--name", name,
-                                 "--nthreads", "1", "--resources", "MEASURE=1", "--no-dashboard", "--no-nanny"],
-                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        return subprocess.Popen(venv_argv(certs.worker_argv(name)), env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
 
-    procs = [subprocess.Popen([str(bin_dir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                               "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    procs = [subprocess.Popen(venv_argv(certs.scheduler_argv()), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               start_new_session=True)]
     out, params = tmp_path / "campaigns", dict(TINY, output=str(tmp_path / "campaigns"), campaign_id="vn",
                                                wait=True, say=lambda m: None)
@@ -171,7 +197,7 @@ def test_a_vanished_host_is_reported_the_others_kept_and_a_rerun_finishes_it(tmp
         procs += [start_worker("h1"), start_worker("h2")]
         from distributed import Client
 
-        with Client(f"tcp://127.0.0.1:{port}", timeout="30s") as client:
+        with Client(certs.address, security=security(certs, "client"), timeout="30s") as client:
             client.wait_for_workers(2, timeout=60)
             results = []
             with hostlock.measuring(["someone-else"], path=locks["h2"]):
@@ -214,13 +240,32 @@ def _wait_for_runner(campaign_id: str, timeout_s: float) -> int:
     raise AssertionError(f"no runner for {campaign_id} started within {timeout_s} s")
 
 
-def test_ssh_cluster_names_every_worker_after_its_host():
+def test_ssh_cluster_names_every_worker_after_its_host_and_speaks_tls():
     spec = fleet.ssh_cluster_spec("lab0", ["h1", "h2"], "/opt/osbench/.venv/bin/python")
     assert spec["scheduler"]["options"]["address"] == "lab0"
+    assert spec["scheduler"]["options"]["kwargs"]["protocol"] == "tls"
+    assert spec["scheduler"]["options"]["kwargs"]["preload"] == [fleet_certs.GUARD_MODULE]
     for h in ("h1", "h2"):
         o = spec["workers"][h]["options"]
         assert o["address"] == h and o["kwargs"]["name"] == h
         assert o["kwargs"]["nthreads"] == 1 and o["kwargs"]["resources"] == {"MEASURE": 1}
+        assert o["kwargs"]["preload"] == [fleet_certs.GUARD_MODULE]
+    assert fleet.ssh_cluster_spec("lab0", ["h1"], "python", insecure=True)["scheduler"]["options"]["kwargs"][
+        "protocol"] == "tcp"
+    cfg = fleet.ssh_tls_config("/etc/osbench-fleet/")
+    assert cfg["distributed.comm.require-encryption"] is True
+    assert cfg["distributed.comm.tls.ca-file"] == "/etc/osbench-fleet/ca.pem"
+    assert cfg["distributed.comm.tls.worker.key"] == cfg["distributed.comm.tls.scheduler.key"] == \
+        "/etc/osbench-fleet/key.pem"
+    with pytest.raises(fleet.FleetError, match="remote_tls_dir"):
+        fleet.ssh_cluster("lab0", ["h1"], "python")
+    with pytest.raises(fleet.FleetError, match="host must be a host name"):
+        fleet.ssh_cluster_spec("lab0", ["h1;reboot"], "python")
+
+
+def venv_argv(argv: list[str]) -> list[str]:
+    """A printed `dask ...` command, run with this environment's dask."""
+    return [str(Path(sys.executable).parent / argv[0]), *argv[1:]]
 
 
 # --- several hosts: Dask workers in their own network (and UTS) namespaces ---------------
