@@ -5,7 +5,6 @@ cluster here speaks TLS with the fleet's own certificates (`osbench fleet
 certs`); the tests that try to get in are in test_fleet_security.py."""
 import contextlib
 import os
-import shutil
 import socket
 import subprocess
 import sys
