@@ -192,7 +192,7 @@ def ssh_cluster(scheduler_host: str, hosts: list[str], remote_python: str, conne
 class HostOutcome:
     host: str
     campaign_id: str
-    status: str          # stored | already_stored | failed | vanished | absent
+    status: str          # stored | already_stored | failed | vanished | absent | unguarded
     message: str = ""
     path: str = ""
 
@@ -218,6 +218,14 @@ class FleetResult:
 
 def _workers_by_name(client) -> dict[str, str]:
     return {w.get("name"): addr for addr, w in client.scheduler_info(n_workers=-1)["workers"].items()}
+
+
+def _guarded_workers(client) -> set[str]:
+    """Names of the workers that preload fleet_guard (they say so in their metrics)."""
+    from osbench_analysis.fleet_guard import GUARD_METRIC
+
+    return {w.get("name") for w in client.scheduler_info(n_workers=-1)["workers"].values()
+            if (w.get("metrics") or {}).get(GUARD_METRIC) == 1}
 
 
 def fleet_run(scheduler, hosts: list[str], profile: str | None = None, output: str | None = None,
@@ -262,6 +270,7 @@ def fleet_run(scheduler, hosts: list[str], profile: str | None = None, output: s
     result = FleetResult(prefix)
     try:
         present = _workers_by_name(client)
+        guarded = _guarded_workers(client)
         futures = {}
         for h in hosts:
             cid = host_campaign_id(prefix, h)
@@ -271,6 +280,10 @@ def fleet_run(scheduler, hosts: list[str], profile: str | None = None, output: s
             elif h not in present:
                 result.outcomes.append(HostOutcome(h, cid, "absent", f"no Dask worker named {h!r} "
                                                    f"(connected: {', '.join(sorted(map(str, present))) or 'none'})"))
+            elif h not in guarded and not insecure:  # a worker that would run anyone's function
+                result.outcomes.append(HostOutcome(h, cid, "unguarded", f"the Dask worker {h!r} does not preload "
+                                                   f"{GUARD_MODULE}: start it as `osbench fleet certs` prints "
+                                                   f"(docs/fleet.md)"))
             else:
                 futures[client.submit(measure_on_this_host, cid, profile, parameters, wait,
                                       key=f"osbench-{cid}-{uuid.uuid4().hex[:8]}", workers=[h],

@@ -29,6 +29,10 @@ BLOCKED = {
 }
 
 
+#: the worker metric by which a client sees that a worker is guarded (fleet.fleet_run checks it)
+GUARD_METRIC = "osbench_fleet_guard"
+
+
 class NotFleetWork(PermissionError):
     """A task this measuring host refuses: only the fleet's own task runs here."""
 
@@ -61,6 +65,10 @@ def _guard_tasks(worker) -> None:
     worker.execute = guarded_execute
 
 
+def _guarded(worker) -> int:
+    return 1
+
+
 def dask_setup(server) -> None:
     name = type(server).__name__
     blocked = BLOCKED.get(name)
@@ -69,4 +77,5 @@ def dask_setup(server) -> None:
     server.blocked_handlers = sorted(set(server.blocked_handlers or ()) | set(blocked))
     if name == "Worker":
         _guard_tasks(server)
+        server.metrics[GUARD_METRIC] = _guarded
     logger.info("osbench fleet guard on %s: blocked %s", name, ", ".join(blocked))

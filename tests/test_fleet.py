@@ -35,6 +35,7 @@ def security(certs: fleet_certs.FleetCerts, role: str, folder: str | None = None
 
 def _spec(names, cls, certs, **options):
     return {n: {"cls": cls, "options": {"name": n, "nthreads": 1, "resources": {"MEASURE": 1},
+                                        "preload": [fleet_certs.GUARD_MODULE],
                                         **({"security": security(certs, "worker", n)} if certs else {}),
                                         **options.get(n, {})}}
             for n in names}
@@ -63,30 +64,46 @@ def cluster(names, tmp_path, cls=None, tls=True, **options):
 _cluster = cluster
 
 
-def test_one_pinned_task_per_host_failures_reported_others_kept_and_a_rerun_resumes(tmp_path, monkeypatch):
-    """Dask's in-process cluster: the task is replaced by one that sends a synthetic campaign."""
+#: what fake_task does; the in-process workers share this module (the task travels by reference)
+FAKE: dict = {}
+
+
+def fake_task(campaign_id, profile, parameters, wait=False):
+    """Stands in for fleet.measure_on_this_host in Dask's in-process cluster: sends
+    a synthetic campaign, or fails on the hosts in FAKE["fail"]."""
     from distributed import get_worker
 
-    ran, fail = tmp_path / "ran", tmp_path / "fail"   # files: the task runs on a copy of this closure
-    ran.mkdir()
-    fail.write_text("h2")
+    name = get_worker().name
+    FAKE["ran"][campaign_id] = name
+    if name in FAKE["fail"]:
+        raise fleet.HostFailed(f"{name}: runs must be >= 1 (got 0)")
+    path = synthetic.write_synthetic(FAKE["hosts"] / name, campaign_id, seed=len(campaign_id), hostname=name)
+    return {"campaign_id": campaign_id, "hostname": name, "data": store.campaign_bytes(path)}
+
+
+def use_fake_task(tmp_path, monkeypatch) -> dict:
+    """The fleet task replaced by fake_task, a module-level function: the guard
+    (fleet_guard) lets it run because fleet.measure_on_this_host is it."""
+    FAKE.clear()
+    FAKE.update(ran={}, fail=set(), hosts=tmp_path / "hosts")
+    monkeypatch.setattr(fleet, "measure_on_this_host", fake_task)
+    return FAKE
+
+
+@pytest.fixture
+def fake_fleet_task(tmp_path, monkeypatch):
+    return use_fake_task(tmp_path, monkeypatch)
+
+
+def test_one_pinned_task_per_host_failures_reported_others_kept_and_a_rerun_resumes(tmp_path, fake_fleet_task):
+    """Dask's in-process cluster: the task is replaced by one that sends a synthetic campaign."""
+    fake_fleet_task["fail"].add("h2")
 
     def ran_on():
-        found = {p.name: p.read_text() for p in ran.iterdir()}
-        for p in ran.iterdir():
-            p.unlink()
+        found = dict(fake_fleet_task["ran"])
+        fake_fleet_task["ran"].clear()
         return found
 
-    def fake_task(campaign_id, profile, parameters, wait=False):
-        name = get_worker().name
-        (ran / campaign_id).write_text(name)
-        if name in fail.read_text().split():
-            raise fleet.HostFailed(f"{name}: runs must be >= 1 (got 0)")
-        d = tmp_path / "hosts" / name
-        path = synthetic.write_synthetic(d, campaign_id, seed=len(campaign_id), hostname=name)
-        return {"campaign_id": campaign_id, "hostname": name, "data": store.campaign_bytes(path)}
-
-    monkeypatch.setattr(fleet, "measure_on_this_host", fake_task)
     out = tmp_path / "campaigns"
     with _cluster(["h1", "h2"], tmp_path) as client:
         assert client.scheduler.address.startswith("tls://")
@@ -99,7 +116,7 @@ def test_one_pinned_task_per_host_failures_reported_others_kept_and_a_rerun_resu
         assert c.manifest.hostname == "h1"
         assert sorted(store.catalog(out)["campaign_id"]) == ["f-h1"]
 
-        fail.write_text("")
+        fake_fleet_task["fail"].clear()
         again = fleet.fleet_run(client, ["h1", "h2"], output=str(out), campaign_id="f", say=lambda m: None, **TINY)
         assert {o.host: o.status for o in again.outcomes} == {"h1": "already_stored", "h2": "stored"}
         assert ran_on() == {"f-h2": "h2"}  # the stored host is not measured again

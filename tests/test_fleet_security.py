@@ -19,12 +19,17 @@ from pathlib import Path
 
 import pytest
 
-from osbench_analysis import cli, fleet, fleet_certs, fleet_guard, fleet_security, store, synthetic
+from osbench_analysis import cli, fleet, fleet_certs, fleet_guard, fleet_security, store
 from osbench_analysis.errors import OsbenchError
 
 distributed = pytest.importorskip("distributed")
 
-from test_fleet import TINY, _free_port, _namespaced_hosts, cluster, security, venv_argv  # noqa: E402
+from test_fleet import TINY, _free_port, _namespaced_hosts, cluster, security, use_fake_task, venv_argv  # noqa: E402
+
+
+@pytest.fixture
+def fake_fleet_task(tmp_path, monkeypatch):
+    return use_fake_task(tmp_path, monkeypatch)
 
 
 def _load(path):
@@ -79,7 +84,7 @@ def test_certs_keep_keys_private_chain_to_their_own_ca_and_print_the_commands(tm
     assert not (tmp_path / "x").exists()
 
 
-def test_a_plaintext_scheduler_is_refused_unless_insecure_and_then_every_command_says_so(tmp_path, monkeypatch,
+def test_a_plaintext_scheduler_is_refused_unless_insecure_and_then_every_command_says_so(tmp_path, fake_fleet_task,
                                                                                          capsys):
     for address in ("tcp://127.0.0.1:1", "127.0.0.1:1"):  # Dask reads no scheme as tcp
         assert cli.main(["fleet", "run", "--scheduler", address, "--hosts", "h1"]) == 2
@@ -92,12 +97,6 @@ def test_a_plaintext_scheduler_is_refused_unless_insecure_and_then_every_command
                         tls_cert=certs.files("client").cert)
     with pytest.raises(fleet.FleetError, match="not found: tls_key="):
         fleet.fleet_run("tls://127.0.0.1:1", ["h1"], **dict(certs.files("client").parameters(), tls_key="/nonexistent"))
-
-    def fake_task(campaign_id, profile, parameters, wait=False):
-        path = synthetic.write_synthetic(tmp_path / "host", campaign_id, seed=1, hostname="h1")
-        return {"campaign_id": campaign_id, "hostname": "h1", "data": store.campaign_bytes(path)}
-
-    monkeypatch.setattr(fleet, "measure_on_this_host", fake_task)
     said = []
     with cluster(["h1"], tmp_path, tls=False) as client:
         with pytest.raises(fleet.FleetError, match="is plaintext"):
@@ -108,6 +107,15 @@ def test_a_plaintext_scheduler_is_refused_unless_insecure_and_then_every_command
         assert cli.main(["fleet", "run", "--scheduler", client.scheduler.address, "--hosts", "h1", "--insecure",
                          "--output", str(tmp_path / "c"), "--campaign-id", "cli", "--probes", "null_syscall"]) == 0
         assert "INSECURE" in capsys.readouterr().err
+
+
+def test_a_worker_without_the_guard_is_not_given_work(tmp_path, fake_fleet_task):
+    with cluster(["h1", "h2"], tmp_path, h2={"preload": []}) as client:
+        r = fleet.fleet_run(client, ["h1", "h2"], output=str(tmp_path / "c"), campaign_id="g", say=lambda m: None,
+                            **TINY)
+        assert [o.status for o in r.outcomes] == ["stored", "unguarded"]
+        assert "does not preload osbench_analysis.fleet_guard" in r.outcomes[1].message
+        assert fake_fleet_task["ran"] == {"g-h1": "h1"}  # nothing was sent to h2
 
 
 def test_the_host_checks_a_task_before_anything_starts(tmp_path, monkeypatch):
