@@ -281,9 +281,9 @@ def fleet_run(scheduler, hosts: list[str], profile: str | None = None, output: s
                 result.outcomes.append(HostOutcome(h, cid, "absent", f"no Dask worker named {h!r} "
                                                    f"(connected: {', '.join(sorted(map(str, present))) or 'none'})"))
             elif h not in guarded and not insecure:  # a worker that would run anyone's function
-                result.outcomes.append(HostOutcome(h, cid, "unguarded", f"the Dask worker {h!r} does not preload "
-                                                   f"{GUARD_MODULE}: start it as `osbench fleet certs` prints "
-                                                   f"(docs/fleet.md)"))
+                result.outcomes.append(HostOutcome(h, cid, "unguarded", f"the Dask worker {h!r} is not guarded: it "
+                                                   f"does not preload {GUARD_MODULE}, or has no TLS; start it as "
+                                                   f"`osbench fleet certs` prints (docs/fleet.md)"))
             else:
                 futures[client.submit(measure_on_this_host, cid, profile, parameters, wait,
                                       key=f"osbench-{cid}-{uuid.uuid4().hex[:8]}", workers=[h],

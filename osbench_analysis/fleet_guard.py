@@ -10,7 +10,11 @@ file uploads) and replaces any task whose function is not
 `fleet.measure_on_this_host` by one that fails with the reason; that task
 checks its own parameters (fleet_security.check_task) before it starts
 anything.  On the scheduler it blocks `Client.run_on_scheduler` and plugin
-registration.
+registration.  A worker says it is guarded (its metric GUARD_METRIC, which
+fleet.fleet_run checks before it gives the worker work) only when all of this
+is in place and it speaks TLS with encryption required: Dask logs and ignores
+an exception in a preload, so a guard that failed, or a worker anyone can
+reach, must not look guarded.
 """
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ BLOCKED = {
     "Nanny": ("run", "plugin_add", "plugin_remove"),
     "Scheduler": ("run_function", "register_scheduler_plugin", "unregister_scheduler_plugin",
                   "register_worker_plugin", "unregister_worker_plugin", "register_nanny_plugin",
-                  "unregister_nanny_plugin", "upload_file"),
+                  "unregister_nanny_plugin"),
 }
 
 
@@ -77,5 +81,10 @@ def dask_setup(server) -> None:
     server.blocked_handlers = sorted(set(server.blocked_handlers or ()) | set(blocked))
     if name == "Worker":
         _guard_tasks(server)
-        server.metrics[GUARD_METRIC] = _guarded
     logger.info("osbench fleet guard on %s: blocked %s", name, ", ".join(blocked))
+    if not (server.security.require_encryption and server.security.tls_ca_file):
+        logger.error("osbench fleet guard: this %s has no TLS with encryption required, so it is not reported "
+                     "as guarded and gets no fleet work; start it with --tls-ca-file, --tls-cert and --tls-key "
+                     "as `osbench fleet certs` prints (docs/fleet.md)", name)
+    elif name == "Worker":
+        server.metrics[GUARD_METRIC] = _guarded

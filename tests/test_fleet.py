@@ -35,7 +35,7 @@ def security(certs: fleet_certs.FleetCerts, role: str, folder: str | None = None
 
 def _spec(names, cls, certs, **options):
     return {n: {"cls": cls, "options": {"name": n, "nthreads": 1, "resources": {"MEASURE": 1},
-                                        "preload": [fleet_certs.GUARD_MODULE],
+                                        "preload": [fleet_certs.GUARD_MODULE] if certs else [],
                                         **({"security": security(certs, "worker", n)} if certs else {}),
                                         **options.get(n, {})}}
             for n in names}

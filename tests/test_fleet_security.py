@@ -109,6 +109,16 @@ def test_a_plaintext_scheduler_is_refused_unless_insecure_and_then_every_command
         assert "INSECURE" in capsys.readouterr().err
 
 
+def test_a_worker_without_tls_is_not_reported_guarded_even_with_the_guard(tmp_path):
+    with cluster(["h1", "h2"], tmp_path, tls=False, h1={"preload": [fleet_certs.GUARD_MODULE]}) as client:
+        assert fleet._guarded_workers(client) == set()
+        with pytest.raises(Exception, match="'run' handler has been explicitly disallowed"):
+            client.run(os.getpid, workers=[a for a, w in client.scheduler_info()["workers"].items()
+                                            if w["name"] == "h1"])
+    with cluster(["h1", "h2"], tmp_path) as client:
+        assert fleet._guarded_workers(client) == {"h1", "h2"}
+
+
 def test_a_worker_without_the_guard_is_not_given_work(tmp_path, fake_fleet_task):
     with cluster(["h1", "h2"], tmp_path, h2={"preload": []}) as client:
         r = fleet.fleet_run(client, ["h1", "h2"], output=str(tmp_path / "c"), campaign_id="g", say=lambda m: None,
