@@ -159,6 +159,8 @@ def make_certs(hosts: list[str], out: str | Path, scheduler_host: str | None = N
         if h in ROLES:
             raise FleetError(f"host {h!r} is a reserved folder name here ({', '.join(ROLES)}); rename the Dask worker")
     scheduler_host = check_host(scheduler_host or socket.gethostname())
+    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+        raise FleetError(f"port must be an integer from 1 to 65535 (got {port!r})")
     if not isinstance(days, int) or days < 1:
         raise FleetError(f"days must be an integer >= 1 (got {days!r})")
     out = Path(out)
