@@ -6,10 +6,12 @@ is the fleet's own task.
 TLS keeps out whoever holds no certificate of the fleet's CA; this keeps a
 certified client to the fleet's task.  On a worker it blocks Dask's handlers
 that run a function of the caller's choosing (`Client.run`, plugins, actors,
-file uploads) and replaces any task whose function is not
-`fleet.measure_on_this_host` by one that fails with the reason; that task
-checks its own parameters (fleet_security.check_task) before it starts
-anything.  On the scheduler it blocks `Client.run_on_scheduler` and plugin
+file uploads), and rebuilds every task before it runs: only
+`fleet.measure_on_this_host` with plain data for arguments (strings,
+numbers, None, lists and dicts of them: no nested task, which Dask would run
+inline, no reference to another task's result); anything else is replaced
+by a task that fails with the reason.  The fleet task then checks its
+parameters (fleet_security.check_task) before it starts anything.  On the scheduler it blocks `Client.run_on_scheduler` and plugin
 registration.  A worker says it is guarded (its metric GUARD_METRIC, which
 fleet.fleet_run checks before it gives the worker work) only when all of this
 is in place and it speaks TLS with encryption required: Dask logs and ignores
@@ -46,10 +48,47 @@ def _refuse(what: str):
                        f"(osbench_analysis.fleet.measure_on_this_host); refused {what}")
 
 
-def allowed(run_spec) -> bool:
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def plain(value, depth: int = 0):
+    """`value` as plain data (str, int, float, bool, None, and lists, tuples and
+    dicts of them), taking apart Dask's own containers without running them;
+    NotFleetWork for anything else (a task, a reference, an object)."""
+    from dask._task_spec import DataNode, Dict, List, Tuple
+
+    if depth > 16:
+        raise NotFleetWork("an argument nested deeper than 16 levels")
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind in (list, tuple, List, Tuple):
+        items = value.args if kind in (List, Tuple) else value
+        return (tuple if kind in (tuple, Tuple) else list)(plain(v, depth + 1) for v in items)
+    if kind is dict:
+        return {plain(k, depth + 1): plain(v, depth + 1) for k, v in value.items()}
+    if kind is Dict:
+        flat = [plain(v, depth + 1) for v in value.args]
+        return dict(zip(flat[::2], flat[1::2]))
+    if kind is DataNode:
+        return plain(value.value, depth + 1)
+    raise NotFleetWork(f"an argument of type {kind.__module__}.{kind.__qualname__}")
+
+
+def vetted(key, run_spec):
+    """The fleet task rebuilt from plain data, or NotFleetWork saying what was refused."""
+    from dask._task_spec import Task
+
     from osbench_analysis import fleet
 
-    return getattr(run_spec, "func", None) is fleet.measure_on_this_host
+    func = getattr(run_spec, "func", None)
+    if type(run_spec) is not Task or func is not fleet.measure_on_this_host:
+        what = f"{getattr(func, '__module__', '?')}.{getattr(func, '__qualname__', type(run_spec).__name__)}"
+        raise NotFleetWork(what)
+    if run_spec.dependencies:
+        raise NotFleetWork("a fleet task that depends on other tasks")
+    return Task(key, fleet.measure_on_this_host, *[plain(a) for a in run_spec.args],
+                **{str(k): plain(v) for k, v in run_spec.kwargs.items()})
 
 
 def _guard_tasks(worker) -> None:
@@ -59,11 +98,12 @@ def _guard_tasks(worker) -> None:
 
     async def guarded_execute(key, *, stimulus_id):
         ts = worker.state.tasks.get(key)
-        if ts is not None and ts.run_spec is not None and not allowed(ts.run_spec):
-            func = getattr(ts.run_spec, "func", None)
-            what = f"{getattr(func, '__module__', '?')}.{getattr(func, '__qualname__', type(ts.run_spec).__name__)}"
-            logger.warning("osbench fleet guard: refused task %s (%s)", key, what)
-            ts.run_spec = Task(key, _refuse, what)
+        if ts is not None and ts.run_spec is not None:
+            try:
+                ts.run_spec = vetted(key, ts.run_spec)
+            except NotFleetWork as e:
+                logger.warning("osbench fleet guard: refused task %s (%s)", key, e)
+                ts.run_spec = Task(key, _refuse, str(e))
         return await execute(key, stimulus_id=stimulus_id)
 
     worker.execute = guarded_execute

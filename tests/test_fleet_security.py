@@ -170,6 +170,18 @@ def test_a_guarded_worker_runs_only_the_fleet_task(tmp_path):
             client.submit(os.getpid, workers=["h1"], pure=False).result(timeout=30)
         with pytest.raises(fleet.FleetError, match="not this host's"):
             client.submit(fleet.measure_on_this_host, "f-h2", None, {}, workers=["h1"], pure=False).result(timeout=30)
+        # the fleet's function, with a task inside an argument (Dask would run it inline) or another's result
+        from dask._task_spec import Task
+
+        inline = Task("inline-1", fleet.measure_on_this_host, "f-h1", None, Task(None, os.getpid), False)
+        with pytest.raises(fleet_guard.NotFleetWork, match="an argument of type dask._task_spec.Task"):
+            client.get({"inline-1": inline}, "inline-1", workers=["h1"])
+        data = client.scatter({"runs": 1}, workers=["h1"])
+        with pytest.raises(fleet_guard.NotFleetWork, match="depends on other tasks"):
+            client.submit(fleet.measure_on_this_host, "f-h1", None, data, workers=["h1"], pure=False).result(timeout=30)
+    assert fleet_guard.plain({"a": [1, 2.5, None, ("x", True)]}) == {"a": [1, 2.5, None, ("x", True)]}
+    with pytest.raises(fleet_guard.NotFleetWork, match="pathlib"):
+        fleet_guard.plain({"a": [Path("/")]})
 
 
 # --- trying to get in: a TLS scheduler, workers in their own network namespaces ---------------
