@@ -11,8 +11,10 @@ file uploads), and rebuilds every task before it runs: only
 numbers, None, lists and dicts of them: no nested task, which Dask would run
 inline, no reference to another task's result); anything else is replaced
 by a task that fails with the reason.  The fleet task then checks its
-parameters (fleet_security.check_task) before it starts anything.  On the scheduler it blocks `Client.run_on_scheduler` and plugin
-registration.  A worker says it is guarded (its metric GUARD_METRIC, which
+parameters (fleet_security.check_task) before it starts anything.  On the
+scheduler it blocks `Client.run_on_scheduler` and plugin registration.
+
+A worker says it is guarded (its metric GUARD_METRIC, which
 fleet.fleet_run checks before it gives the worker work) only when all of this
 is in place and it speaks TLS with encryption required: Dask logs and ignores
 an exception in a preload, so a guard that failed, or a worker anyone can
