@@ -145,9 +145,10 @@ def ssh_cluster_spec(scheduler_host: str, hosts: list[str], remote_python: str,
         check_host(h)
     connect = connect_options or {}
     guard = {"preload": [GUARD_MODULE]}
+    protocol = "tcp" if insecure else "tls"
     sched = {"cls": Scheduler, "options": {"address": scheduler_host, "connect_options": connect,
-                                           "kwargs": {"dashboard_address": None, "protocol": "tcp" if insecure else "tls",
-                                                      **guard}, "remote_python": remote_python}}
+                                           "kwargs": {"dashboard_address": None, "protocol": protocol, **guard},
+                                           "remote_python": remote_python}}
     workers = {h: {"cls": Worker, "options": {
         "address": h, "connect_options": connect, "remote_python": remote_python,
         "kwargs": {"name": h, "nthreads": 1, "resources": {"MEASURE": 1}, "dashboard_address": None, **guard}}}

@@ -50,8 +50,8 @@ def cluster(names, tmp_path, cls=None, tls=True, **options):
     certs = fleet_certs.make_certs(names, tmp_path / f"certs-{uuid.uuid4().hex[:6]}", "127.0.0.1") if tls else None
     sched = {"dashboard_address": None, "host": "127.0.0.1",
              **({"protocol": "tls", "security": security(certs, "scheduler")} if tls else {})}
-    c = SpecCluster(workers=_spec(names, cls or Worker, certs, **options), scheduler={"cls": Scheduler, "options": sched},
-                    security=security(certs, "client") if tls else None)
+    c = SpecCluster(workers=_spec(names, cls or Worker, certs, **options),
+                    scheduler={"cls": Scheduler, "options": sched}, security=security(certs, "client") if tls else None)
     client = Client(c, security=security(certs, "client") if tls else None)
     client.fleet_certs = certs
     try:
