@@ -2,8 +2,9 @@
 
 The same campaign measured on this host directly (`osbench run`) and through
 a Dask worker (`osbench fleet run`: a `dask scheduler` and a
-`dask worker --name here --nthreads 1 --resources MEASURE=1` as separate
-processes, as docs/fleet.md starts them), alternated in pairs (direct first,
+`dask worker --name here --nthreads 1 --resources MEASURE=1 --no-nanny` as
+separate processes, with TLS and the guard preload, started by the commands
+`osbench fleet certs` prints, as docs/fleet.md starts them), alternated in pairs (direct first,
 then Dask first, ...) so drift of the machine spreads over both.  For every
 condition: the ratio Dask / direct of the per-op time with its 95 % interval
 (stats.ratio_table, runs-t on log run medians, the runs of all pairs pooled
@@ -28,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from osbench_analysis import fleet, stats, store
+from osbench_analysis import fleet, fleet_certs, fleet_security, stats, store
 
 
 def _free_port() -> int:
@@ -53,19 +54,23 @@ def main() -> None:
         return
     params = {"probes": args.probes.split(",")} if args.probes else {}
     work = Path(tempfile.mkdtemp(prefix="osbench-dask-overhead-"))
-    root, bindir, port = work / "campaigns", Path(sys.executable).parent, _free_port()
+    root, bindir = work / "campaigns", Path(sys.executable).parent
+    certs = fleet_certs.make_certs(["here"], work / "certs", "127.0.0.1", _free_port())
     env = {**os.environ, fleet.FLEET_DIR_ENV: str(work / "host"),
            **({} if args.loud_worker else fleet.QUIET_WORKER_ENV)}
-    procs = [subprocess.Popen([str(bindir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                               "--no-dashboard"], stderr=subprocess.DEVNULL, start_new_session=True),
-             subprocess.Popen([str(bindir / "dask"), "worker", f"tcp://127.0.0.1:{port}", "--name", "here",
-                               "--nthreads", "1", "--resources", "MEASURE=1", "--no-dashboard"], env=env,
-                              stderr=subprocess.DEVNULL, start_new_session=True)]
+
+    def venv(argv):
+        return [str(bindir / argv[0]), *argv[1:]]
+
+    procs = [subprocess.Popen(venv(certs.scheduler_argv()), stderr=subprocess.DEVNULL, start_new_session=True),
+             subprocess.Popen(venv(certs.worker_argv("here")), env=env, stderr=subprocess.DEVNULL,
+                              start_new_session=True)]
     from distributed import Client
 
     labels = {}
     try:
-        with Client(f"tcp://127.0.0.1:{port}", timeout="30s") as client:
+        security = fleet_security.client_security(certs.address, **certs.files("client").parameters())
+        with Client(certs.address, security=security, timeout="30s") as client:
             client.wait_for_workers(1, timeout=60)
             for i in range(args.pairs):
                 order = ("direct", "dask") if i % 2 == 0 else ("dask", "direct")

@@ -61,19 +61,38 @@ def _add_fleet(sub):
     fp = sub.add_parser("fleet", help="campaigns on many hosts through Dask distributed (docs/fleet.md)")
     fsub = fp.add_subparsers(dest="fleet_command", required=True)
     p = fsub.add_parser("run", help="measure one campaign on every host and store them here")
-    p.add_argument("--scheduler", required=True, help="Dask scheduler address, e.g. tcp://10.0.0.1:8786")
+    p.add_argument("--scheduler", required=True, help="Dask scheduler address, e.g. tls://lab0:8786")
     p.add_argument("--hosts", required=True, type=_csv(), help="Dask worker names, one per measured host")
     add_campaign_parameters(p)
     p.add_argument("--wait", action="store_true",
                    help="a host busy with another campaign measures after it instead of refusing")
+    p.add_argument("--tls-ca-file", help="the fleet's CA certificate (`osbench fleet certs`: DIR/client/ca.pem)")
+    p.add_argument("--tls-cert", help="this client's certificate (DIR/client/cert.pem)")
+    p.add_argument("--tls-key", help="this client's private key (DIR/client/key.pem)")
+    p.add_argument("--insecure", action="store_true",
+                   help="accept a plaintext tcp:// scheduler without authentication: one trusted machine only")
+    c = fsub.add_parser("certs", help="make a CA and certificates for the scheduler, the client and every host")
+    c.add_argument("--hosts", required=True, type=_csv(), help="the measured hosts (their Dask worker names)")
+    c.add_argument("--out", required=True, help="an empty or new folder for the certificates")
+    c.add_argument("--scheduler-host", help="the machine running the scheduler (default: this one)")
+    c.add_argument("--port", type=int, default=8786, help="the scheduler's port in the printed commands")
+    c.add_argument("--days", type=int, default=825, help="how long the certificates are valid")
 
 
 def _fleet(args) -> int:
     from osbench_analysis import fleet
 
+    if args.fleet_command == "certs":
+        from osbench_analysis import fleet_certs
+
+        made = fleet_certs.make_certs(args.hosts, args.out, args.scheduler_host, args.port, args.days)
+        print(f"wrote the CA and the scheduler, client and host certificates to {made.out} (keys 0600)")
+        print(made.commands())
+        return 0
     params = {k: v for k, v in vars(args).items()
               if k not in ("command", "fleet_command", "scheduler", "hosts", "profile", "wait")}
-    result = fleet.fleet_run(args.scheduler, args.hosts, profile=args.profile, wait=args.wait, **params)
+    result = fleet.fleet_run(args.scheduler, args.hosts, profile=args.profile, wait=args.wait,
+                             say=lambda m: print(m, file=sys.stderr), **params)
     print(result.table().drop(columns=["path"]).to_string(index=False))
     if result.unfinished:
         print(f"{len(result.unfinished)} host(s) unfinished: run the same command with --campaign-id "

@@ -10,12 +10,18 @@ as bytes.  The client verifies every seal on arrival and stores the
 campaigns without overwriting.  A host that fails or disappears is reported
 and the others are kept; running the same command again (same --campaign-id)
 skips the hosts already stored and resumes the others from their journals.
+
+Security (fleet_security, fleet_certs, fleet_guard): the client reaches the
+scheduler over TLS with mutual authentication (a plaintext scheduler only
+with insecure=True); the workers preload fleet_guard, which lets only
+measure_on_this_host run; that task checks its parameters on the host before
+it starts anything, and they reach `osbench run` as an argument list, never
+through a shell.
 """
 from __future__ import annotations
 
 import datetime as dt
 import os
-import re
 import shlex
 import subprocess
 import sys
@@ -24,21 +30,16 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from osbench_analysis import config, journal, launch, store
-from osbench_analysis.errors import OsbenchError
+from osbench_analysis import config, fleet_security, journal, launch, store
+from osbench_analysis.fleet_certs import GUARD_MODULE, QUIET_WORKER_ENV
+from osbench_analysis.fleet_security import FleetError, check_campaign_id, check_client, check_host, \
+    check_task, client_security
+
+__all__ = ["FleetError", "HostFailed", "QUIET_WORKER_ENV", "fleet_run", "measure_on_this_host", "ssh_cluster"]
 
 FLEET_DIR_ENV = "OSBENCH_FLEET_DIR"
-#: Environment for a measuring host's `dask worker` (docs/fleet.md): its statistical profiler
-#: samples every thread every 10 ms and its memory monitor wakes every 100 ms, on the CPUs
-#: being measured; both off or slowed, the idle worker stays out of the measurement.
-QUIET_WORKER_ENV = {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False",
-                    "DASK_DISTRIBUTED__WORKER__MEMORY__MONITOR_INTERVAL": "5s"}
 #: a host whose Dask worker is gone this long is reported as vanished (its task is cancelled)
 VANISHED_AFTER_S = 20.0
-
-
-class FleetError(OsbenchError):
-    """A fleet that cannot be started (no scheduler, a bad host list)."""
 
 
 class HostFailed(RuntimeError):
@@ -56,26 +57,28 @@ def host_root() -> Path:
 
 
 def host_campaign_id(prefix: str, host: str) -> str:
-    return f"{prefix}-{re.sub(r'[^A-Za-z0-9._-]', '-', host)}"
+    return check_campaign_id(f"{prefix}-{check_host(host)}")
 
 
 def cli_arguments(profile: str | None, parameters: dict) -> list[str]:
-    """`osbench run` options for campaign parameters (None: not given)."""
+    """`osbench run` options for campaign parameters (None: not given), each
+    one argument `--name=value`, so a value can never be read as an option."""
     import json
 
-    args = ["--profile", profile] if profile else []
+    args = [f"--profile={profile}"] if profile else []
     for name, value in parameters.items():
         if value is None:
             continue
         flag = "--" + name.replace("_", "-")
         if name == "variants":
-            args += [flag, json.dumps(value)]
+            text = json.dumps(value)
         elif name == "command_prefix":
-            args += [flag, shlex.join(value)]
+            text = shlex.join(value)
         elif isinstance(value, (list, tuple)):
-            args += [flag, ",".join(str(v) for v in value)]
+            text = ",".join(str(v) for v in value)
         else:
-            args += [flag, str(value)]
+            text = str(value)
+        args.append(f"{flag}={text}")
     return args
 
 
@@ -96,9 +99,11 @@ def measure_on_this_host(campaign_id: str, profile: str | None, parameters: dict
     """The fleet task, run by the host's Dask worker: this host's own runner
     measures (or resumes) campaign_id; returns {campaign_id, hostname, data}
     with the sealed folder as tar bytes.  Raises HostFailed with the runner's
-    error otherwise."""
+    error otherwise, and an OsbenchError, before anything starts, for a
+    campaign id or parameters `osbench run` would refuse (fleet_security.check_task)."""
     import socket
 
+    check_task(campaign_id, profile, parameters, wait, _worker_name())
     root = host_root()
     root.mkdir(parents=True, exist_ok=True)
     target = root / campaign_id
@@ -118,36 +123,77 @@ def measure_on_this_host(campaign_id: str, profile: str | None, parameters: dict
     return {"campaign_id": campaign_id, "hostname": socket.gethostname(), "data": store.campaign_bytes(target)}
 
 
+def _worker_name() -> str | None:
+    """The name of the Dask worker running this task (the measured host), None outside one."""
+    try:
+        from distributed import get_worker
+
+        return str(get_worker().name)
+    except (ImportError, ValueError):
+        return None
+
+
 def ssh_cluster_spec(scheduler_host: str, hosts: list[str], remote_python: str,
-                     connect_options: dict | None = None) -> dict:
+                     connect_options: dict | None = None, insecure: bool = False) -> dict:
     """SpecCluster arguments for Dask's SSH deployment with one worker per host
     named after it (one thread, MEASURE=1): SSHCluster itself names workers
-    0, 1, 2, ..., which fleet_run could not pin to."""
+    0, 1, 2, ..., which fleet_run could not pin to.  The scheduler listens
+    on tls:// (tcp:// only when insecure) and both preload fleet_guard."""
     from distributed.deploy.ssh import Scheduler, Worker
 
+    for h in [scheduler_host, *hosts]:
+        check_host(h)
     connect = connect_options or {}
+    guard = {"preload": [GUARD_MODULE]}
+    protocol = "tcp" if insecure else "tls"
     sched = {"cls": Scheduler, "options": {"address": scheduler_host, "connect_options": connect,
-                                           "kwargs": {"dashboard_address": None}, "remote_python": remote_python}}
+                                           "kwargs": {"dashboard_address": None, "protocol": protocol, **guard},
+                                           "remote_python": remote_python}}
     workers = {h: {"cls": Worker, "options": {
         "address": h, "connect_options": connect, "remote_python": remote_python,
-        "kwargs": {"name": h, "nthreads": 1, "resources": {"MEASURE": 1}, "dashboard_address": None}}}
+        "kwargs": {"name": h, "nthreads": 1, "resources": {"MEASURE": 1}, "dashboard_address": None, **guard}}}
         for h in hosts}
     return {"scheduler": sched, "workers": workers}
 
 
-def ssh_cluster(scheduler_host: str, hosts: list[str], remote_python: str, connect_options: dict | None = None):
+def ssh_tls_config(remote_tls_dir: str) -> dict:
+    """Dask configuration the SSH-started scheduler and workers inherit (Dask
+    sends the client's configuration along): each remote machine reads its own
+    role folder from `osbench fleet certs` at the same path, remote_tls_dir."""
+    d = remote_tls_dir.rstrip("/")
+    return {"distributed.comm.require-encryption": True, "distributed.comm.tls.ca-file": f"{d}/ca.pem",
+            **{f"distributed.comm.tls.{role}.{kind}": f"{d}/{kind}.pem"
+               for role in ("scheduler", "worker") for kind in ("cert", "key")}}
+
+
+def ssh_cluster(scheduler_host: str, hosts: list[str], remote_python: str, connect_options: dict | None = None, *,
+                tls_ca_file: str | None = None, tls_cert: str | None = None, tls_key: str | None = None,
+                remote_tls_dir: str | None = None, insecure: bool = False, say=print):
     """Start the scheduler on scheduler_host and a named measuring worker on
-    every host over SSH (docs/fleet.md); close it when done."""
+    every host over SSH (docs/fleet.md); close it when done.  tls_ca_file,
+    tls_cert, tls_key: the client's files (`osbench fleet certs` DIR/client);
+    remote_tls_dir: where each remote machine keeps its own role folder
+    (DIR/<host>, DIR/scheduler on the scheduler's machine)."""
+    import dask
     from distributed import SpecCluster
 
-    return SpecCluster(**ssh_cluster_spec(scheduler_host, hosts, remote_python, connect_options), name="osbench-fleet")
+    spec = ssh_cluster_spec(scheduler_host, hosts, remote_python, connect_options, insecure)
+    if insecure:
+        say(fleet_security.INSECURE_WARNING)
+        return SpecCluster(**spec, name="osbench-fleet")
+    if not remote_tls_dir:
+        raise FleetError("ssh_cluster needs remote_tls_dir: the folder where each remote machine keeps its "
+                         "`osbench fleet certs` role folder (or insecure=True on one trusted machine)")
+    security = client_security(f"tls://{scheduler_host}", tls_ca_file, tls_cert, tls_key, say=say)
+    with dask.config.set(ssh_tls_config(remote_tls_dir)):  # read when the remote processes start
+        return SpecCluster(**spec, security=security, name="osbench-fleet")
 
 
 @dataclass
 class HostOutcome:
     host: str
     campaign_id: str
-    status: str          # stored | already_stored | failed | vanished | absent
+    status: str          # stored | already_stored | failed | vanished | absent | unguarded
     message: str = ""
     path: str = ""
 
@@ -175,30 +221,57 @@ def _workers_by_name(client) -> dict[str, str]:
     return {w.get("name"): addr for addr, w in client.scheduler_info(n_workers=-1)["workers"].items()}
 
 
+def _guarded_workers(client) -> set[str]:
+    """Names of the workers that preload fleet_guard (they say so in their metrics)."""
+    from osbench_analysis.fleet_guard import GUARD_METRIC
+
+    return {w.get("name") for w in client.scheduler_info(n_workers=-1)["workers"].values()
+            if (w.get("metrics") or {}).get(GUARD_METRIC) == 1}
+
+
 def fleet_run(scheduler, hosts: list[str], profile: str | None = None, output: str | None = None,
-              campaign_id: str | None = None, wait: bool = False, say=print, **parameters) -> FleetResult:
+              campaign_id: str | None = None, wait: bool = False, tls_ca_file: str | None = None,
+              tls_cert: str | None = None, tls_key: str | None = None, insecure: bool = False, say=print,
+              **parameters) -> FleetResult:
     """Measure one campaign on every host (see the module docstring).
 
-    scheduler: the Dask scheduler's address, or a distributed.Client.
-    hosts: the Dask worker names (one per measured host).  campaign_id: the
-    fleet's prefix; host h's campaign is <prefix>-<h>.  Give the same prefix
-    again to resume the hosts that did not finish."""
+    scheduler: the Dask scheduler's address (tls://host:8786), or a
+    distributed.Client.  hosts: the Dask worker names (one per measured
+    host).  campaign_id: the fleet's prefix; host h's campaign is
+    <prefix>-<h>.  Give the same prefix again to resume the hosts that did
+    not finish.  tls_ca_file, tls_cert, tls_key: the client's files from
+    `osbench fleet certs`; insecure=True accepts a plaintext scheduler (one
+    trusted machine only)."""
     from distributed import Client, wait as wait_futures
 
-    if not hosts or len(set(hosts)) != len(hosts) or not all(isinstance(h, str) and h for h in hosts):
-        raise FleetError(f"hosts must be distinct, non-empty Dask worker names (got {hosts!r})")
-    config.make_config(profile or "quick", **parameters)  # unknown names and profiles refused here, once
+    if not hosts or not isinstance(hosts, (list, tuple)) or len(set(hosts)) != len(hosts):
+        raise FleetError(f"hosts must be a list of distinct Dask worker names (got {hosts!r})")
+    for h in hosts:
+        check_host(h)
+    unknown = sorted(set(parameters) - fleet_security.TASK_PARAMETERS)
+    if unknown:
+        raise FleetError(f"unknown fleet parameter(s) {unknown}; campaign parameters: "
+                         f"{sorted(fleet_security.TASK_PARAMETERS)}")
+    cfg = config.make_config(profile or "quick", **parameters)  # names and profiles refused here, once
+    fleet_security.check_command_prefix(cfg.command_prefix)
     prefix = campaign_id or f"{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}-fleet"
+    for h in hosts:
+        host_campaign_id(prefix, h)
+    own_client = not hasattr(scheduler, "submit")
+    if own_client:
+        security = client_security(str(scheduler), tls_ca_file, tls_cert, tls_key, insecure, say)
+    else:
+        check_client(scheduler, insecure, say)
     root = Path(output) if output else store.default_root()
     root.mkdir(parents=True, exist_ok=True)
-    own_client = not hasattr(scheduler, "submit")
     try:
-        client = Client(scheduler, timeout="20s") if own_client else scheduler
-    except OSError as e:
+        client = Client(scheduler, security=security, timeout="20s") if own_client else scheduler
+    except (OSError, TimeoutError) as e:
         raise FleetError(f"cannot reach the Dask scheduler at {scheduler!r}: {e}") from None
     result = FleetResult(prefix)
     try:
         present = _workers_by_name(client)
+        guarded = _guarded_workers(client)
         futures = {}
         for h in hosts:
             cid = host_campaign_id(prefix, h)
@@ -208,6 +281,10 @@ def fleet_run(scheduler, hosts: list[str], profile: str | None = None, output: s
             elif h not in present:
                 result.outcomes.append(HostOutcome(h, cid, "absent", f"no Dask worker named {h!r} "
                                                    f"(connected: {', '.join(sorted(map(str, present))) or 'none'})"))
+            elif h not in guarded and not insecure:  # a worker that would run anyone's function
+                result.outcomes.append(HostOutcome(h, cid, "unguarded", f"the Dask worker {h!r} is not guarded: it "
+                                                   f"does not preload {GUARD_MODULE}, or has no TLS; start it as "
+                                                   f"`osbench fleet certs` prints (docs/fleet.md)"))
             else:
                 futures[client.submit(measure_on_this_host, cid, profile, parameters, wait,
                                       key=f"osbench-{cid}-{uuid.uuid4().hex[:8]}", workers=[h],

@@ -1,9 +1,10 @@
 """Campaigns on many hosts through Dask distributed: one task per host, pinned
 to that host's worker, its sealed campaign verified and stored on arrival; a
-failed, absent or vanished host is reported and the others are kept."""
+failed, absent or vanished host is reported and the others are kept.  Every
+cluster here speaks TLS with the fleet's own certificates (`osbench fleet
+certs`); the tests that try to get in are in test_fleet_security.py."""
 import contextlib
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from pathlib import Path
 import papermill as pm
 import pytest
 
-from osbench_analysis import cli, fleet, store, synthetic
+from osbench_analysis import cli, fleet, fleet_certs, store, synthetic
 
 distributed = pytest.importorskip("distributed")
 
@@ -23,51 +24,89 @@ TINY = dict(probes=["null_syscall"], runs=2, batches=2, min_batch_ms=1.0, precis
             placements=["same_cpu"], variants={})
 
 
-def _spec(names, cls, **options):
-    return {n: {"cls": cls, "options": {"name": n, "nthreads": 1, "resources": {"MEASURE": 1}, **options.get(n, {})}}
+def security(certs: fleet_certs.FleetCerts, role: str, folder: str | None = None):
+    """distributed's Security for one role (client, scheduler, worker) with the files of `folder`."""
+    from distributed.security import Security
+
+    f = certs.files(folder or role)
+    return Security(tls_ca_file=str(f.ca), require_encryption=True,
+                    **{f"tls_{role}_cert": str(f.cert), f"tls_{role}_key": str(f.key)})
+
+
+def _spec(names, cls, certs, **options):
+    return {n: {"cls": cls, "options": {"name": n, "nthreads": 1, "resources": {"MEASURE": 1},
+                                        "preload": [fleet_certs.GUARD_MODULE] if certs else [],
+                                        **({"security": security(certs, "worker", n)} if certs else {}),
+                                        **options.get(n, {})}}
             for n in names}
 
 
 @contextlib.contextmanager
-def _cluster(names, cls=None, **options):
+def cluster(names, tmp_path, cls=None, tls=True, **options):
+    """Dask's in-process cluster, with TLS and certificates from `osbench fleet certs`
+    (tls=False: plaintext, as a user could start it)."""
     from distributed import Client, Scheduler, SpecCluster, Worker
 
-    cluster = SpecCluster(workers=_spec(names, cls or Worker, **options),
-                          scheduler={"cls": Scheduler, "options": {"dashboard_address": None}})
-    client = Client(cluster)
+    certs = fleet_certs.make_certs(names, tmp_path / f"certs-{uuid.uuid4().hex[:6]}", "127.0.0.1") if tls else None
+    sched = {"dashboard_address": None, "host": "127.0.0.1",
+             **({"protocol": "tls", "security": security(certs, "scheduler")} if tls else {})}
+    c = SpecCluster(workers=_spec(names, cls or Worker, certs, **options),
+                    scheduler={"cls": Scheduler, "options": sched}, security=security(certs, "client") if tls else None)
+    client = Client(c, security=security(certs, "client") if tls else None)
+    client.fleet_certs = certs
     try:
         yield client
     finally:
         client.close()
-        cluster.close()
+        c.close()
 
 
-def test_one_pinned_task_per_host_failures_reported_others_kept_and_a_rerun_resumes(tmp_path, monkeypatch):
-    """Dask's in-process cluster: the task is replaced by one that sends a synthetic campaign."""
+_cluster = cluster
+
+
+#: what fake_task does; the in-process workers share this module (the task travels by reference)
+FAKE: dict = {}
+
+
+def fake_task(campaign_id, profile, parameters, wait=False):
+    """Stands in for fleet.measure_on_this_host in Dask's in-process cluster: sends
+    a synthetic campaign, or fails on the hosts in FAKE["fail"]."""
     from distributed import get_worker
 
-    ran, fail = tmp_path / "ran", tmp_path / "fail"   # files: the task runs on a copy of this closure
-    ran.mkdir()
-    fail.write_text("h2")
+    name = get_worker().name
+    FAKE["ran"][campaign_id] = name
+    if name in FAKE["fail"]:
+        raise fleet.HostFailed(f"{name}: runs must be >= 1 (got 0)")
+    path = synthetic.write_synthetic(FAKE["hosts"] / name, campaign_id, seed=len(campaign_id), hostname=name)
+    return {"campaign_id": campaign_id, "hostname": name, "data": store.campaign_bytes(path)}
+
+
+def use_fake_task(tmp_path, monkeypatch) -> dict:
+    """The fleet task replaced by fake_task, a module-level function: the guard
+    (fleet_guard) lets it run because fleet.measure_on_this_host is it."""
+    FAKE.clear()
+    FAKE.update(ran={}, fail=set(), hosts=tmp_path / "hosts")
+    monkeypatch.setattr(fleet, "measure_on_this_host", fake_task)
+    return FAKE
+
+
+@pytest.fixture
+def fake_fleet_task(tmp_path, monkeypatch):
+    return use_fake_task(tmp_path, monkeypatch)
+
+
+def test_one_pinned_task_per_host_failures_reported_others_kept_and_a_rerun_resumes(tmp_path, fake_fleet_task):
+    """Dask's in-process cluster: the task is replaced by one that sends a synthetic campaign."""
+    fake_fleet_task["fail"].add("h2")
 
     def ran_on():
-        found = {p.name: p.read_text() for p in ran.iterdir()}
-        for p in ran.iterdir():
-            p.unlink()
+        found = dict(fake_fleet_task["ran"])
+        fake_fleet_task["ran"].clear()
         return found
 
-    def fake_task(campaign_id, profile, parameters, wait=False):
-        name = get_worker().name
-        (ran / campaign_id).write_text(name)
-        if name in fail.read_text().split():
-            raise fleet.HostFailed(f"{name}: runs must be >= 1 (got 0)")
-        d = tmp_path / "hosts" / name
-        path = synthetic.write_synthetic(d, campaign_id, seed=len(campaign_id), hostname=name)
-        return {"campaign_id": campaign_id, "hostname": name, "data": store.campaign_bytes(path)}
-
-    monkeypatch.setattr(fleet, "measure_on_this_host", fake_task)
     out = tmp_path / "campaigns"
-    with _cluster(["h1", "h2"]) as client:
+    with _cluster(["h1", "h2"], tmp_path) as client:
+        assert client.scheduler.address.startswith("tls://")
         r = fleet.fleet_run(client, ["h1", "h2", "h3"], output=str(out), campaign_id="f", say=lambda m: None, **TINY)
         status = {o.host: o.status for o in r.outcomes}
         assert status == {"h1": "stored", "h2": "failed", "h3": "absent"}
@@ -77,7 +116,7 @@ def test_one_pinned_task_per_host_failures_reported_others_kept_and_a_rerun_resu
         assert c.manifest.hostname == "h1"
         assert sorted(store.catalog(out)["campaign_id"]) == ["f-h1"]
 
-        fail.write_text("")
+        fake_fleet_task["fail"].clear()
         again = fleet.fleet_run(client, ["h1", "h2"], output=str(out), campaign_id="f", say=lambda m: None, **TINY)
         assert {o.host: o.status for o in again.outcomes} == {"h1": "already_stored", "h2": "stored"}
         assert ran_on() == {"f-h2": "h2"}  # the stored host is not measured again
@@ -100,7 +139,9 @@ def test_a_received_campaign_is_verified_and_never_overwrites(tmp_path):
 
 
 def test_campaign_parameters_become_the_same_osbench_run_options():
-    args = fleet.cli_arguments("quick", dict(TINY, command_prefix=["nice", "-n", "5"], cpus=[0, 1], note=None))
+    note = "--output=/etc --resume x"  # a value is never read as an option
+    args = fleet.cli_arguments("quick", dict(TINY, command_prefix=["nice", "-n", "5"], cpus=[0, 1], note=note,
+                                             warmup=None))
     import argparse
 
     from osbench_analysis import cli
@@ -110,6 +151,8 @@ def test_campaign_parameters_become_the_same_osbench_run_options():
     cli._add_run(sub)
     ns = vars(parsed.parse_args(["run", *args]))
     assert {k: ns[k] for k in TINY} == TINY and ns["command_prefix"] == ["nice", "-n", "5"] and ns["cpus"] == [0, 1]
+    assert ns["note"] == note and ns["output"] is None and ns["resume"] is None and ns["warmup"] is None
+    assert all(a.startswith("--") and "=" in a for a in args)
 
 
 @pytest.mark.slow
@@ -119,17 +162,18 @@ def test_local_cluster_of_worker_processes_measures_and_returns_real_campaigns(t
     opts = {n: {"env": {fleet.FLEET_DIR_ENV: str(tmp_path / n), "OSBENCH_LOCK_FILE": str(tmp_path / f"{n}.lock")}}
             for n in ("h1", "h2")}
     out = tmp_path / "campaigns"
-    with _cluster(["h1", "h2"], Nanny, **opts) as client:
+    with _cluster(["h1", "h2"], tmp_path, Nanny, **opts) as client:
         r = fleet.fleet_run(client, ["h1", "h2"], output=str(out), campaign_id="lc", say=lambda m: None, **TINY)
         assert [o.status for o in r.outcomes] == ["stored", "stored"], r.table()
-        # the CLI and the notebook with the same parameters: the same campaigns
-        address = client.scheduler.address
+        # the CLI and the notebook with the same parameters and the client's certificate: the same campaigns
+        address, client_files = client.scheduler.address, client.fleet_certs.files("client")
         assert cli.main(["fleet", "run", "--scheduler", address, "--hosts", "h1", "--probes", "null_syscall",
                          "--runs", "2", "--batches", "2", "--min-batch-ms", "1", "--precision-target", "0",
                          "--placements", "same_cpu", "--variants", "{}", "--output", str(out),
-                         "--campaign-id", "cli"]) == 0
+                         "--campaign-id", "cli", *client_files.options()]) == 0
         pm.execute_notebook(str(NOTEBOOKS / "fleet.ipynb"), str(tmp_path / "fleet.ipynb"), kernel_name="python3",
-                            parameters=dict(TINY, scheduler=address, hosts=["h1"], output=str(out), campaign_id="nb"),
+                            parameters=dict(TINY, scheduler=address, hosts=["h1"], output=str(out), campaign_id="nb",
+                                            **client_files.parameters()),
                             progress_bar=False)
     for h in ("h1", "h2"):
         c = store.load_campaign(f"lc-{h}", out)
@@ -153,17 +197,15 @@ def test_a_vanished_host_is_reported_the_others_kept_and_a_rerun_finishes_it(tmp
     from osbench_analysis import hostlock
 
     monkeypatch.setattr(fleet, "VANISHED_AFTER_S", 3.0)
-    port, bin_dir = _free_port(), Path(sys.executable).parent
+    certs = fleet_certs.make_certs(["h1", "h2"], tmp_path / "certs", "127.0.0.1", _free_port())
     locks = {h: tmp_path / f"{h}.lock" for h in ("h1", "h2")}
 
     def start_worker(name):
         env = {**os.environ, fleet.FLEET_DIR_ENV: str(tmp_path / name), "OSBENCH_LOCK_FILE": str(locks[name])}
-        return subprocess.Popen([str(bin_dir / "dask"), "worker", f"tcp://127.0.0.1:{port}", "--name", name,
-                                 "--nthreads", "1", "--resources", "MEASURE=1", "--no-dashboard", "--no-nanny"],
-                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        return subprocess.Popen(venv_argv(certs.worker_argv(name)), env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
 
-    procs = [subprocess.Popen([str(bin_dir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                               "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    procs = [subprocess.Popen(venv_argv(certs.scheduler_argv()), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               start_new_session=True)]
     out, params = tmp_path / "campaigns", dict(TINY, output=str(tmp_path / "campaigns"), campaign_id="vn",
                                                wait=True, say=lambda m: None)
@@ -171,7 +213,7 @@ def test_a_vanished_host_is_reported_the_others_kept_and_a_rerun_finishes_it(tmp
         procs += [start_worker("h1"), start_worker("h2")]
         from distributed import Client
 
-        with Client(f"tcp://127.0.0.1:{port}", timeout="30s") as client:
+        with Client(certs.address, security=security(certs, "client"), timeout="30s") as client:
             client.wait_for_workers(2, timeout=60)
             results = []
             with hostlock.measuring(["someone-else"], path=locks["h2"]):
@@ -214,13 +256,32 @@ def _wait_for_runner(campaign_id: str, timeout_s: float) -> int:
     raise AssertionError(f"no runner for {campaign_id} started within {timeout_s} s")
 
 
-def test_ssh_cluster_names_every_worker_after_its_host():
+def test_ssh_cluster_names_every_worker_after_its_host_and_speaks_tls():
     spec = fleet.ssh_cluster_spec("lab0", ["h1", "h2"], "/opt/osbench/.venv/bin/python")
     assert spec["scheduler"]["options"]["address"] == "lab0"
+    assert spec["scheduler"]["options"]["kwargs"]["protocol"] == "tls"
+    assert spec["scheduler"]["options"]["kwargs"]["preload"] == [fleet_certs.GUARD_MODULE]
     for h in ("h1", "h2"):
         o = spec["workers"][h]["options"]
         assert o["address"] == h and o["kwargs"]["name"] == h
         assert o["kwargs"]["nthreads"] == 1 and o["kwargs"]["resources"] == {"MEASURE": 1}
+        assert o["kwargs"]["preload"] == [fleet_certs.GUARD_MODULE]
+    assert fleet.ssh_cluster_spec("lab0", ["h1"], "python", insecure=True)["scheduler"]["options"]["kwargs"][
+        "protocol"] == "tcp"
+    cfg = fleet.ssh_tls_config("/etc/osbench-fleet/")
+    assert cfg["distributed.comm.require-encryption"] is True
+    assert cfg["distributed.comm.tls.ca-file"] == "/etc/osbench-fleet/ca.pem"
+    assert cfg["distributed.comm.tls.worker.key"] == cfg["distributed.comm.tls.scheduler.key"] == \
+        "/etc/osbench-fleet/key.pem"
+    with pytest.raises(fleet.FleetError, match="remote_tls_dir"):
+        fleet.ssh_cluster("lab0", ["h1"], "python")
+    with pytest.raises(fleet.FleetError, match="host must be a host name"):
+        fleet.ssh_cluster_spec("lab0", ["h1;reboot"], "python")
+
+
+def venv_argv(argv: list[str]) -> list[str]:
+    """A printed `dask ...` command, run with this environment's dask."""
+    return [str(Path(sys.executable).parent / argv[0]), *argv[1:]]
 
 
 # --- several hosts: Dask workers in their own network (and UTS) namespaces ---------------
@@ -260,47 +321,3 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("0.0.0.0", 0))
         return s.getsockname()[1]
-
-
-@pytest.mark.slow
-def test_workers_in_separate_network_namespaces_each_measure_and_return_a_campaign(tmp_path):
-    if shutil.which("ip") is None or os.geteuid() != 0:
-        pytest.fail("this test needs iproute2 and root (both are here on the CI machines)")
-    port = _free_port()
-    bin_dir = Path(sys.executable).parent
-    procs = []
-    deadline = time.monotonic() + 150  # the whole test is bounded in time
-    try:
-        procs.append(subprocess.Popen([str(bin_dir / "dask"), "scheduler", "--host", "0.0.0.0", "--port", str(port),
-                                       "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                      start_new_session=True))
-        with _namespaced_hosts(["h1", "h2"], tmp_path) as hosts:
-            for name, ns, gateway in hosts:
-                env = {**os.environ, fleet.FLEET_DIR_ENV: str(tmp_path / name),
-                       "OSBENCH_LOCK_FILE": str(tmp_path / f"{name}.lock")}
-                worker = (f"hostname {name} && exec {bin_dir / 'dask'} worker tcp://{gateway}:{port} --name {name} "
-                          f"--nthreads 1 --resources MEASURE=1 --no-dashboard --no-nanny")
-                procs.append(subprocess.Popen(["ip", "netns", "exec", ns, "unshare", "--uts", "sh", "-c", worker],
-                                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                              start_new_session=True))
-            from distributed import Client
-
-            with Client(f"tcp://127.0.0.1:{port}", timeout="30s") as client:
-                client.wait_for_workers(2, timeout=max(1, deadline - time.monotonic()))
-                addrs = {w["name"]: a for a, w in client.scheduler_info()["workers"].items()}
-                assert addrs["h1"].startswith("tcp://10.213.0.2:") and addrs["h2"].startswith("tcp://10.213.1.2:")
-                r = fleet.fleet_run(client, ["h1", "h2"], output=str(tmp_path / "campaigns"), campaign_id="ns",
-                                    say=lambda m: None, **TINY)
-        assert [o.status for o in r.outcomes] == ["stored", "stored"], r.table().to_string()
-        assert time.monotonic() < deadline
-        seen = {}
-        for name in ("h1", "h2"):
-            c = store.load_campaign(f"ns-{name}", tmp_path / "campaigns")
-            assert c.manifest.hostname == name and len(c.runs) == 2 and c.errors.empty
-            seen[name] = c.manifest.host["host_id"]
-        assert seen["h1"] != seen["h2"]  # the stable host id tells the two hosts apart
-    finally:
-        for p in procs:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(p.pid, 9)
-            p.wait(timeout=10)
