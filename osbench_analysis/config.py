@@ -55,6 +55,8 @@ class CampaignConfig:
         """Whether this campaign measures `probe` in environment `env`: native takes
         every probe, other environments `sandbox_probes` of them (when set) that
         they serve (a file server serves only file probes)."""
+        if probe in registry.CANARY_PROBES:
+            return True   # host-state canaries (issue #20): every environment, whatever it serves
         if env.arch_class != "monolithic" and self.sandbox_probes is not None and probe not in self.sandbox_probes:
             return False
         return env.serves(registry.get_probe(probe))
@@ -222,6 +224,8 @@ def validate(cfg: CampaignConfig) -> list[Condition]:
         wd = cfg.workdir or default_workdir()
         if not os.path.isdir(wd) or not os.access(wd, os.W_OK | os.X_OK):
             raise ConfigError(f"workdir {wd!r} must be an existing, writable folder")
+    # host-state canaries (issue #20): every campaign measures them in every round, whatever else it measures
+    specs += [registry.get_probe(p) for p in registry.CANARY_PROBES if p not in cfg.probes]
     conditions = []
     for spec in specs:
         try:

@@ -260,6 +260,14 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
     Probe("memcpy_bw", "memory_bw", "memcpy of a `bytes` buffer (8 MiB: beyond the caches)", False,
           "none in the reference tables (memory copy bandwidth, lmbench bw_mem bcopy-style)",
           params=(Param("bytes", 8 << 20, (), "buffer size (B)"),), size_param="bytes", max_iterations=100_000),
+    # Host-state canaries (issue #20): fixed work measured in every round of every campaign, in every
+    # environment (config.validate adds them), so that a host that got slower or noisier shows as such.
+    Probe("canary_cpu", "canary", "1,024 dependent 64-bit multiply-adds (latency-bound CPU work)", False,
+          "none (a host-state control, reproducibility.canary_table)", max_iterations=1_000_000),
+    Probe("canary_memcpy", "canary", "memcpy of a 2 MiB buffer (memory-bound copy)", False,
+          "none (a host-state control, reproducibility.canary_table)", max_iterations=100_000),
+    Probe("canary_syscall", "canary", "one getppid() via syscall(2) (a null kernel entry)", False,
+          "none (a host-state control, reproducibility.canary_table)"),
     Probe("malloc_memcpy", "memory_bw", "malloc of two `bytes` buffers + fill + copy + two frees", False,
           "UnixBench mallocMemCopy-style (two mallocs, a small copy, two frees)",
           params=(Param("bytes", 256, (), "buffer size (B)"),), size_param="bytes"),
@@ -287,6 +295,10 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
 ]}
 
 DEFAULT_PROBES: tuple[str, ...] = tuple(n for n, p in PROBES.items() if not p.hidden)
+
+
+#: The host-state canaries every campaign measures in every environment (config.validate adds them).
+CANARY_PROBES: tuple[str, ...] = tuple(n for n, p in PROBES.items() if p.family == "canary")
 
 
 #: The primitives the architecture comparison is built on (one or more per family,

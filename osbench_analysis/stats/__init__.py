@@ -70,3 +70,5 @@ from .summary import (AnalysisParameters, SUMMARY_COLUMNS, flag_sensitivity, quo
 from .quote import (DEFAULT_QUOTE, QUOTES, below_level, quote_warns, quotes_typical_run, runs_for_level)  # noqa: F401
 from .ratios import (MissingRunLabels, RATIO_MATCH, RatioEstimate, ratio_ci, ratio_matrix, ratio_table)  # noqa: F401
 from .sweeps import (SWEEP_CI_METHODS, SweepFit, sweep_fit)  # noqa: F401
+from . import pooled  # noqa: F401  (campaigns as a level of replication)
+from .pooled import (OVER_CAMPAIGNS, POOLING_METHOD, Pooled, WITHIN_ONE_CAMPAIGN, random_effects)  # noqa: F401

@@ -1,0 +1,302 @@
+"""Numbers that survive a re-run: campaigns of one host as a level of replication.
+
+An interval over the worker runs of one campaign says where another run of
+that campaign would land, not where a re-run of the campaign hours later
+would: the host drifts between campaigns by more than runs differ inside one.
+This module
+
+- finds the *comparable* campaigns of a campaign: same host (host id, else
+  name), same environment, same probe code (``probes.source_sha256``); the
+  parameters that define a condition are in its (probe, variant, placement);
+- reduces each campaign's condition to one value, the mean log run median
+  (the engine's estimand) with its standard error over runs (``campaign_values``);
+- pools them with stats.pooled (random effects, Hartung-Knapp) per condition,
+  for absolute times, for ratios to the baseline environment paired within each
+  campaign round (the campaigns one ``osbench run`` made together, interleaved)
+  and for crossing costs (differences in ns, paired the same way);
+- compares host-state canaries between and within campaigns;
+- checks the pooled intervals on the data: leave one campaign out.
+
+Nothing here reads files except ``comparable_campaigns`` (the catalog).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from osbench_analysis.stats.pooled import OVER_CAMPAIGNS, WITHIN_ONE_CAMPAIGN, random_effects
+
+CONDITION = ["host", "environment", "probe", "variant", "placement"]
+#: The host-state canaries (registry family "canary"); measured in every round of every campaign.
+CANARY_PROBES = ("canary_cpu", "canary_memcpy", "canary_syscall")
+#: In campaigns measured before the canaries existed: native probes that do fixed work of the same kinds
+#: (a vDSO clock read: CPU only; an 8 MiB copy: memory bandwidth; getpid: one kernel entry).
+PROXY_CANARIES = ("clock_gettime", "memcpy_bw", "null_syscall")
+
+
+# ------------------------------------------------------------------ which campaigns pool
+
+def comparable_key(manifest) -> tuple[str, str, str]:
+    """(host, environment, probe source hash): campaigns with the same key pool."""
+    h = manifest.host or {}
+    host = h.get("host_id") or h.get("hostname") or manifest.hostname
+    return (str(host), manifest.environment, str((h.get("probes") or {}).get("source_sha256", "unknown")))
+
+
+def round_of(manifest) -> str:
+    """The campaign round: the campaigns one `osbench run` measured together,
+    interleaved (config.campaign_set), named by its first campaign id."""
+    members = (manifest.config or {}).get("campaign_set") or [manifest.campaign_id]
+    return sorted(members)[0]
+
+
+def comparable_campaigns(manifests: dict, catalog_manifests: dict) -> dict[str, list[str]]:
+    """For each selected campaign (id -> Manifest), the ids of every campaign in
+    ``catalog_manifests`` (id -> Manifest) with its comparable_key, itself
+    included, oldest first."""
+    by_key: dict[tuple, list] = {}
+    for cid, m in catalog_manifests.items():
+        by_key.setdefault(comparable_key(m), []).append((m.created_utc, cid))
+    return {cid: [c for _, c in sorted(by_key.get(comparable_key(m), [(m.created_utc, cid)]))]
+            for cid, m in manifests.items()}
+
+
+# ------------------------------------------------------------------ one value per campaign
+
+def campaign_values(samples: pd.DataFrame) -> pd.DataFrame:
+    """Per campaign and condition: ``y`` the mean log run median, ``se`` its
+    standard error over runs (NaN with one run), ``n_runs``, and ``estimate_ns`` = exp(y)."""
+    s = samples[~samples["warmup"].astype(bool)] if "warmup" in samples.columns else samples
+    keys = ["campaign_id", *[k for k in CONDITION if k in s.columns]]
+    run_med = s.groupby([*keys, "run"], sort=False, observed=True)["per_op_ns"].median()
+    logs = np.log(run_med).groupby(level=list(range(len(keys))), sort=False)
+    out = pd.DataFrame({"y": logs.mean(), "sd": logs.std(ddof=1), "n_runs": logs.size()}).reset_index()
+    out["se"] = out["sd"] / np.sqrt(out["n_runs"])
+    out["estimate_ns"] = np.exp(out["y"])
+    return out.drop(columns="sd")
+
+
+def _pool_groups(values: pd.DataFrame, keys: list[str], level: float, *, log: bool = True) -> pd.DataFrame:
+    rows = []
+    for key, g in values.groupby(keys, sort=False, observed=True):
+        g = g[np.isfinite(g["y"]) & np.isfinite(g["se"])]
+        if g.empty:
+            continue
+        p = random_effects(g["y"].to_numpy(), g["se"].to_numpy(), level)
+        back = np.exp if log else (lambda v: v)
+        rows.append({**dict(zip(keys, key if isinstance(key, tuple) else (key,))),
+                     "pooled": p.n_campaigns > 1, "n_campaigns": p.n_campaigns,
+                     "estimate": float(back(p.estimate)), "ci_low": float(back(p.ci_low)),
+                     "ci_high": float(back(p.ci_high)), "between_campaign_sd": p.tau,
+                     "pred_low": float(back(p.pred_low)), "pred_high": float(back(p.pred_high)),
+                     "interval_over": p.interval_over, "campaigns": ",".join(map(str, g["campaign_id"])),
+                     "level": level, "note": p.note})
+    return pd.DataFrame(rows)
+
+
+def pooled_estimates(values: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """Per condition (host, environment, probe, variant, placement): the pooled
+    per-op time ``estimate_ns`` [``ci_low_ns``, ``ci_high_ns``] over campaigns,
+    ``between_campaign_sd`` (tau, log scale), ``n_campaigns`` and what the
+    interval covers (``interval_over``)."""
+    t = _pool_groups(values, CONDITION, level)
+    if t.empty:
+        return t
+    return t.rename(columns={"estimate": "estimate_ns", "ci_low": "ci_low_ns", "ci_high": "ci_high_ns",
+                             "pred_low": "pred_low_ns", "pred_high": "pred_high_ns"})
+
+
+def _without_fs(variant: str) -> str:
+    return ",".join(p for p in str(variant or "").split(",") if p and not p.startswith("fs="))
+
+
+def paired_values(values: pd.DataFrame, rounds: dict[str, str], baseline: str = "native") -> pd.DataFrame:
+    """Log ratios environment / baseline per campaign round, both sides from the
+    same round (measured interleaved): y = y_env - y_base, se = sqrt(se_env^2 + se_base^2).
+    The fs= part of a variant is the environment's, not the condition's."""
+    v = values.assign(round=values["campaign_id"].map(rounds), variant=values["variant"].map(_without_fs))
+    base = v[v["environment"] == baseline]
+    other = v[v["environment"] != baseline]
+    on = ["host", "round", "probe", "variant", "placement"]
+    m = other.merge(base[[*on, "y", "se", "estimate_ns"]], on=on, suffixes=("", "_base"))
+    m["y_abs"], m["se_abs"] = m["y"], m["se"]
+    m["y"] = m["y_abs"] - m["y_base"]
+    m["se"] = np.sqrt(m["se_abs"] ** 2 + m["se_base"] ** 2)
+    m["diff_ns"] = m["estimate_ns"] - m["estimate_ns_base"]
+    # delta method on each side: Var(exp(y)) ~ exp(y)^2 Var(y)
+    m["diff_se_ns"] = np.sqrt((m["estimate_ns"] * m["se_abs"]) ** 2 + (m["estimate_ns_base"] * m["se_base"]) ** 2)
+    return m.assign(baseline=baseline)
+
+
+def pooled_ratios(paired: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """Environment / baseline ratio per condition pooled over rounds:
+    ``ratio`` [``ci_low``, ``ci_high``], ``between_campaign_sd`` of the log ratio."""
+    t = _pool_groups(paired.assign(campaign_id=paired["round"]), ["baseline", *CONDITION], level)
+    return t.rename(columns={"estimate": "ratio", "pred_low": "pred_low_ratio", "pred_high": "pred_high_ratio"}) \
+        if len(t) else t
+
+
+def pooled_crossing_costs(paired: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """What one crossing adds over the baseline (ns), pooled over rounds on the
+    ns scale; per environment its crossing probe (architectures.crossing_probe)."""
+    from osbench_analysis.architectures import CROSSING_PROBES
+
+    parts = []
+    for env, g in paired.groupby("environment", sort=False):
+        probe = next((p for p in CROSSING_PROBES if (g["probe"] == p).any()), None)
+        if probe is not None:
+            parts.append(g[g["probe"] == probe])
+    if not parts:
+        return pd.DataFrame()
+    d = pd.concat(parts, ignore_index=True)
+    d = d.assign(campaign_id=d["round"], y=d["diff_ns"], se=d["diff_se_ns"])
+    t = _pool_groups(d, ["baseline", *CONDITION], level, log=False)
+    return t.rename(columns={"estimate": "cost_ns", "ci_low": "ci_low_ns", "ci_high": "ci_high_ns",
+                             "between_campaign_sd": "between_campaign_sd_ns",
+                             "pred_low": "pred_low_ns", "pred_high": "pred_high_ns"}) if len(t) else t
+
+
+# ------------------------------------------------------------------ spread at a glance
+
+def spread_table(pooled: pd.DataFrame, ratios: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per environment: the median between-campaign SD (log scale, ~ relative
+    spread) over its pooled conditions, for absolute times and for ratios to the baseline."""
+    def med(t, what):
+        t = t[t["n_campaigns"] > 1] if t is not None and len(t) else pd.DataFrame()
+        if t.empty:
+            return pd.DataFrame(columns=["environment", f"tau_{what}_median", f"conditions_{what}"])
+        g = t.groupby("environment", sort=False)["between_campaign_sd"]
+        return pd.DataFrame({f"tau_{what}_median": g.median(), f"conditions_{what}": g.size(),
+                             "n_campaigns": t.groupby("environment", sort=False)["n_campaigns"].max()
+                             }).reset_index()
+    a = med(pooled, "absolute")
+    r = med(ratios, "ratio")
+    out = a.merge(r.drop(columns=[c for c in ("n_campaigns",) if c in r.columns]), on="environment", how="outer")
+    return out
+
+
+# ------------------------------------------------------------------ leave one campaign out
+
+@dataclass(frozen=True)
+class LeaveOneOut:
+    scale: str                    # absolute | ratio
+    conditions: int
+    checks: int                   # (condition, left-out campaign) pairs
+    single_interval_covers: float  # before: one other campaign's within-campaign interval covers the left-out estimate
+    single_intervals_overlap: float
+    pooled_ci_covers: float       # the others' pooled CI (for mu) covers the left-out estimate
+    prediction_covers: float      # the others' prediction interval for a new campaign's estimate covers it
+    expected_single: float        # what the before-figure would be if runs were the only variance (~0.83)
+    level: float
+
+    def sentence(self) -> str:
+        return (f"Leave one campaign out ({self.scale}, {self.conditions} conditions, {self.checks} checks): "
+                f"one campaign's {self.level:.0%} interval covered another's estimate in "
+                f"{self.single_interval_covers:.0%} (expected {self.expected_single:.0%} if runs were the only "
+                f"variance); the pooled interval of the others in {self.pooled_ci_covers:.0%}; "
+                f"their prediction interval in {self.prediction_covers:.0%} (target {self.level:.0%}).")
+
+
+def leave_one_campaign_out(values: pd.DataFrame, keys: list[str] | None = None, *, scale: str = "absolute",
+                           level: float = 0.95, campaign_col: str = "campaign_id") -> LeaveOneOut:
+    """For each condition with >= 3 campaigns and each campaign i: does the
+    interval made from the others cover campaign i's estimate?  ``values``:
+    campaign_values (or paired_values with campaign_col='round')."""
+    keys = keys or CONDITION
+    single = overlap = ci = pred = n_single = checks = conds = 0
+    for _, g in values.groupby([k for k in keys if k in values.columns], sort=False, observed=True):
+        g = g[np.isfinite(g["y"]) & np.isfinite(g["se"]) & (g["n_runs"] >= 2)] if "n_runs" in g else g
+        if len(g) < 3:
+            continue
+        conds += 1
+        y, se = g["y"].to_numpy(), g["se"].to_numpy()
+        r = g["n_runs"].to_numpy() if "n_runs" in g else np.full(len(g), 5)
+        tq = sps.t.ppf(0.5 + level / 2, np.maximum(r - 1, 1))
+        for i in range(len(g)):
+            others = np.arange(len(g)) != i
+            p = random_effects(y[others], se[others], level)
+            checks += 1
+            ci += p.ci_low <= y[i] <= p.ci_high
+            pred += p.pred_low <= y[i] <= p.pred_high
+            for j in np.nonzero(others)[0]:
+                n_single += 1
+                single += abs(y[i] - y[j]) <= tq[j] * se[j]
+                overlap += abs(y[i] - y[j]) <= tq[j] * se[j] + tq[i] * se[i]
+    frac = (lambda a, b: a / b if b else math.nan)
+    z = sps.norm.ppf(0.5 + level / 2)
+    return LeaveOneOut(scale, conds, checks, frac(single, n_single), frac(overlap, n_single), frac(ci, checks),
+                       frac(pred, checks), float(2 * sps.norm.cdf(z / math.sqrt(2)) - 1), level)
+
+
+# ------------------------------------------------------------------ host-state canaries
+
+def canary_table(values: pd.DataFrame, rounds: dict[str, str], canaries=CANARY_PROBES, *,
+                 level: float = 0.95) -> pd.DataFrame:
+    """Each campaign's canaries against the same canary in the first comparable
+    campaign of its environment: ``ratio`` [``ci_low``, ``ci_high``] (Welch on
+    log run medians, normal approximation), and ``within_sd`` the canary's
+    spread across the runs (rounds) of the campaign: a host that got slower
+    between or noisier within campaigns shows here."""
+    c = values[values["probe"].isin(canaries)]
+    rows = []
+    z = sps.norm.ppf(0.5 + level / 2)
+    for (host, env, probe, variant, placement), g in c.groupby(CONDITION, sort=False):
+        g = g.assign(round=g["campaign_id"].map(rounds)).sort_values("round")
+        first = g.iloc[0]
+        for r in g.itertuples():
+            d = r.y - first.y
+            s = math.sqrt(r.se ** 2 + first.se ** 2) if r.campaign_id != first.campaign_id else r.se * math.sqrt(2)
+            rows.append({"host": host, "environment": env, "probe": probe, "placement": placement,
+                         "campaign_id": r.campaign_id, "round": r.round, "reference": first.campaign_id,
+                         "ratio": math.exp(d), "ci_low": math.exp(d - z * s), "ci_high": math.exp(d + z * s),
+                         "within_sd": r.se * math.sqrt(r.n_runs), "n_runs": r.n_runs})
+    return pd.DataFrame(rows)
+
+
+def host_state_sentences(canaries: pd.DataFrame, threshold: float = 1.05) -> list[str]:
+    """'the host was 1.2x slower in campaign B: canary x1.19 [1.15, 1.23]' for
+    each campaign whose canary interval lies wholly beyond ``threshold``."""
+    out = []
+    for r in canaries.itertuples():
+        if r.campaign_id == r.reference:
+            continue
+        if r.ci_low > threshold or r.ci_high < 1 / threshold:
+            word = "slower" if r.ratio > 1 else "faster"
+            factor = r.ratio if r.ratio > 1 else 1 / r.ratio
+            out.append(f"{r.environment}: the host was {factor:.2f}x {word} in {r.campaign_id} than in "
+                       f"{r.reference}: {r.probe} x{r.ratio:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]")
+    return out
+
+
+def canary_normalisation(values: pd.DataFrame, canary: str, environment: str = "native",
+                         level: float = 0.95) -> dict:
+    """Does dividing each campaign's times by its canary shrink the
+    between-campaign spread?  Median tau over the environment's pooled
+    conditions, raw and normalised (the canary itself left out)."""
+    v = values[values["environment"] == environment]
+    c = v[v["probe"] == canary][["campaign_id", "y", "se"]].rename(columns={"y": "yc", "se": "sec"})
+    rest = v[v["probe"] != canary].merge(c, on="campaign_id")
+    raw = pooled_estimates(rest, level)
+    norm = pooled_estimates(rest.assign(y=rest["y"] - rest["yc"], se=np.hypot(rest["se"], rest["sec"])), level)
+    raw, norm = raw[raw["n_campaigns"] > 1], norm[norm["n_campaigns"] > 1]
+    m = raw.merge(norm, on=CONDITION, suffixes=("_raw", "_norm"))
+    # the plain spread of the campaign values too: tau subtracts the within-campaign variance, which
+    # normalising increases (the canary's own noise), so tau alone would flatter the normalisation
+    spread = lambda y: y.groupby([rest[k] for k in CONDITION]).std(ddof=1).median()  # noqa: E731
+    return {"canary": canary, "environment": environment, "conditions": len(m),
+            "sd_raw_median": float(spread(rest["y"])) if len(m) else math.nan,
+            "sd_normalised_median": float(spread(rest["y"] - rest["yc"])) if len(m) else math.nan,
+            "tau_raw_median": float(m["between_campaign_sd_raw"].median()) if len(m) else math.nan,
+            "tau_normalised_median": float(m["between_campaign_sd_norm"].median()) if len(m) else math.nan,
+            "shrank_fraction": float((m["between_campaign_sd_norm"] < m["between_campaign_sd_raw"]).mean())
+            if len(m) else math.nan}
+
+
+__all__ = ["CANARY_PROBES", "CONDITION", "LeaveOneOut", "OVER_CAMPAIGNS", "PROXY_CANARIES", "WITHIN_ONE_CAMPAIGN",
+           "campaign_values", "canary_normalisation", "canary_table", "comparable_campaigns", "comparable_key",
+           "host_state_sentences", "leave_one_campaign_out", "paired_values", "pooled_crossing_costs",
+           "pooled_estimates", "pooled_ratios", "round_of", "spread_table"]
