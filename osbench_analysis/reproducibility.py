@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -63,6 +64,97 @@ def comparable_campaigns(manifests: dict, catalog_manifests: dict) -> dict[str, 
         by_key.setdefault(comparable_key(m), []).append((m.created_utc, cid))
     return {cid: [c for _, c in sorted(by_key.get(comparable_key(m), [(m.created_utc, cid)]))]
             for cid, m in manifests.items()}
+
+
+def catalog_manifests(root=None) -> dict:
+    """campaign id -> Manifest of every sealed campaign under root (manifests only: cheap)."""
+    from osbench_analysis import store
+    from osbench_analysis.records import Manifest
+
+    cat = store.catalog(root)
+    return {r.campaign_id: Manifest.from_json((Path(r.path) / store.MANIFEST_FILE).read_text())
+            for r in cat.itertuples()}
+
+
+@dataclass
+class Pooling:
+    """Everything the analysis pools over campaigns (Analysis.pooling)."""
+
+    campaigns: dict[str, list[str]]          # primary campaign -> comparable campaigns pooled (oldest first)
+    rounds: dict[str, str]                   # campaign -> its round (campaigns measured together)
+    values: pd.DataFrame                     # campaign_values of every pooled campaign
+    estimates: pd.DataFrame                  # pooled_estimates
+    ratios: pd.DataFrame                     # pooled_ratios (environment / baseline, paired within rounds)
+    crossing_costs: pd.DataFrame             # pooled_crossing_costs
+    canaries: pd.DataFrame                   # canary_table (the canaries, else the proxy canaries)
+    level: float = 0.95
+
+    @property
+    def n_campaigns_max(self) -> int:
+        return max((len(v) for v in self.campaigns.values()), default=0)
+
+    def spread(self) -> pd.DataFrame:
+        return spread_table(self.estimates, self.ratios)
+
+    def leave_one_out(self) -> list["LeaveOneOut"]:
+        paired = paired_values(self.values, self.rounds)
+        return [leave_one_campaign_out(self.values, level=self.level),
+                leave_one_campaign_out(paired.assign(campaign_id=paired["round"]), ["baseline", *CONDITION],
+                                       scale="ratio", level=self.level)]
+
+
+def pool_campaigns(primary: dict, root=None, *, baseline: str = "native", level: float = 0.95,
+                   loaded: dict | None = None) -> Pooling:
+    """Pool each primary campaign (id -> Manifest) with its comparable campaigns
+    measured no later than it.  ``loaded``: campaign id -> store.Campaign already
+    in memory (the others are loaded, seals verified)."""
+    from osbench_analysis import store
+
+    every = catalog_manifests(root)
+    every.update(primary)
+    comparable = comparable_campaigns(primary, every)
+    comparable = {cid: [c for c in ids if every[c].created_utc <= primary[cid].created_utc]
+                  for cid, ids in comparable.items()}
+    loaded = dict(loaded or {})
+    parts = []
+    for cid in dict.fromkeys(c for ids in comparable.values() for c in ids):
+        camp = loaded.get(cid) or store.load_campaign(cid, root)
+        parts.append(camp.samples.assign(host=camp.manifest.hostname))
+    samples = pd.concat(parts, ignore_index=True)
+    rounds = {cid: round_of(every[cid]) for cid in samples["campaign_id"].unique()}
+    values = campaign_values(samples)
+    paired = paired_values(values, rounds, baseline)
+    have = set(values["probe"])
+    canaries = CANARY_PROBES if have & set(CANARY_PROBES) else PROXY_CANARIES
+    return Pooling(comparable, rounds, values, pooled_estimates(values, level), pooled_ratios(paired, level),
+                   pooled_crossing_costs(paired, level), canary_table(values, rounds, canaries, level=level), level)
+
+
+POOLED_COLUMNS = ["pooled", "n_campaigns", "interval_over", "between_campaign_sd"]
+
+
+def annotate_estimates(estimates: pd.DataFrame, pooling: "Pooling | None") -> pd.DataFrame:
+    """The per-campaign estimate table with what its interval covers: every row
+    is one campaign (``pooled`` False, ``n_campaigns`` 1, ``interval_over``
+    'within one campaign'); ``between_campaign_sd`` is the spread of the host's
+    comparable campaigns for that condition (NaN without another), reported beside."""
+    out = estimates.assign(pooled=False, n_campaigns=1, interval_over=WITHIN_ONE_CAMPAIGN)
+    tau = pd.Series(np.nan, index=out.index)
+    if pooling is not None and len(pooling.estimates):
+        t = pooling.estimates[pooling.estimates["n_campaigns"] > 1].set_index(CONDITION)["between_campaign_sd"]
+        keys = pd.MultiIndex.from_frame(out[CONDITION].astype(object))
+        tau = pd.Series(t.reindex(keys).to_numpy(), index=out.index)
+    return out.assign(between_campaign_sd=tau)
+
+
+def pooled_rows(pooling: "Pooling | None") -> pd.DataFrame:
+    """Pooled estimates as rows of the estimate table (``pooled`` True), for
+    conditions with more than one comparable campaign."""
+    if pooling is None or pooling.estimates.empty:
+        return pd.DataFrame()
+    p = pooling.estimates[pooling.estimates["n_campaigns"] > 1]
+    return p.assign(campaign_id="pooled:" + p["campaigns"], ci_method="pooled-t",
+                    note=p["note"]).drop(columns=["campaigns"]).reset_index(drop=True)
 
 
 # ------------------------------------------------------------------ one value per campaign
@@ -296,7 +388,7 @@ def canary_normalisation(values: pd.DataFrame, canary: str, environment: str = "
             if len(m) else math.nan}
 
 
-__all__ = ["CANARY_PROBES", "CONDITION", "LeaveOneOut", "OVER_CAMPAIGNS", "PROXY_CANARIES", "WITHIN_ONE_CAMPAIGN",
+__all__ = ["CANARY_PROBES", "CONDITION", "POOLED_COLUMNS", "LeaveOneOut", "annotate_estimates", "pooled_rows", "Pooling", "catalog_manifests", "pool_campaigns", "OVER_CAMPAIGNS", "PROXY_CANARIES", "WITHIN_ONE_CAMPAIGN",
            "campaign_values", "canary_normalisation", "canary_table", "comparable_campaigns", "comparable_key",
            "host_state_sentences", "leave_one_campaign_out", "paired_values", "pooled_crossing_costs",
            "pooled_estimates", "pooled_ratios", "round_of", "spread_table"]
