@@ -172,7 +172,7 @@ class Analysis:
         from osbench_analysis import methods
 
         # the estimate table itself, so that the paragraph counts which number each condition quotes
-        return methods.methods_paragraph(self.estimates)
+        return methods.methods_paragraph(self.estimates, pooling=self.pooling, campaigns=True)
 
     def figures(self) -> dict:
         """name -> matplotlib Figure; the name says what it shows and is the file name."""

@@ -184,6 +184,8 @@ def _pool_groups(values: pd.DataFrame, keys: list[str], level: float, *, log: bo
                      "pooled": p.n_campaigns > 1, "n_campaigns": p.n_campaigns,
                      "estimate": float(back(p.estimate)), "ci_low": float(back(p.ci_low)),
                      "ci_high": float(back(p.ci_high)), "between_campaign_sd": p.tau,
+                     # the plain SD of the campaign values (tau subtracts what their runs explain)
+                     "campaign_values_sd": float(g["y"].std(ddof=1)) if len(g) > 1 else math.nan,
                      "pred_low": float(back(p.pred_low)), "pred_high": float(back(p.pred_high)),
                      "interval_over": p.interval_over, "campaigns": ",".join(map(str, g["campaign_id"])),
                      "level": level, "note": p.note})
@@ -249,6 +251,7 @@ def pooled_crossing_costs(paired: pd.DataFrame, level: float = 0.95) -> pd.DataF
     t = _pool_groups(d, ["baseline", *CONDITION], level, log=False)
     return t.rename(columns={"estimate": "cost_ns", "ci_low": "ci_low_ns", "ci_high": "ci_high_ns",
                              "between_campaign_sd": "between_campaign_sd_ns",
+                             "campaign_values_sd": "campaign_values_sd_ns",
                              "pred_low": "pred_low_ns", "pred_high": "pred_high_ns"}) if len(t) else t
 
 
@@ -260,9 +263,12 @@ def spread_table(pooled: pd.DataFrame, ratios: pd.DataFrame | None = None) -> pd
     def med(t, what):
         t = t[t["n_campaigns"] > 1] if t is not None and len(t) else pd.DataFrame()
         if t.empty:
-            return pd.DataFrame(columns=["environment", f"tau_{what}_median", f"conditions_{what}"])
+            return pd.DataFrame(columns=["environment", f"tau_{what}_median", f"sd_{what}_median",
+                                         f"conditions_{what}"])
         g = t.groupby("environment", sort=False)["between_campaign_sd"]
-        return pd.DataFrame({f"tau_{what}_median": g.median(), f"conditions_{what}": g.size(),
+        sd = t.groupby("environment", sort=False)["campaign_values_sd"]
+        return pd.DataFrame({f"tau_{what}_median": g.median(), f"sd_{what}_median": sd.median(),
+                             f"conditions_{what}": g.size(),
                              "n_campaigns": t.groupby("environment", sort=False)["n_campaigns"].max()
                              }).reset_index()
     a = med(pooled, "absolute")
@@ -278,6 +284,7 @@ class LeaveOneOut:
     scale: str                    # absolute | ratio
     conditions: int
     checks: int                   # (condition, left-out campaign) pairs
+    pairs: int                    # (condition, campaign, other campaign) triples behind the before-figures
     single_interval_covers: float  # before: one other campaign's within-campaign interval covers the left-out estimate
     single_intervals_overlap: float
     pooled_ci_covers: float       # the others' pooled CI (for mu) covers the left-out estimate
@@ -320,7 +327,7 @@ def leave_one_campaign_out(values: pd.DataFrame, keys: list[str] | None = None, 
                 overlap += abs(y[i] - y[j]) <= tq[j] * se[j] + tq[i] * se[i]
     frac = (lambda a, b: a / b if b else math.nan)
     z = sps.norm.ppf(0.5 + level / 2)
-    return LeaveOneOut(scale, conds, checks, frac(single, n_single), frac(overlap, n_single), frac(ci, checks),
+    return LeaveOneOut(scale, conds, checks, n_single, frac(single, n_single), frac(overlap, n_single), frac(ci, checks),
                        frac(pred, checks), float(2 * sps.norm.cdf(z / math.sqrt(2)) - 1), level)
 
 
@@ -392,3 +399,118 @@ __all__ = ["CANARY_PROBES", "CONDITION", "POOLED_COLUMNS", "LeaveOneOut", "annot
            "campaign_values", "canary_normalisation", "canary_table", "comparable_campaigns", "comparable_key",
            "host_state_sentences", "leave_one_campaign_out", "paired_values", "pooled_crossing_costs",
            "pooled_estimates", "pooled_ratios", "round_of", "spread_table"]
+
+
+# ------------------------------------------------------------------ what the paper says
+
+def coverage_cells(path=None) -> pd.DataFrame:
+    """Section R of benchmarks/stats_coverage.py (data/validation/campaign_coverage.jsonl)."""
+    import json
+
+    from osbench_analysis.paths import REPO_ROOT
+
+    path = Path(path or REPO_ROOT / "data" / "validation" / "campaign_coverage.jsonl")
+    if not path.is_file():
+        return pd.DataFrame()
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return pd.DataFrame([r for r in rows if r.get("section") == "R"])
+
+
+def methods_sentence(pooling: "Pooling | None", level: float = 0.95) -> str:
+    """The Method's sentence on what the intervals cover (TeX)."""
+    from osbench_analysis.formatting import percent_tex
+
+    lvl = percent_tex(level)
+    if pooling is None or pooling.n_campaigns_max < 2:
+        return (f"Every {lvl} interval is \\emph{{within one campaign}}: it covers run-to-run variation "
+                "inside that campaign and says nothing about where a re-run of the campaign on another "
+                "day would land. ")
+    k = pooling.n_campaigns_max
+    s = (f"Campaigns of the same host, environment and probe code are replicates: each condition's "
+         f"pooled value is the geometric mean of its {k} campaigns' estimates, and its {lvl} interval "
+         f"is a Student-$t$ interval over the campaigns ($k-1$ degrees of freedom), so it covers the "
+         "host's campaign-to-campaign drift, not only run-to-run variation; $\\tau$, the between-campaign "
+         "standard deviation on the log scale, is the spread beyond what the runs explain. "
+         "Ratios between environments and crossing costs are pooled the same way, each environment "
+         "paired with the baseline measured in the same campaign round (interleaved). ")
+    cells = coverage_cells()
+    if len(cells):
+        pooled = cells[cells["campaigns"] > 1]
+        ok = pooled[pooled["ok"] == "yes"]
+        s += (f"In simulation (campaign effects $\\tau$ 0--0.3, 2--10 campaigns of 6 runs, with and "
+              f"without a minority of slow runs) the pooled interval covered the campaign-population "
+              f"value in {percent_tex(ok['coverage_%'].min() / 100)}--{percent_tex(ok['coverage_%'].max() / 100)} "
+              f"of experiments in {len(ok)} of {len(pooled)} settings; the others (a minority of slow runs "
+              f"and no campaign effect, 2--3 campaigns) covered "
+              f"{percent_tex(pooled['coverage_%'].min() / 100)} or more and carry the minority warning in "
+              f"most experiments. ")
+    return s
+
+
+def threats_sentence(pooling: "Pooling | None") -> str:
+    """The Threats paragraph's sentence on reproducibility, with the measured spread (TeX)."""
+    from osbench_analysis.formatting import percent_tex
+
+    if pooling is None or pooling.n_campaigns_max < 2:
+        return ("The intervals are within one campaign; this host has no earlier comparable campaign, so "
+                "how far a re-run would move the numbers is not measured here. ")
+    loo_abs, loo_ratio = pooling.leave_one_out()
+    spread = pooling.spread()
+    tau_abs = spread["tau_absolute_median"].median()
+    tau_ratio = spread["tau_ratio_median"].median() if "tau_ratio_median" in spread else float("nan")
+    s = (f"Campaigns a few hours apart on this host differ by more than their runs do: the median "
+         f"between-campaign spread of absolute times is $\\tau={tau_abs:.2f}$ (log scale, about "
+         f"{percent_tex(math.expm1(tau_abs))}), and one campaign's {percent_tex(loo_abs.level)} interval "
+         f"covered another campaign's estimate in {percent_tex(loo_abs.single_interval_covers)} of "
+         f"{loo_abs.pairs} comparisons (expected {percent_tex(loo_abs.expected_single)} if runs were "
+         "the only variance). ")
+    if np.isfinite(tau_ratio):
+        sd_ratio = spread["sd_ratio_median"].median()
+        s += (f"Ratios to native, measured interleaved, reproduce better (median $\\tau={tau_ratio:.2f}$, "
+              f"the campaigns' ratios spread by an SD of {sd_ratio:.2f} on the log scale, within what their "
+              "runs explain; "
+              f"one campaign's interval covered another's ratio in "
+              f"{percent_tex(loo_ratio.single_interval_covers)}). ")
+    s += (f"Leaving one campaign out, the prediction interval of the others covered it in "
+          f"{percent_tex(loo_abs.prediction_covers)} of {loo_abs.checks} cases for absolute times and "
+          f"{percent_tex(loo_ratio.prediction_covers)} of {loo_ratio.checks} for ratios "
+          f"(target {percent_tex(loo_abs.level)}). ")
+    return s
+
+
+def paper_macros(analysis) -> dict[str, str]:
+    """TeX macros (name -> value) for the paper's Method, Threats and abstract:
+    osbReproCampaigns, osbReproIntervalOver, osbReproTauAbsolute, osbReproTauRatio,
+    osbReproLooSingle / Pooled / Prediction (absolute times) and osbReproLooRatio*,
+    osbReproTau<Environment> and osbReproTauRatio<Environment>, osbReproCrossing<Environment>
+    (pooled crossing cost with its interval), osbReproMethods and osbReproThreats (sentences)."""
+    from osbench_analysis.formatting import macro_name, percent_tex, time_with_ci_tex
+
+    p = getattr(analysis, "pooling", None)
+    level = analysis.settings.level
+    k = p.n_campaigns_max if p is not None else 1
+    m = {macro_name("repro", "campaigns"): str(max(k, 1)),
+         macro_name("repro", "interval", "over"): f"over {k} campaigns" if k > 1 else WITHIN_ONE_CAMPAIGN,
+         macro_name("repro", "methods"): methods_sentence(p, level).strip(),
+         macro_name("repro", "threats"): threats_sentence(p).strip()}
+    if p is None or k < 2:
+        return m
+    spread = p.spread()
+    m[macro_name("repro", "tau", "absolute")] = f"{spread['tau_absolute_median'].median():.2f}"
+    if "tau_ratio_median" in spread and spread["tau_ratio_median"].notna().any():
+        m[macro_name("repro", "tau", "ratio")] = f"{spread['tau_ratio_median'].median():.2f}"
+    for r in spread.itertuples():
+        if np.isfinite(r.tau_absolute_median):
+            m[macro_name("repro", "tau", r.environment)] = f"{r.tau_absolute_median:.2f}"
+        if np.isfinite(getattr(r, "tau_ratio_median", np.nan)):
+            m[macro_name("repro", "tau", "ratio", r.environment)] = f"{r.tau_ratio_median:.2f}"
+    loo_abs, loo_ratio = p.leave_one_out()
+    for tag, loo in (("", loo_abs), ("ratio", loo_ratio)):
+        m[macro_name("repro", "loo", tag, "single")] = percent_tex(loo.single_interval_covers)
+        m[macro_name("repro", "loo", tag, "pooled")] = percent_tex(loo.pooled_ci_covers)
+        m[macro_name("repro", "loo", tag, "prediction")] = percent_tex(loo.prediction_covers)
+    cc = p.crossing_costs
+    for r in (cc.itertuples() if len(cc) else []):
+        if r.placement == "same_cpu" and r.n_campaigns > 1:
+            m[macro_name("repro", "crossing", r.environment)] = time_with_ci_tex(r.cost_ns, r.ci_low_ns, r.ci_high_ns)
+    return m
