@@ -147,3 +147,40 @@ def test_start_of_campaign_check_warns_on_a_busy_host_only():
     assert "not idle" in host.busy_warning(at(3.5, 3.0))
     line = host.busy_warning(at(0.2, 85.0))
     assert "85% busy" in line and "\n" not in line
+
+
+@pytest.mark.parametrize("probe,n", [("canary_cpu", 200), ("canary_memcpy", 3), ("canary_syscall", 2000)])
+def test_canaries_do_the_work_they_claim(probe, n):
+    from osbench_analysis.worker import Batcher, WorkerRequest
+
+    req = WorkerRequest(probe=probe, params={}, min_batch_ns=1, warmup=0, batches=1, max_iterations=10**6,
+                        workdir=None, child_cpu=-1)
+    with Batcher(req) as b:
+        out = [b.run(n) for _ in range(2)]
+    assert all(r["iterations"] == n and r["work_done"] == n and r["elapsed_ns"] > 0 for r in out)
+
+
+@pytest.mark.slow
+def test_analysis_pools_the_hosts_comparable_campaigns(tmp_path):
+    from osbench_analysis import analysis, synthetic
+
+    base = synthetic.template()
+    seeds = (0, 4, 6)          # log factors 0.126, -0.652, 1.053 times sigma
+    for i, seed in enumerate(seeds):
+        synthetic.write_synthetic(tmp_path, f"{base.id}-syn{i}", base=base, seed=seed, sigma=0.2)
+    a = analysis.analyze(root=tmp_path)
+    assert len(a.campaigns) == 1 and a.pooling.n_campaigns_max == 3
+    table = a.table()
+    single, pooled = table[~table["pooled"].astype(bool)], table[table["pooled"].astype(bool)]
+    assert (single["interval_over"] == WITHIN_ONE_CAMPAIGN).all() and (single["n_campaigns"] == 1).all()
+    assert (pooled["interval_over"] == OVER_CAMPAIGNS).all() and (pooled["n_campaigns"] == 3).all()
+    assert len(pooled) == len(single)
+    # each synthetic campaign is the template scaled by one factor: the spread is that factor's
+    factors = [np.random.default_rng(seed).normal(0.0, 0.2) for seed in seeds]
+    assert single["between_campaign_sd"].median() == pytest.approx(np.std(factors, ddof=1), rel=0.1)
+    assert "over the campaigns" in a.methods_tex()
+    macros = rp.paper_macros(a)
+    assert macros["osbReproCampaigns"] == "3" and macros["osbReproIntervalOver"] == "over 3 campaigns"
+    one = analysis.analyze(root=tmp_path, pool=False)
+    assert one.pooling is None and "within one campaign" in one.methods_tex()
+    assert rp.paper_macros(one)["osbReproIntervalOver"] == WITHIN_ONE_CAMPAIGN
