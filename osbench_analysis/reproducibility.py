@@ -125,9 +125,12 @@ def pool_campaigns(primary: dict, root=None, *, baseline: str = "native", level:
     values = campaign_values(samples)
     paired = paired_values(values, rounds, baseline)
     have = set(values["probe"])
-    canaries = CANARY_PROBES if have & set(CANARY_PROBES) else PROXY_CANARIES
+    if have & set(CANARY_PROBES):
+        canaries = canary_table(values, rounds, CANARY_PROBES, level=level)
+    else:   # before the canaries: the baseline's fixed-work probes stand in (in a sandbox they measure it)
+        canaries = canary_table(values[values["environment"] == baseline], rounds, PROXY_CANARIES, level=level)
     return Pooling(comparable, rounds, values, pooled_estimates(values, level), pooled_ratios(paired, level),
-                   pooled_crossing_costs(paired, level), canary_table(values, rounds, canaries, level=level), level)
+                   pooled_crossing_costs(paired, level), canaries, level)
 
 
 POOLED_COLUMNS = ["pooled", "n_campaigns", "interval_over", "between_campaign_sd"]
