@@ -113,6 +113,14 @@ def show(title: str, rows: list[dict], t0: float) -> None:
     sys.stdout.flush()
 
 
+def show_ok(title: str, rows: list[dict], t0: float, criterion: str) -> None:
+    """show(), then how many cells meet the section's criterion (their "ok" column)."""
+    show(title, rows, t0)
+    ok = sum(r["ok"] == "yes" for r in rows)
+    band = f"{100 * BAND[0]:.0f}-{100 * BAND[1]:.0f}"
+    print(f"-> {ok}/{len(rows)} cells: {criterion.format(band=band)}")
+
+
 def section_methods(methods, families, args, runs=RUNS, run_effect="normal"):
     rows = []
     for regime, sc in grid(families, runs=runs, run_effect=run_effect):
@@ -413,26 +421,21 @@ def main() -> None:
         show("I. sweep slope interval, time = 1000 + 20 N ns, lognormal runs", section_sweep(args), t0)
     if "J" in secs:
         rows = section_minority(args)
-        show(f"J. minority-slow runs (bimodal_runs: base run sd {args.minority_run_sd:g}, batch sd 0.01, "
-             "10 batches): the quoted number's coverage and warn rate; the mean over runs (runs-t) and the "
-             "typical run (runs-os) alone", rows, t0)
-        ok = sum(r["ok"] == "yes" for r in rows)
-        print(f"-> {ok}/{len(rows)} cells: the quoted number's coverage in {100 * BAND[0]:.0f}-"
-              f"{100 * BAND[1]:.0f} % or a warning in >= 90 % of experiments")
+        show_ok(f"J. minority-slow runs (bimodal_runs: base run sd {args.minority_run_sd:g}, batch sd 0.01, "
+                "10 batches): the quoted number's coverage and warn rate; the mean over runs (runs-t) and the "
+                "typical run (runs-os) alone", rows, t0, "the quoted number's coverage in {band} % or a warning "
+                "in >= 90 % of experiments")
     if "Q" in secs:
         rows = section_quoted(args)
-        show("Q. the quoted number (the typical run; the mean over runs with fewer than 6 runs that do not "
-             "differ) on A's grid and E's run-effect shapes", rows, t0)
-        ok = sum(r["ok"] == "yes" for r in rows)
-        print(f"-> {ok}/{len(rows)} cells: coverage in {100 * BAND[0]:.0f}-{100 * BAND[1]:.0f} % "
-              "or a warning in >= 90 % of experiments")
+        show_ok("Q. the quoted number (the typical run; the mean over runs with fewer than 6 runs that do not "
+                "differ) on A's grid and E's run-effect shapes", rows, t0,
+                "coverage in {band} % or a warning in >= 90 % of experiments")
     if "R" in secs:
         rows = section_campaigns(args)
-        show("R. campaigns as a level: pooled interval over campaigns (t, k-1 df) vs the campaign-population "
-             "value; one campaign: the within-one-campaign interval", rows, t0)
-        ok = sum(r["ok"] == "yes" for r in rows)
-        print(f"-> {ok}/{len(rows)} cells: pooled coverage in {100 * BAND[0]:.0f}-{100 * BAND[1]:.0f} %, a "
-              "heterogeneity warning in >= 90 % of experiments, or one campaign labelled 'within one campaign'")
+        show_ok("R. campaigns as a level: pooled interval over campaigns (t, k-1 df) vs the campaign-population "
+                "value; one campaign: the within-one-campaign interval", rows, t0,
+                "pooled coverage in {band} %, a heterogeneity warning in >= 90 % of experiments, or one "
+                "campaign labelled 'within one campaign'")
         if args.save_campaigns:
             import json
             from pathlib import Path

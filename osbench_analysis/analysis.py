@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from osbench_analysis import architectures, quality, service_ipc, stats, store, sweeps
+from osbench_analysis import architectures, quality, registry, service_ipc, stats, store, sweeps
 from osbench_analysis.errors import OsbenchError
 from osbench_analysis.schema import GROUP_KEYS
 
@@ -96,7 +96,7 @@ class Analysis:
     campaigns: list[CampaignRef]
     settings: AnalysisSettings
     manifests: dict[str, object]            # campaign id -> records.Manifest
-    samples: pd.DataFrame                   # every selected campaign's samples, plus a `host` column
+    samples: pd.DataFrame                   # every selected campaign's samples but the canaries', plus `host`
     estimates: pd.DataFrame                 # per condition: flagged kept, and *_clean excluded
     quality: pd.DataFrame                   # per condition: stability, flags, warnings
     environment_ratios: pd.DataFrame        # each environment / baseline, per host (primary campaigns)
@@ -236,6 +236,8 @@ def analyze(campaigns: list[str] | None = None, root: str | Path | None = None, 
     refs = select_campaigns(campaigns, root, baseline=baseline)
     loaded = [store.load_campaign(r.campaign_id, root) for r in refs]
     samples = pd.concat([c.samples.assign(host=r.host) for c, r in zip(loaded, refs)], ignore_index=True)
+    # the host-state canaries are controls, not primitives: compared between campaigns in result.pooling
+    samples = samples[~samples["probe"].isin(registry.CANARY_PROBES)].reset_index(drop=True)
     kw = settings.stats_kwargs()
     # TODO(stats subpackage): one call computing flags once for both tables
     estimates = stats.flag_sensitivity(samples, **kw)

@@ -486,7 +486,8 @@ def paper_macros(analysis) -> dict[str, str]:
     osbReproCampaigns, osbReproIntervalOver, osbReproTauAbsolute, osbReproTauRatio,
     osbReproLooSingle / Pooled / Prediction (absolute times) and osbReproLooRatio*,
     osbReproTau<Environment> and osbReproTauRatio<Environment>, osbReproCrossing<Environment>
-    (pooled crossing cost with its interval), osbReproMethods and osbReproThreats (sentences)."""
+    (pooled crossing cost with its interval), osbReproRatio<Environment><Probe> (pooled ratio to the
+    baseline of the crossing probes, same CPU), osbReproMethods and osbReproThreats (sentences)."""
     from osbench_analysis.formatting import macro_name, percent_tex, time_with_ci_tex
 
     p = getattr(analysis, "pooling", None)
@@ -512,6 +513,13 @@ def paper_macros(analysis) -> dict[str, str]:
         m[macro_name("repro", "loo", tag, "single")] = percent_tex(loo.single_interval_covers)
         m[macro_name("repro", "loo", tag, "pooled")] = percent_tex(loo.pooled_ci_covers)
         m[macro_name("repro", "loo", tag, "prediction")] = percent_tex(loo.prediction_covers)
+    from osbench_analysis.architectures import CROSSING_PROBES
+    from osbench_analysis.formatting import ratio_with_ci
+
+    rt = p.ratios
+    for r in (rt.itertuples() if len(rt) else []):
+        if r.placement == "same_cpu" and r.n_campaigns > 1 and r.probe in CROSSING_PROBES and not r.variant:
+            m[macro_name("repro", "ratio", r.environment, r.probe)] = ratio_with_ci(r.ratio, r.ci_low, r.ci_high)
     cc = p.crossing_costs
     for r in (cc.itertuples() if len(cc) else []):
         if r.placement == "same_cpu" and r.n_campaigns > 1:

@@ -6,10 +6,8 @@
  * earlier campaign incomparable (the probe source hash changes). */
 #define _GNU_SOURCE
 #include "harness.h"
+#include "osb_copy.h"
 
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -35,50 +33,10 @@ static int canary_cpu_loop(osb_ctx *c, int64_t n)
     return 0;
 }
 
-typedef struct {
-    char *src, *dst;
-} canary_copy_state;
-
+/* One memcpy of 2 MiB, tagged at both ends (osb_copy.h, as memcpy_bw). */
 static int canary_copy_setup(osb_ctx *c)
 {
-    canary_copy_state *s = calloc(1, sizeof *s);
-    if (!s)
-        return osb_fail(c, ENOMEM, "out of memory");
-    c->state = s;
-    s->src = malloc(CANARY_COPY_BYTES);
-    s->dst = malloc(CANARY_COPY_BYTES);
-    if (!s->src || !s->dst)
-        return osb_fail(c, ENOMEM, "cannot allocate 2 x %zu bytes", CANARY_COPY_BYTES);
-    memset(s->src, 'c', CANARY_COPY_BYTES);   /* fault every page in outside the timed region */
-    memset(s->dst, 0, CANARY_COPY_BYTES);
-    return 0;
-}
-
-static int canary_copy_teardown(osb_ctx *c)
-{
-    canary_copy_state *s = c->state;
-    if (s) {
-        free(s->src);
-        free(s->dst);
-        free(s);
-        c->state = NULL;
-    }
-    return 0;
-}
-
-/* One memcpy of 2 MiB; a tag at both ends changes every iteration and must
- * arrive, so no copy can be skipped.  work = copies that arrived. */
-static int canary_copy_loop(osb_ctx *c, int64_t n)
-{
-    canary_copy_state *s = c->state;
-    int64_t ok = 0;
-    for (int64_t i = 0; i < n; i++) {
-        s->src[0] = s->src[CANARY_COPY_BYTES - 1] = (char)i;
-        memcpy(s->dst, s->src, CANARY_COPY_BYTES);
-        ok += s->dst[0] == (char)i && s->dst[CANARY_COPY_BYTES - 1] == (char)i;
-    }
-    c->work = ok;
-    return ok == n ? 0 : osb_fail(c, EIO, "%lld copies did not arrive", (long long)(n - ok));
+    return osb_copy_setup(c, CANARY_COPY_BYTES);
 }
 
 /* One getppid() through syscall(2): a null kernel entry (getppid rather than
@@ -95,7 +53,7 @@ static int canary_syscall_loop(osb_ctx *c, int64_t n)
 
 const osb_probe osb_probes_canary[] = {
     {"canary_cpu", NULL, canary_cpu_loop, NULL},
-    {"canary_memcpy", canary_copy_setup, canary_copy_loop, canary_copy_teardown},
+    {"canary_memcpy", canary_copy_setup, osb_copy_loop, osb_copy_teardown},
     {"canary_syscall", NULL, canary_syscall_loop, NULL},
     {NULL, NULL, NULL, NULL},
 };

@@ -73,12 +73,10 @@ def test_quick_measures_every_probe_natively_and_the_architecture_primitives_in_
     native, gvisor, fuse = (environments.get(n) for n in ("native", "gvisor", "fuse"))
     assert set(cfg.sandbox_probes) == set(registry.ARCHITECTURE_PROBES) < set(cfg.probes)
     assert all(cfg.measures_in(native, p) for p in cfg.probes)
-    # ... and the host-state canaries everywhere (issue #20)
-    canaries = set(registry.CANARY_PROBES)
-    assert {p for p in cfg.probes if cfg.measures_in(gvisor, p)} == set(registry.ARCHITECTURE_PROBES) | canaries
+    assert {p for p in cfg.probes if cfg.measures_in(gvisor, p)} == set(registry.ARCHITECTURE_PROBES)
     # a file server: the architecture primitives on its path only
     assert {p for p in cfg.probes if cfg.measures_in(fuse, p)} == {
-        p for p in registry.ARCHITECTURE_PROBES if registry.get_probe(p).uses_workdir} | canaries
+        p for p in registry.ARCHITECTURE_PROBES if registry.get_probe(p).uses_workdir}
     # full, probes chosen by name, or 'all': every probe everywhere it is served
     assert config.make_config("full").sandbox_probes is None
     assert config.make_config("quick", probes=["tcp_pingpong"]).sandbox_probes is None

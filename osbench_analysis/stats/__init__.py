@@ -57,6 +57,12 @@ coverage there: :mod:`stats.quote`), keeps the mean over runs beside it
 (``mean_over_runs*``, what ratios compare), and reports the heterogeneity
 columns and ``warning`` of :mod:`heterogeneity`.
 Tables: docs/statistics.md, benchmarks/stats_coverage.py (sections E, J, Q).
+
+Every interval above is over the runs of ONE campaign.  Campaigns of one host
+drift by more than runs differ (docs/statistics.md, campaigns as a level):
+:mod:`stats.pooled` pools a condition's campaign values into an interval over
+campaigns (t, k-1 df; not a registered CI method: its unit is the campaign, not
+the run), which reproducibility.py applies and section R validates.
 """
 from __future__ import annotations
 
