@@ -88,6 +88,7 @@ class Pooling:
     crossing_costs: pd.DataFrame             # pooled_crossing_costs
     canaries: pd.DataFrame                   # canary_table (the canaries, else the proxy canaries)
     level: float = 0.95
+    baseline: str = "native"
 
     @property
     def n_campaigns_max(self) -> int:
@@ -97,7 +98,7 @@ class Pooling:
         return spread_table(self.estimates, self.ratios)
 
     def leave_one_out(self) -> list["LeaveOneOut"]:
-        paired = paired_values(self.values, self.rounds)
+        paired = paired_values(self.values, self.rounds, self.baseline)
         return [leave_one_campaign_out(self.values, level=self.level),
                 leave_one_campaign_out(paired.assign(campaign_id=paired["round"]), ["baseline", *CONDITION],
                                        scale="ratio", level=self.level)]
@@ -122,15 +123,17 @@ def pool_campaigns(primary: dict, root=None, *, baseline: str = "native", level:
         parts.append(camp.samples.assign(host=camp.manifest.hostname))
     samples = pd.concat(parts, ignore_index=True)
     rounds = {cid: round_of(every[cid]) for cid in samples["campaign_id"].unique()}
-    values = campaign_values(samples)
-    paired = paired_values(values, rounds, baseline)
-    have = set(values["probe"])
-    if have & set(CANARY_PROBES):
-        canaries = canary_table(values, rounds, CANARY_PROBES, level=level)
+    every_value = campaign_values(samples)
+    is_canary = every_value["probe"].isin(CANARY_PROBES)
+    if is_canary.any():
+        canaries = canary_table(every_value[is_canary], rounds, CANARY_PROBES, level=level)
     else:   # before the canaries: the baseline's fixed-work probes stand in (in a sandbox they measure it)
-        canaries = canary_table(values[values["environment"] == baseline], rounds, PROXY_CANARIES, level=level)
+        native = every_value[every_value["environment"] == baseline]
+        canaries = canary_table(native, rounds, PROXY_CANARIES, level=level)
+    values = every_value[~is_canary].reset_index(drop=True)    # the primitives; the canaries are controls
+    paired = paired_values(values, rounds, baseline)
     return Pooling(comparable, rounds, values, pooled_estimates(values, level), pooled_ratios(paired, level),
-                   pooled_crossing_costs(paired, level), canaries, level)
+                   pooled_crossing_costs(paired, level), canaries, level, baseline)
 
 
 POOLED_COLUMNS = ["pooled", "n_campaigns", "interval_over", "between_campaign_sd"]
