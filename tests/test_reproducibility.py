@@ -184,3 +184,22 @@ def test_analysis_pools_the_hosts_comparable_campaigns(tmp_path):
     one = analysis.analyze(root=tmp_path, pool=False)
     assert one.pooling is None and "within one campaign" in one.methods_tex()
     assert rp.paper_macros(one)["osbReproIntervalOver"] == WITHIN_ONE_CAMPAIGN
+
+
+def test_a_reproducibility_figure_per_family_shows_every_campaign_and_the_pooled_value():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from osbench_analysis import plots_reproducibility
+
+    s, rounds = _rounds()
+    v = rp.campaign_values(s[s["probe"] != "canary_cpu"])
+    pooling = rp.Pooling({"r3-native": list(rounds)}, rounds, v, rp.pooled_estimates(v), pd.DataFrame(),
+                         pd.DataFrame(), pd.DataFrame())
+    figs = plots_reproducibility.reproducibility_figures(pooling)
+    assert list(figs) == ["reproducibility_kernel_entry"]
+    ax = figs["reproducibility_kernel_entry"].axes[0]
+    # per condition: 4 campaigns (interval + point each) and the pooled interval + diamond
+    assert len(ax.lines) == 2 * (4 * 2 + 2)
+    assert [t.get_text().split(":")[0] for t in ax.get_yticklabels()] == ["native", "gvisor"]
+    assert "over 4 campaigns" in ax.get_title()
