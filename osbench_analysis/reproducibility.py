@@ -484,6 +484,27 @@ def threats_sentence(pooling: "Pooling | None") -> str:
     return s
 
 
+def spread_tex(pooling: "Pooling | None") -> str:
+    """The paper's table of the median between-campaign spread per environment
+    (tau and the plain SD of the campaign values, log scale), for absolute times
+    and for ratios to the baseline (TeX tabular; '' without pooled campaigns)."""
+    from osbench_analysis.formatting import tex_escape
+
+    if pooling is None or pooling.n_campaigns_max < 2:
+        return ""
+    t = pooling.spread()
+    cell = (lambda x: "--" if not np.isfinite(x) else f"{x:.3f}")  # noqa: E731
+    rows = [f"{tex_escape(r.environment)} & {cell(r.tau_absolute_median)} & {cell(r.sd_absolute_median)} & "
+            f"{cell(getattr(r, 'tau_ratio_median', np.nan))} & {cell(getattr(r, 'sd_ratio_median', np.nan))} & "
+            f"{int(r.conditions_absolute) if np.isfinite(r.conditions_absolute) else 0} \\\\"
+            for r in t.itertuples()]
+    return ("\\begin{tabular}{lrrrrr}\n\\toprule\n"
+            f"environment & $\\tau$ & SD & $\\tau$ ratio & SD ratio & conditions \\\\\n"
+            f"\\multicolumn{{6}}{{l}}{{\\footnotesize median over conditions, log scale, "
+            f"{pooling.n_campaigns_max} campaigns; ratios to {tex_escape(pooling.baseline)} paired within rounds}} "
+            "\\\\\n\\midrule\n" + "\n".join(rows) + "\n\\bottomrule\n\\end{tabular}\n")
+
+
 def paper_macros(analysis) -> dict[str, str]:
     """TeX macros (name -> value) for the paper's Method, Threats and abstract:
     osbReproCampaigns, osbReproIntervalOver, osbReproTauAbsolute, osbReproTauRatio,

@@ -57,6 +57,12 @@ def test_absolute_times_carry_the_host_drift_ratios_paired_within_rounds_do_not(
     assert r["between_campaign_sd"] < 0.03        # the drift cancels in the pair
     spread = rp.spread_table(est, ratios).set_index("environment")
     assert spread.loc["gvisor", "tau_ratio_median"] < spread.loc["gvisor", "tau_absolute_median"]
+    pooling = rp.Pooling({"r3-gvisor": list(rounds)}, rounds, v, est, ratios, pd.DataFrame(), pd.DataFrame())
+    tex = rp.spread_tex(pooling)
+    assert tex.startswith("\\begin{tabular}") and "4 campaigns" in tex
+    gvisor = next(line for line in tex.splitlines() if line.startswith("gvisor &"))
+    assert gvisor.split(" & ")[1] == f"{spread.loc['gvisor', 'tau_absolute_median']:.3f}"
+    assert rp.spread_tex(None) == ""
 
 
 def test_crossing_costs_pool_over_rounds_in_ns():
