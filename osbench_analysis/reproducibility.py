@@ -354,7 +354,8 @@ def canary_table(values: pd.DataFrame, rounds: dict[str, str], canaries=CANARY_P
         first = g.iloc[0]
         for r in g.itertuples():
             d = r.y - first.y
-            s = math.sqrt(r.se ** 2 + first.se ** 2) if r.campaign_id != first.campaign_id else r.se * math.sqrt(2)
+            # the reference itself: ratio 1 by definition, no interval
+            s = math.sqrt(r.se ** 2 + first.se ** 2) if r.campaign_id != first.campaign_id else math.nan
             rows.append({"host": host, "environment": env, "probe": probe, "placement": placement,
                          "campaign_id": r.campaign_id, "round": r.round, "reference": first.campaign_id,
                          "ratio": math.exp(d), "ci_low": math.exp(d - z * s), "ci_high": math.exp(d + z * s),

@@ -13,9 +13,9 @@ than their runs do (the host gets slower or faster between campaigns), so
   interval with equal weights.  Why not inverse-variance weights: a campaign
   whose runs happened to miss the host's slow states has both a lower value
   and a smaller standard error, so weighting by 1/(s_i^2 + tau^2) pulls the
-  pooled value down (with a 10 % minority of 2x slower runs and tau = 0,
-  weighted HK covered 13 % at 5 campaigns, this one 93-96 %:
-  benchmarks/stats_coverage.py section R).  Campaigns of one profile have
+  pooled value down (with a 10 % minority of 2x slower runs, tau = 0 and 5
+  campaigns, weighted DerSimonian-Laird + HK covered 13 % in a trial of
+  section R's simulation, this one 94 %: benchmarks/stats_coverage.py section R).  Campaigns of one profile have
   similar run counts, so equal weights lose little.
 - tau (``between_campaign_sd``): moment estimate, sqrt(max(0, var(y) -
   mean(s_i^2))): the spread of the campaign values beyond what their runs explain.
