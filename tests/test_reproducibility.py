@@ -133,9 +133,14 @@ def test_comparable_campaigns_need_the_same_host_environment_and_probe_code():
     assert rp.round_of(every["a"]) == "a"
 
 
-def test_every_campaign_measures_the_canaries_in_every_environment():
+def test_every_profile_campaign_measures_the_canaries_in_every_environment():
     assert set(registry.CANARY_PROBES) == set(rp.CANARY_PROBES)
-    cfg = config.make_config("quick", probes=["null_syscall"])
+    assert not set(registry.CANARY_PROBES) & set(registry.DEFAULT_PROBES)    # controls, not primitives
+    for profile in ("quick", "full"):
+        assert set(registry.CANARY_PROBES) <= {c.probe for c in config.validate(config.make_config(profile))}
+    # probes named by hand: only when asked
+    assert {c.probe for c in config.validate(config.make_config("quick", probes=["null_syscall"]))} == {"null_syscall"}
+    cfg = config.make_config("quick", probes=["null_syscall"], canaries=True)
     measured = {c.probe for c in config.validate(cfg)}
     assert measured == {"null_syscall", *registry.CANARY_PROBES}
     fuse = environments.get("fuse")
