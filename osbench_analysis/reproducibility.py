@@ -202,7 +202,8 @@ def pooled_estimates(values: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     """Per condition (host, environment, probe, variant, placement): the pooled
     per-op time ``estimate_ns`` [``ci_low_ns``, ``ci_high_ns``] over campaigns,
     ``between_campaign_sd`` (tau, log scale), ``n_campaigns`` and what the
-    interval covers (``interval_over``)."""
+    interval covers (``interval_over``).  A campaign whose condition has one
+    run (no standard error) is left out of the pool."""
     t = _pool_groups(values, CONDITION, level)
     if t.empty:
         return t
