@@ -32,6 +32,11 @@ Sections
   Q  the quoted number (stats.quote, quote="auto": the typical run; the mean over runs when
      fewer than 6 runs do not differ) on A's grid and E's run-effect shapes: its
      coverage of the estimand it names, how often each is quoted, and how often it warns
+  R  campaigns as a level of replication: campaign effects tau 0-0.3 (log-sd of the host state
+     per campaign), 1-10 campaigns of 6 runs x 10 batches, lognormal runs, with and without a
+     minority of slow runs: coverage of the campaign-population value by the pooled interval
+     (stats.pooled; with one campaign the within-one-campaign t interval, labelled so), and how
+     often a campaign's heterogeneity warning rides along.  --save-campaigns writes its cells.
   K  the tests themselves: false alarms of the heterogeneity test on homogeneous runs
      (incl. AR(1) batches); false alarms of the mode test on unimodal lognormal run
      effects (sd 0.1-0.4) and its power on 10x bimodal conditions with both modes present
@@ -106,6 +111,14 @@ def show(title: str, rows: list[dict], t0: float) -> None:
         print(f"-> coverage {c.min():.1f}-{c.max():.1f} %, mean {c.mean():.1f} %; "
               f"{inband}/{len(df)} cells in the {100 * BAND[0]:.0f}-{100 * BAND[1]:.0f} % band")
     sys.stdout.flush()
+
+
+def show_ok(title: str, rows: list[dict], t0: float, criterion: str) -> None:
+    """show(), then how many cells meet the section's criterion (their "ok" column)."""
+    show(title, rows, t0)
+    ok = sum(r["ok"] == "yes" for r in rows)
+    band = f"{100 * BAND[0]:.0f}-{100 * BAND[1]:.0f}"
+    print(f"-> {ok}/{len(rows)} cells: {criterion.format(band=band)}")
 
 
 def section_methods(methods, families, args, runs=RUNS, run_effect="normal"):
@@ -275,6 +288,41 @@ def section_quoted(args):
     return rows
 
 
+CAMPAIGN_TAUS = (0.0, 0.05, 0.1, 0.2, 0.3)
+CAMPAIGN_COUNTS = (1, 2, 3, 5, 10)
+CAMPAIGN_SCENARIOS = {   # 6 runs x 10 batches: a quick-profile condition
+    "lognormal": dict(family="lognormal", run_sigma=0.05, batch_sigma=0.03, n_runs=6, n_batches=10),
+    "minority 10% x2": dict(family="bimodal_runs", run_sigma=0.02, batch_sigma=0.01, far_fraction=0.1,
+                            far_factor=2.0, n_runs=6, n_batches=10),
+    "minority 20% x1.3": dict(family="bimodal_runs", run_sigma=0.02, batch_sigma=0.01, far_fraction=0.2,
+                              far_factor=1.3, n_runs=6, n_batches=10),
+}
+
+
+def section_campaigns(args):
+    """Coverage of the campaign-population value by the pooled interval (or the
+    within-one-campaign interval, which says so) with campaign-level effects."""
+    rows = []
+    n = max(args.experiments, 2000)
+    for name, kw in CAMPAIGN_SCENARIOS.items():
+        sc = sim.Scenario(**kw)
+        for tau in CAMPAIGN_TAUS:
+            for k in CAMPAIGN_COUNTS:
+                r = sim.pooled_coverage_study(sc, k, tau, n_experiments=n, seed=cell_seed(args.seed, "R", name, tau, k))
+                cov = r["coverage"]
+                ok = (BAND[0] <= cov <= BAND[1] and k > 1) or (k == 1 and r["interval_over"] != "") \
+                    or r["warn"] >= 0.90
+                rows.append({"scenario": name, "tau": tau, "campaigns": k, "interval_over": r["interval_over"],
+                             "coverage_%": round(100 * cov, 1), "mc_se_%": round(100 * r["mc_se"], 1),
+                             "miss_below_%": round(100 * r["miss_below"], 1),
+                             "miss_above_%": round(100 * r["miss_above"], 1),
+                             "halfwidth_%": round(100 * r["halfwidth_rel"], 2),
+                             "tau_hat_median": None if math.isnan(r["tau_hat_median"]) else round(r["tau_hat_median"], 3),
+                             "warn_%": round(100 * r["warn"], 1),
+                             "ok": "yes" if ok else "NO"})
+    return rows
+
+
 def section_tests(args):
     """False alarms and power of the heterogeneity and mode tests."""
     n = args.experiments
@@ -332,6 +380,8 @@ def main() -> None:
     ap.add_argument("--save", metavar="PATH",
                     help="also write every cell as JSON lines (e.g. data/validation/stats_coverage.jsonl, "
                          "which the paper's Method section reads)")
+    ap.add_argument("--save-campaigns", metavar="PATH",
+                    help="section R's cells as JSON lines (data/validation/campaign_coverage.jsonl)")
     args = ap.parse_args()
     if args.quick:
         args.experiments = min(args.experiments, 300)
@@ -371,19 +421,31 @@ def main() -> None:
         show("I. sweep slope interval, time = 1000 + 20 N ns, lognormal runs", section_sweep(args), t0)
     if "J" in secs:
         rows = section_minority(args)
-        show(f"J. minority-slow runs (bimodal_runs: base run sd {args.minority_run_sd:g}, batch sd 0.01, "
-             "10 batches): the quoted number's coverage and warn rate; the mean over runs (runs-t) and the "
-             "typical run (runs-os) alone", rows, t0)
-        ok = sum(r["ok"] == "yes" for r in rows)
-        print(f"-> {ok}/{len(rows)} cells: the quoted number's coverage in {100 * BAND[0]:.0f}-"
-              f"{100 * BAND[1]:.0f} % or a warning in >= 90 % of experiments")
+        show_ok(f"J. minority-slow runs (bimodal_runs: base run sd {args.minority_run_sd:g}, batch sd 0.01, "
+                "10 batches): the quoted number's coverage and warn rate; the mean over runs (runs-t) and the "
+                "typical run (runs-os) alone", rows, t0, "the quoted number's coverage in {band} % or a warning "
+                "in >= 90 % of experiments")
     if "Q" in secs:
         rows = section_quoted(args)
-        show("Q. the quoted number (the typical run; the mean over runs with fewer than 6 runs that do not "
-             "differ) on A's grid and E's run-effect shapes", rows, t0)
-        ok = sum(r["ok"] == "yes" for r in rows)
-        print(f"-> {ok}/{len(rows)} cells: coverage in {100 * BAND[0]:.0f}-{100 * BAND[1]:.0f} % "
-              "or a warning in >= 90 % of experiments")
+        show_ok("Q. the quoted number (the typical run; the mean over runs with fewer than 6 runs that do not "
+                "differ) on A's grid and E's run-effect shapes", rows, t0,
+                "coverage in {band} % or a warning in >= 90 % of experiments")
+    if "R" in secs:
+        rows = section_campaigns(args)
+        show_ok("R. campaigns as a level: pooled interval over campaigns (t, k-1 df) vs the campaign-population "
+                "value; one campaign: the within-one-campaign interval", rows, t0,
+                "pooled coverage in {band} %, a heterogeneity warning in >= 90 % of experiments, or one "
+                "campaign labelled 'within one campaign'")
+        if args.save_campaigns:
+            import json
+            from pathlib import Path
+
+            out = Path(args.save_campaigns)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            meta = {"section": "meta", "experiments": max(args.experiments, 2000), "seed": args.seed, "band": list(BAND)}
+            out.write_text("".join(json.dumps(r) + "\n" for r in
+                                   [meta, *({"section": "R", **r} for r in rows)]))
+            print(f"wrote {out}")
     if "K" in secs:
         het_rows, mode_rows = section_tests(args)
         show("K1. heterogeneity test on homogeneous runs (run sd 0, batch sd 0.03): "

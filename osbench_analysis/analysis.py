@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from osbench_analysis import architectures, quality, service_ipc, stats, store, sweeps
+from osbench_analysis import architectures, quality, registry, service_ipc, stats, store, sweeps
 from osbench_analysis.errors import OsbenchError
 from osbench_analysis.schema import GROUP_KEYS
 
@@ -96,7 +96,7 @@ class Analysis:
     campaigns: list[CampaignRef]
     settings: AnalysisSettings
     manifests: dict[str, object]            # campaign id -> records.Manifest
-    samples: pd.DataFrame                   # every selected campaign's samples, plus a `host` column
+    samples: pd.DataFrame                   # every selected campaign's samples but the canaries', plus `host`
     estimates: pd.DataFrame                 # per condition: flagged kept, and *_clean excluded
     quality: pd.DataFrame                   # per condition: stability, flags, warnings
     environment_ratios: pd.DataFrame        # each environment / baseline, per host (primary campaigns)
@@ -107,6 +107,9 @@ class Analysis:
     service_ipc: pd.DataFrame = field(default_factory=pd.DataFrame)   # direct call vs via a server, per campaign
     sweep_fits: dict = field(default_factory=dict)   # (probe, environment, placement) -> stats.SweepFit
     notes: list[str] = field(default_factory=list)
+    # campaigns as a level of replication (issue #20): reproducibility.Pooling of each primary campaign
+    # with the host's comparable earlier ones; None when analyze(pool=False)
+    pooling: object = None
 
     @property
     def sweeps(self) -> pd.DataFrame:
@@ -153,8 +156,13 @@ class Analysis:
         cols = ["environment", "host", "probe", "variant", "placement", "quoted", "estimate_ns", "ci_low_ns",
                 "ci_high_ns", "confidence", "mean_over_runs", "mean_over_runs_low", "mean_over_runs_high",
                 "estimate_clean_ns", "ci_low_clean_ns", "ci_high_clean_ns", "n_runs", "n_batches",
-                "flagged_fraction", "depends_on_flags", "multimodal", "warning", "ci_method", "note"]
-        return self.estimates[[c for c in cols if c in self.estimates.columns]]
+                "flagged_fraction", "depends_on_flags", "multimodal", "warning", "ci_method", "note",
+                "pooled", "n_campaigns", "interval_over", "between_campaign_sd"]
+        from osbench_analysis import reproducibility
+
+        # one row per campaign (its interval: within one campaign), then the pooled rows (over campaigns)
+        rows = pd.concat([self.estimates, reproducibility.pooled_rows(self.pooling)], ignore_index=True)
+        return rows[[c for c in cols if c in rows.columns]]
 
     def quality_report(self) -> pd.DataFrame:
         q = self.quality
@@ -164,7 +172,7 @@ class Analysis:
         from osbench_analysis import methods
 
         # the estimate table itself, so that the paragraph counts which number each condition quotes
-        return methods.methods_paragraph(self.estimates)
+        return methods.methods_paragraph(self.estimates, pooling=self.pooling, campaigns=True)
 
     def figures(self) -> dict:
         """name -> matplotlib Figure; the name says what it shows and is the file name."""
@@ -185,6 +193,10 @@ class Analysis:
                 figs[f"{probe}_across_hosts"] = plots_hosts.primitive_across_hosts(est, probe, variant, placement)
         if len(self.placement_ratios):
             figs["cross_over_same_cpu_forest"] = plots.ratio_forest_plot(self.placement_ratios)
+        if self.pooling is not None and self.pooling.n_campaigns_max > 1:
+            from osbench_analysis import plots_reproducibility
+
+            figs.update(plots_reproducibility.reproducibility_figures(self.pooling))
         if self.sweep_fits:
             from osbench_analysis import plots_sweeps
 
@@ -215,13 +227,17 @@ def _ratio_tables(groups, *, baseline: str, by: str, **kw) -> pd.DataFrame:
 def analyze(campaigns: list[str] | None = None, root: str | Path | None = None, *,
             level: float = stats.DEFAULT_LEVEL, n_resamples: int = stats.DEFAULT_RESAMPLES,
             seed: int = stats.DEFAULT_SEED, estimator: str = "median", ci_method: str = stats.DEFAULT_CI_METHOD,
-            baseline: str = "native") -> Analysis:
+            baseline: str = "native", pool: bool = True) -> Analysis:
     """Load the campaigns (seals verified) and compute every estimate, ratio and
-    crossing cost once, with its CI."""
+    crossing cost once, with its CI.  ``pool``: also pool each primary campaign
+    with the host's comparable earlier campaigns (same environment and probe
+    code: reproducibility.pool_campaigns) into intervals over campaigns."""
     settings = AnalysisSettings(level, n_resamples, seed, estimator, ci_method, baseline)
     refs = select_campaigns(campaigns, root, baseline=baseline)
     loaded = [store.load_campaign(r.campaign_id, root) for r in refs]
     samples = pd.concat([c.samples.assign(host=r.host) for c, r in zip(loaded, refs)], ignore_index=True)
+    # the host-state canaries are controls, not primitives: compared between campaigns in result.pooling
+    samples = samples[~samples["probe"].isin(registry.CANARY_PROBES)].reset_index(drop=True)
     kw = settings.stats_kwargs()
     # TODO(stats subpackage): one call computing flags once for both tables
     estimates = stats.flag_sensitivity(samples, **kw)
@@ -230,6 +246,14 @@ def analyze(campaigns: list[str] | None = None, root: str | Path | None = None, 
     qual = quality.quality_table(samples)
     result = Analysis(refs, settings, {c.id: c.manifest for c in loaded}, samples, estimates, qual,
                       pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), pd.DataFrame())
+    from osbench_analysis import reproducibility
+
+    if pool:
+        by_id = {c.id: c for c in loaded}
+        result.pooling = reproducibility.pool_campaigns(
+            {cid: by_id[cid].manifest for cid in result.primary_ids}, root, baseline=baseline, level=level,
+            loaded=by_id)
+    result.estimates = reproducibility.annotate_estimates(estimates, result.pooling)
     primary = samples[samples["campaign_id"].isin(result.primary_ids)]
     envs = set(primary["environment"])
     notes = result.notes

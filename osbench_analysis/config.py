@@ -50,11 +50,16 @@ class CampaignConfig:
     precision_target: float = 0.0       # relative CI half-width, e.g. 0.05
     max_runs: int = 10
     time_budget_s: float = 240.0        # measuring time the campaign may spend adding runs
+    # Host-state canaries (issue #20) in every round and environment: None = when the campaign measures
+    # the default probes (a profile's campaign; a campaign of probes named by hand, e.g. a test's, skips them)
+    canaries: bool | None = None
 
     def measures_in(self, env, probe: str) -> bool:
         """Whether this campaign measures `probe` in environment `env`: native takes
         every probe, other environments `sandbox_probes` of them (when set) that
         they serve (a file server serves only file probes)."""
+        if probe in registry.CANARY_PROBES:
+            return True   # host-state canaries (issue #20): every environment, whatever it serves
         if env.arch_class != "monolithic" and self.sandbox_probes is not None and probe not in self.sandbox_probes:
             return False
         return env.serves(registry.get_probe(probe))
@@ -222,6 +227,9 @@ def validate(cfg: CampaignConfig) -> list[Condition]:
         wd = cfg.workdir or default_workdir()
         if not os.path.isdir(wd) or not os.access(wd, os.W_OK | os.X_OK):
             raise ConfigError(f"workdir {wd!r} must be an existing, writable folder")
+    # host-state canaries (issue #20): measured in every round, whatever else the campaign measures
+    if cfg.canaries or (cfg.canaries is None and set(registry.DEFAULT_PROBES) <= set(cfg.probes)):
+        specs += [registry.get_probe(p) for p in registry.CANARY_PROBES if p not in cfg.probes]
     conditions = []
     for spec in specs:
         try:

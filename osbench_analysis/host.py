@@ -113,6 +113,7 @@ class HostInfo:
     git: dict
     loadavg_at_start: list[float] = field(default_factory=list)
     host_id: str = ""            # stable across boots; tells apart hosts that share a name
+    cpu_busy_at_start: float | None = None   # % of the allowed CPUs busy over BUSY_SAMPLE_S before measuring
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -157,4 +158,37 @@ def collect_host_info() -> HostInfo:
         git=git_state(),
         loadavg_at_start=list(os.getloadavg()),
         host_id=host_id(),
+        cpu_busy_at_start=cpu_busy_percent(),
     )
+
+
+#: Start-of-campaign idleness check (issue #20): campaigns are replicates only if the host was in a
+#: comparable state; a busy host makes every primitive slower, unevenly.
+BUSY_SAMPLE_S = 0.5
+BUSY_LOAD_PER_CPU = 0.5     # 1-minute load average per allowed CPU above which the host is not idle
+BUSY_CPU_PERCENT = 20.0     # CPU use of the allowed CPUs (everyone's) above which the host is not idle
+
+
+def cpu_busy_percent(sample_s: float = BUSY_SAMPLE_S) -> float | None:
+    """Mean busy % of the CPUs this process may use, over ``sample_s`` seconds (None if unreadable)."""
+    try:
+        per_cpu = psutil.cpu_percent(interval=sample_s, percpu=True)
+    except (OSError, RuntimeError):
+        return None
+    allowed = sorted(os.sched_getaffinity(0))
+    used = [per_cpu[c] for c in allowed if c < len(per_cpu)] or per_cpu
+    return float(sum(used) / len(used)) if used else None
+
+
+def busy_warning(info: HostInfo) -> str:
+    """One line saying the host is not idle at the start of a campaign, or ''."""
+    ncpu = max(1, len(info.cpus_allowed))
+    load = info.loadavg_at_start[0] if info.loadavg_at_start else 0.0
+    busy = info.cpu_busy_at_start
+    if load / ncpu <= BUSY_LOAD_PER_CPU and (busy is None or busy <= BUSY_CPU_PERCENT):
+        return ""
+    return (f"warning: the host is not idle (1-minute load {load:.2f} on {ncpu} CPU(s), "
+            f"{'?' if busy is None else f'{busy:.0f}'}% busy over {BUSY_SAMPLE_S:g} s; idle is <= "
+            f"{BUSY_LOAD_PER_CPU:g} per CPU and <= {BUSY_CPU_PERCENT:g}%): its times may differ from an idle "
+            "host's by more than their intervals say (docs/statistics.md, campaigns as a level); measure "
+            "when the machine is otherwise idle")

@@ -162,7 +162,7 @@ def _coverage_sentence(results: Sequence) -> str:
 
 
 def methods_paragraph(source, *, sweep: SweepFit | None = None, coverage: Sequence | None = None,
-                      ratios: bool = True) -> str:
+                      ratios: bool = True, pooling=None, campaigns: bool = False) -> str:
     """LaTeX methods paragraph for the parameters behind ``source``.
 
     ``source``: an AnalysisParameters or a DataFrame from stats.summarize /
@@ -171,7 +171,9 @@ def methods_paragraph(source, *, sweep: SweepFit | None = None, coverage: Sequen
     objects measured by benchmarks/stats_coverage.py (or
     simulate.coverage_study), to state the validated coverage; omitted when
     not given (or measured for another method), so the text never quotes
-    numbers that were not computed for this method.
+    numbers that were not computed for this method.  ``pooling`` (a
+    reproducibility.Pooling) or ``campaigns=True``: say what the intervals
+    cover, over campaigns or within one (issue #20).
     """
     p = _params(source)
     parts = [_flag_sentence(p), _ci_sentence(p), _quote_sentence(p, source), _heterogeneity_sentence(p),
@@ -185,4 +187,8 @@ def methods_paragraph(source, *, sweep: SweepFit | None = None, coverage: Sequen
         mine = [r for r in coverage if r.ci_method == p.ci_method and r.estimator == p.estimator]
         if mine:
             parts.append(_coverage_sentence(mine))
+    if pooling is not None or campaigns:
+        from .reproducibility import methods_sentence
+
+        parts.append(methods_sentence(pooling, p.level))
     return "".join(parts).strip()

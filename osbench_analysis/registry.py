@@ -53,6 +53,10 @@ class Probe:
     # process's mappings), so like a forking probe it runs in osbench-parent, the
     # minimal native process every peer benchmark is, unless params parent=python.
     native_parent: bool = False
+    # A host-state control (a canary, issue #20), not a primitive: every campaign measures it in every
+    # environment (config.validate adds it), the analysis compares it between campaigns
+    # (reproducibility.canary_table) and keeps it out of the estimate tables and the catalog views.
+    control: bool = False
 
     @property
     def in_native_parent(self) -> bool:
@@ -260,6 +264,14 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
     Probe("memcpy_bw", "memory_bw", "memcpy of a `bytes` buffer (8 MiB: beyond the caches)", False,
           "none in the reference tables (memory copy bandwidth, lmbench bw_mem bcopy-style)",
           params=(Param("bytes", 8 << 20, (), "buffer size (B)"),), size_param="bytes", max_iterations=100_000),
+    # Host-state canaries (issue #20): fixed work measured in every round of every campaign, in every
+    # environment (config.validate adds them), so that a host that got slower or noisier shows as such.
+    Probe("canary_cpu", "canary", "1,024 dependent 64-bit multiply-adds (latency-bound CPU work)", False,
+          "none (a host-state control, reproducibility.canary_table)", max_iterations=1_000_000, control=True),
+    Probe("canary_memcpy", "canary", "memcpy of a 2 MiB buffer (memory-bound copy)", False,
+          "none (a host-state control, reproducibility.canary_table)", max_iterations=100_000, control=True),
+    Probe("canary_syscall", "canary", "one getppid() via syscall(2) (a null kernel entry)", False,
+          "none (a host-state control, reproducibility.canary_table)", control=True),
     Probe("malloc_memcpy", "memory_bw", "malloc of two `bytes` buffers + fill + copy + two frees", False,
           "UnixBench mallocMemCopy-style (two mallocs, a small copy, two frees)",
           params=(Param("bytes", 256, (), "buffer size (B)"),), size_param="bytes"),
@@ -286,7 +298,11 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
           uses_workdir=True),
 ]}
 
-DEFAULT_PROBES: tuple[str, ...] = tuple(n for n, p in PROBES.items() if not p.hidden)
+DEFAULT_PROBES: tuple[str, ...] = tuple(n for n, p in PROBES.items() if not p.hidden and not p.control)
+
+
+#: The host-state canaries every campaign measures in every environment (config.validate adds them).
+CANARY_PROBES: tuple[str, ...] = tuple(n for n, p in PROBES.items() if p.control)
 
 
 #: The primitives the architecture comparison is built on (one or more per family,
@@ -341,7 +357,7 @@ def profile_variants(profile: str) -> dict[str, list[dict]]:
     are measured at their defaults (left out of the mapping)."""
     out: dict[str, list[dict]] = {}
     for name, p in PROBES.items():
-        if p.hidden:
+        if p.hidden or p.control:
             continue
         sets = [dict(v) for v in p.variants] or [{}]
         if p.sweep:
@@ -356,7 +372,8 @@ def profile_variants(profile: str) -> dict[str, list[dict]]:
 def primitives() -> list[tuple[str, dict]]:
     """Every primitive of the catalog: (probe, parameters) for each probe and
     each of its primitive variants (sweep points are not primitives)."""
-    return [(n, dict(v)) for n, p in PROBES.items() if not p.hidden for v in (p.variants or ({},))]
+    return [(n, dict(v)) for n, p in PROBES.items() if not p.hidden and not p.control
+            for v in (p.variants or ({},))]
 
 
 def catalog_table():
@@ -366,7 +383,7 @@ def catalog_table():
 
     rows = []
     for p in PROBES.values():
-        if p.hidden:
+        if p.hidden or p.control:
             continue
         how = [s for s, on in (("two-party", p.two_party), ("native parent", p.in_native_parent),
                                 ("workdir", p.uses_workdir)) if on]
@@ -397,4 +414,5 @@ def format_catalog(width: int = 100) -> str:
                                  r.sweep and f"sweep {r.sweep}", r.runs and f"runs: {r.runs}") if x]
             for text in [f"mirrors: {r.mirrors}", *extra]:
                 lines.extend(textwrap.wrap(text, width, initial_indent=" " * 25, subsequent_indent=" " * 27))
+    lines.append(f"\n[host-state controls, measured in every campaign and environment] {', '.join(CANARY_PROBES)}")
     return "\n".join(lines)

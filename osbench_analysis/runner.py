@@ -196,6 +196,8 @@ def run_campaigns(cfg: CampaignConfig, progress: bool = True, resume: str | None
             print(f"removed {len(swept)} folder(s) left by runners that died: {', '.join(map(str, swept))}",
                   file=sys.stderr)
         host_info = host.collect_host_info()
+        if progress and host.busy_warning(host_info):
+            print(host.busy_warning(host_info), file=sys.stderr)   # issue #20: campaigns pool only if comparable
         if host_info.probes.get("stale"):
             print("warning: probes/ changed since the extension was built; rebuild with `pip install -e .`",
                   file=sys.stderr)

@@ -493,3 +493,51 @@ def _label(sc: Scenario) -> str:
     eff = "" if sc.run_effect == "normal" else f" {sc.run_effect}"
     return (f"{sc.family}{eff} runs={sc.n_runs} batches={sc.n_batches} "
             f"run_sd={sc.run_sigma:g} batch_sd={sc.batch_sigma:g}")
+
+
+# ---------------------------------------------------------------- campaigns as a level
+
+def draw_campaigns(sc: Scenario, n_campaigns: int, tau: float, rng: np.random.Generator,
+                   n_experiments: int = 1) -> np.ndarray:
+    """Per-op times of ``n_campaigns`` campaigns of one condition, shape
+    (n_experiments, n_campaigns, n_runs, n_batches): each campaign is a
+    ``draw_per_op`` experiment scaled by its own host state exp(c), c ~ N(0, tau^2).
+    The campaign-population value is the scenario's truth (c has mean and median 0)."""
+    if n_campaigns < 1 or tau < 0:
+        raise ValueError(f"need n_campaigns >= 1 and tau >= 0 (got {n_campaigns}, {tau})")
+    x, _ = draw_per_op(sc, rng, n_experiments * n_campaigns)
+    x = x.reshape(n_experiments, n_campaigns, sc.n_runs, sc.n_batches)
+    c = tau * rng.standard_normal((n_experiments, n_campaigns, 1, 1))
+    return x * np.exp(c)
+
+
+def pooled_coverage_study(sc: Scenario, n_campaigns: int, tau: float, *, n_experiments: int = 2000,
+                          level: float = 0.95, seed: int = 0) -> dict:
+    """Coverage of the campaign-population value (geometric mean of run medians)
+    by the interval the analysis gives: the random-effects pooled interval over
+    campaigns (stats.pooled, Hartung-Knapp) with >= 2 campaigns, the
+    within-one-campaign t interval with one (labelled so: its warning)."""
+    from .stats import pooled, run_level_values, t_interval
+
+    rng = np.random.default_rng(seed)
+    x = draw_campaigns(sc, n_campaigns, tau, rng, n_experiments)
+    vals = run_level_values(x, "median")                        # (experiments, campaigns, runs)
+    truth = math.log(true_value_ns(sc, "geomean_of_run_medians"))
+    if n_campaigns == 1:
+        m, lo, hi = t_interval(vals[:, 0, :], level)
+        tau_hat = np.full(n_experiments, np.nan)
+    else:
+        y = vals.mean(-1)
+        se = vals.std(-1, ddof=1) / math.sqrt(sc.n_runs)
+        m, lo, hi, tau_hat, _, _ = pooled.random_effects_rows(y, se, level)
+    cov = float(np.mean((lo <= truth) & (truth <= hi)))
+    from .heterogeneity import heterogeneity_arrays
+
+    # the pooled row carries a warning when any campaign's condition warns (a minority of slow runs
+    # that its runs may have missed: heterogeneity.py)
+    warn = heterogeneity_arrays(x)["warn"].any(axis=-1)
+    return {"coverage": cov, "warn": float(np.mean(warn)), "mc_se": math.sqrt(max(cov * (1 - cov), 1e-12) / n_experiments),
+            "miss_below": float(np.mean(hi < truth)), "miss_above": float(np.mean(lo > truth)),
+            "halfwidth_rel": float(np.median(np.expm1((hi - lo) / 2))),
+            "tau_hat_median": float(np.nanmedian(tau_hat)) if n_campaigns > 1 else math.nan,
+            "interval_over": pooled.OVER_CAMPAIGNS if n_campaigns > 1 else pooled.WITHIN_ONE_CAMPAIGN}

@@ -57,6 +57,12 @@ coverage there: :mod:`stats.quote`), keeps the mean over runs beside it
 (``mean_over_runs*``, what ratios compare), and reports the heterogeneity
 columns and ``warning`` of :mod:`heterogeneity`.
 Tables: docs/statistics.md, benchmarks/stats_coverage.py (sections E, J, Q).
+
+Every interval above is over the runs of ONE campaign.  Campaigns of one host
+drift by more than runs differ (docs/statistics.md, campaigns as a level):
+:mod:`stats.pooled` pools a condition's campaign values into an interval over
+campaigns (t, k-1 df; not a registered CI method: its unit is the campaign, not
+the run), which reproducibility.py applies and section R validates.
 """
 from __future__ import annotations
 
@@ -70,3 +76,5 @@ from .summary import (AnalysisParameters, SUMMARY_COLUMNS, flag_sensitivity, quo
 from .quote import (DEFAULT_QUOTE, QUOTES, below_level, quote_warns, quotes_typical_run, runs_for_level)  # noqa: F401
 from .ratios import (MissingRunLabels, RATIO_MATCH, RatioEstimate, ratio_ci, ratio_matrix, ratio_table)  # noqa: F401
 from .sweeps import (SWEEP_CI_METHODS, SweepFit, sweep_fit)  # noqa: F401
+from . import pooled  # noqa: F401  (campaigns as a level of replication)
+from .pooled import (OVER_CAMPAIGNS, POOLING_METHOD, Pooled, WITHIN_ONE_CAMPAIGN, random_effects)  # noqa: F401

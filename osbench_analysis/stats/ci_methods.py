@@ -22,6 +22,7 @@ import numpy as np
 
 from .bootstrap import _bca_interval, _jackknife_runs, hierarchical_bootstrap, resampled_run_medians
 from .intervals import _t_interval, order_statistic_median_ci
+from .params import ESTIMATORS, _check_level
 from .rundata import RunData
 
 
@@ -185,3 +186,17 @@ def get(name: str) -> CIMethod:
 
 for _m in (RunsT(), Hierarchical(bca=False), Hierarchical(bca=True), RunsOrderStatistic(), NaiveIID()):
     register(_m)
+
+
+def check_common(level, estimator, n_resamples, ci_method) -> None:
+    """Every argument the estimate, summary, ratio and sweep functions share, checked in one place."""
+    _check_level(level)
+    if estimator not in ESTIMATORS:
+        raise ValueError(f"estimator must be one of {ESTIMATORS} (got {estimator!r})")
+    if ci_method not in CI_METHODS:
+        raise ValueError(f"ci_method must be one of {CI_METHODS} (got {ci_method!r})")
+    if (estimator, ci_method) not in ESTIMAND:
+        raise ValueError(f"ci_method {ci_method!r} is for the median only; "
+                         f"use one of {[m for (e, m) in ESTIMAND if e == estimator]} with the {estimator}")
+    if not isinstance(n_resamples, (int, np.integer)) or n_resamples < 100:
+        raise ValueError(f"n_resamples must be an integer >= 100 (got {n_resamples})")

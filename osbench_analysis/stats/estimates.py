@@ -6,8 +6,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 from ..quality import DEFAULT_FLAG_RULE, FlagRule
-from .ci_methods import ESTIMAND, get as get_ci_method
-from .params import DEFAULT_CI_METHOD, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, _check_common
+from .ci_methods import ESTIMAND, get as get_ci_method, check_common
+from .params import DEFAULT_CI_METHOD, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 from .rundata import RunData, _as_run_data, _rng
 from .intervals import _t_interval, order_statistic_median_ci
 
@@ -64,7 +64,7 @@ def estimate_ci(per_op, run=None, *, estimator: str = "median", level: float = D
     flagged batches too if ``exclude_flagged``), a RunData, or an array of
     per-op times with ``run`` labels.
     """
-    _check_common(level, estimator, n_resamples, ci_method)
+    check_common(level, estimator, n_resamples, ci_method)
     rd = _as_run_data(per_op, run, exclude_flagged=exclude_flagged, rule=rule)
     rng = rng if rng is not None else _rng(seed)
     R = rd.n_runs

@@ -10,8 +10,8 @@ from scipy import stats as sps
 from ..errors import OsbenchError
 from ..heterogeneity import heterogeneity as _heterogeneity
 from ..quality import DEFAULT_FLAG_RULE, FlagRule, flag_batches
-from .ci_methods import REGISTRY as CI_REGISTRY, get as get_ci_method
-from .params import DEFAULT_CI_METHOD, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, _check_common
+from .ci_methods import REGISTRY as CI_REGISTRY, get as get_ci_method, check_common
+from .params import DEFAULT_CI_METHOD, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 from .rundata import RunData, _as_run_data
 from .bootstrap import _jackknife_runs, hierarchical_bootstrap
 from .estimates import Estimate, estimate_ci
@@ -88,7 +88,7 @@ def ratio_ci(a, b, *, estimator: str = "median", level: float = DEFAULT_LEVEL,
     is one worker's batches (the interval is then a hierarchical bootstrap
     blind to run-to-run variation, and the note says so).
     """
-    _check_common(level, estimator, n_resamples, ci_method)
+    check_common(level, estimator, n_resamples, ci_method)
     if get_ci_method(ci_method).ratio is None:
         raise ValueError(f"ratio_ci does not support {ci_method!r} (no two-sample interval); "
                          f"use one of {[m.name for m in CI_REGISTRY.values() if m.ratio]}")

@@ -8,8 +8,8 @@ import pandas as pd
 from ..heterogeneity import heterogeneity as _heterogeneity
 from ..quality import DEFAULT_FLAG_RULE, FlagRule, condition_quality, flag_batches, per_op_ns
 from ..schema import GROUP_KEYS
-from .ci_methods import ESTIMAND
-from .params import DEFAULT_CI_METHOD, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, _check_common
+from .ci_methods import ESTIMAND, check_common
+from .params import DEFAULT_CI_METHOD, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 from .rundata import RunData, _rng
 from .intervals import order_statistic_median_ci
 from .estimates import Estimate, estimate_ci
@@ -115,7 +115,7 @@ def summarize(samples: pd.DataFrame, *, level: float = DEFAULT_LEVEL, estimator:
     ``quality=False`` skips the warnings and mode test (faster; the runner's
     between-run checks do not need them).
     """
-    _check_common(level, estimator, n_resamples, ci_method)
+    check_common(level, estimator, n_resamples, ci_method)
     check_quote(quote)
     missing = [k for k in GROUP_KEYS if k not in samples.columns]
     if missing:

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 from ..quality import DEFAULT_FLAG_RULE, FlagRule, flag_batches, per_op_ns
-from .params import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, _check_common
+from .ci_methods import check_common
+from .params import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 from .rundata import _rng
 
 
@@ -79,7 +80,7 @@ def sweep_fit(samples: pd.DataFrame, x: str, *, estimator: str = "median", level
     92.7-94.9 %; a plain percentile bootstrap without the rescaling and the
     df correction covered only ~80 % with 3-5 runs.
     """
-    _check_common(level, estimator, n_resamples, "hier-percentile")
+    check_common(level, estimator, n_resamples, "hier-percentile")
     if tolerance_rel <= 0:
         raise ValueError(f"tolerance_rel must be > 0 (got {tolerance_rel})")
     if ci_method not in SWEEP_CI_METHODS:

@@ -1,0 +1,78 @@
+"""Reproducibility shown, not just computed: per family of primitives, each
+campaign's estimate with its within-campaign interval beside the pooled one,
+so campaign-to-campaign spread is visible at a glance (issue #20)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+
+MAX_ROWS = 40     # conditions per figure; a family with more is split
+
+
+def _slug(text: str) -> str:
+    return "".join(ch if ch.isalnum() else "_" for ch in text.lower()).strip("_")
+
+
+def campaigns_forest(values: pd.DataFrame, pooled: pd.DataFrame, title: str = "", level: float = 0.95):
+    """One row per condition (environment, probe, variant, placement): each
+    campaign's estimate with its t interval over runs (thin, coloured by
+    campaign order) and the pooled estimate with its interval over campaigns
+    (black diamond).  Log time axis."""
+    import matplotlib.pyplot as plt
+
+    keys = ["environment", "probe", "variant", "placement"]
+    conds = pooled[keys].drop_duplicates().reset_index(drop=True)
+    fig, ax = plt.subplots(figsize=(8, 0.32 * len(conds) + 1.4))
+    order = {c: i for i, c in enumerate(sorted(values["campaign_id"].unique()))}
+    cmap = plt.get_cmap("viridis", max(len(order), 2))
+    labels = []
+    for i, c in conds.iterrows():
+        sel = np.logical_and.reduce([values[k] == c[k] for k in keys])
+        v = values[sel]
+        for j, r in enumerate(v.sort_values("campaign_id").itertuples()):
+            y = i + 0.12 * (j - (len(v) - 1) / 2)
+            t = sps.t.ppf(0.5 + level / 2, max(r.n_runs - 1, 1))
+            lo, hi = np.exp(r.y - t * r.se), np.exp(r.y + t * r.se)
+            ax.plot([lo, hi], [y, y], color=cmap(order[r.campaign_id]), lw=1)
+            ax.plot([r.estimate_ns], [y], "o", ms=3, color=cmap(order[r.campaign_id]))
+        p = pooled[np.logical_and.reduce([pooled[k] == c[k] for k in keys])].iloc[0]
+        ax.plot([p.ci_low_ns, p.ci_high_ns], [i + 0.42, i + 0.42], color="black", lw=2)
+        ax.plot([p.estimate_ns], [i + 0.42], "D", ms=4, color="black")
+        tau = "" if not np.isfinite(p.between_campaign_sd) else f" τ={p.between_campaign_sd:.2f}"
+        variant = f" [{c.variant}]" if c.variant else ""
+        labels.append(f"{c.environment}: {c.probe}{variant} {c.placement}{tau}")
+    ax.set_yticks(range(len(conds)), labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.set_xlabel("time per operation (ns, log scale)")
+    n = int(pooled["n_campaigns"].max()) if len(pooled) else 0
+    ax.set_title(f"{title}: per campaign (colour, {level:.0%} CI over runs) and pooled\n"
+                 f"(black, {level:.0%} CI over {n} campaigns); τ: between-campaign SD (log)", fontsize=8)
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def reproducibility_figures(pooling) -> dict:
+    """name -> Figure: one campaigns_forest per family (families.py), for the
+    conditions pooled over more than one campaign."""
+    from osbench_analysis import families
+
+    pooled = pooling.estimates[pooling.estimates["n_campaigns"] > 1]
+    if pooled.empty:
+        return {}
+    fam = pooled["probe"].map(families.probe_family)
+    figs = {}
+    for family in [f for f in families.FAMILIES if (fam == f).any()]:
+        part = pooled[fam == family]
+        for k in range(0, len(part), MAX_ROWS):
+            chunk = part.iloc[k:k + MAX_ROWS]
+            suffix = f"_{k // MAX_ROWS + 1}" if len(part) > MAX_ROWS else ""
+            figs[f"reproducibility_{_slug(family)}{suffix}"] = campaigns_forest(
+                pooling.values, chunk, title=family, level=pooling.level)
+    return figs
+
+
+__all__ = ["campaigns_forest", "reproducibility_figures"]
