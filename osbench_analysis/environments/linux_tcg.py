@@ -60,9 +60,11 @@ class LinuxTCG(GuestEnvironment):
 
     def boot_media(self, requests: Sequence, folder: Path) -> list[str]:
         plans = [job_plan(k, r, registry.PROBES.get(r.probe)) for k, r in enumerate(requests)]
-        # the kernel unpacks concatenated archives in order: the built one, then this round's jobs
+        # the kernel unpacks concatenated archives in order: the built one, then this round's jobs;
+        # an archive must start 4-byte aligned (zeros between archives are skipped)
+        base = INITRAMFS.read_bytes()
         initrd = folder / "initrd.cpio"
-        initrd.write_bytes(INITRAMFS.read_bytes() + newc([("osb-jobs", 0o100644, jobs_file(plans))]))
+        initrd.write_bytes(base + b"\0" * (-len(base) % 512) + newc([("osb-jobs", 0o100644, jobs_file(plans))]))
         return ["-kernel", str(VMLINUZ), "-initrd", str(initrd), "-append", append_line(self.extra_args)]
 
     def facts(self) -> dict:
