@@ -151,3 +151,11 @@ def test_mach_probes_run_only_in_mach_and_the_guest_sets_are_measured():
         pair, params = registry.PROBES[name].pairs_with
         assert pair in linux_tcg.PROBES and registry.PROBES[name].differs
         registry.resolve_params(registry.PROBES[pair], params)
+
+
+def test_the_preflight_null_syscall_runs_the_mach_null_trap_and_nothing_else_is_substituted():
+    req = WorkerRequest("null_syscall", {"x": 1}, 1, 0, 1, 10)
+    assert environments.get("mach").guest_request(req).probe == "mach_null_trap"
+    assert environments.get("linux-tcg").guest_request(req) is req
+    other = WorkerRequest("mach_rpc_task", {}, 1, 0, 1, 10)
+    assert environments.get("mach").guest_request(other) is other
