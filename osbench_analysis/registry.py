@@ -302,14 +302,14 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
           differs="one trap queues and dequeues a message on the task's own port; no context switch"),
     Probe("mach_rpc_thread", "mach", "one RPC round trip of a 48 B typed message to a server thread of the same "
           "task (client and server mach_msg(SEND|RCV), send-once reply right)", True,
-          "MINIX paper background: Mach vs L3 IPC; seL4/L4 IPC round trips", guest="mach",
-          pairs_with=("service_shm", {"bytes": 0}),
+          "none in the reference tables (the MINIX 3 paper's background cites Mach vs L3 message costs: "
+          "microkernel.published)", guest="mach", pairs_with=("service_shm", {"bytes": 0}),
           differs="2 traps with a reply capability, direct hand-off; a futex round trip is 4 system calls "
                   "and two scheduler wake-ups through shared memory"),
     Probe("mach_rpc_task", "mach", "one RPC round trip of a 48 B typed message to a server in another task "
           "(client and server mach_msg(SEND|RCV), send-once reply right)", True,
-          "MINIX paper background: Mach vs L3 IPC; seL4/L4 IPC round trips", guest="mach",
-          pairs_with=("pipe_pingpong", {}),
+          "none in the reference tables (the MINIX 3 paper's background cites Mach vs L3 message costs: "
+          "microkernel.published)", guest="mach", pairs_with=("pipe_pingpong", {}),
           differs="a Mach RPC is 2 traps with a reply capability and an address-space switch each way; a pipe "
                   "round trip is 4 system calls through the VFS and the scheduler"),
     Probe("mach_vm_touch", "mach", "vm_allocate 4 KiB + write one byte + vm_deallocate", False,
