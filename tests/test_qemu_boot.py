@@ -102,3 +102,16 @@ def test_a_kernel_panic_is_a_failed_run_with_the_panic_line(tmp_path):
     needs("mach")
     res = round_of(BrokenMach("mach-broken"), [("mach_null_trap", {})], tmp_path, timeout_s=120.0)
     assert res[0].status == "crashed" and "panic" in res[0].message.lower(), res[0].message
+
+
+def test_one_job_one_boot_through_launch_for_a_runner_without_rounds(tmp_path):
+    from osbench_analysis import launch
+
+    env = needs("mach")
+    req = WorkerRequest("mach_rpc_task", {}, 200_000, 0, 2, registry.PROBES["mach_rpc_task"].max_iterations)
+    with env.session(tmp_path / "s") as sess:
+        out = launch.run(sess.launch(launch.worker_argv(req), cpus=None, output=tmp_path / "o.jsonl"), 120)
+    assert out.status == "ok", out.message
+    assert out.facts["time_unit"] == "guest instructions"
+    assert all(b["work_done"] == b["iterations"] for b in out.batches) and len(out.batches) >= 3
+    assert not qemus_mentioning("osbench-guest-")
