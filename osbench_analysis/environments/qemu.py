@@ -276,6 +276,12 @@ class GuestSession(Session):
             _write_lines(job.output, outcome)
             yield outcome
 
+    def close(self) -> None:
+        # a QEMU the boot could not reap (it should have) must not survive the session:
+        # every boot's files, hence its command line, are under this session's scratch
+        if hostops.which(QEMU):
+            hostops.kill_processes(hostops.which(QEMU), str(self.scratch))
+
     def launch(self, worker_argv: Sequence[str], *, cpus: set[int] | None, output: Path) -> Launch:
         req = request_of(worker_argv)
         cpu_list = ",".join(map(str, sorted(cpus))) if cpus else ""
