@@ -5,6 +5,7 @@ import re
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from osbench_analysis import microkernel, registry
 
@@ -76,3 +77,15 @@ def test_published_figures_come_from_the_reference_data():
     pub = microkernel.published()
     assert set(pub["metric_id"]) == set(microkernel.PUBLISHED_METRICS)
     assert {"Mach", "L3"} <= set(pub["system_as_published"]) or len(pub) >= 2
+
+
+@pytest.mark.slow
+def test_the_host_analysis_never_takes_a_guest_campaign(tiny_campaign, tmp_path):
+    from osbench_analysis import analysis
+    from conftest import relabel
+
+    native = relabel(tiny_campaign, tmp_path, "native-copy", "native", minutes=0)
+    guest = relabel(tiny_campaign, tmp_path, "guest-copy", "mach")
+    assert [r.campaign_id for r in analysis.select_campaigns(root=tmp_path)] == [native.id]
+    with pytest.raises(analysis.AnalysisError, match="guest instructions"):
+        analysis.select_campaigns([guest.id], root=tmp_path)
