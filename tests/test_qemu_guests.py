@@ -159,3 +159,13 @@ def test_the_preflight_null_syscall_runs_the_mach_null_trap_and_nothing_else_is_
     assert environments.get("linux-tcg").guest_request(req) is req
     other = WorkerRequest("mach_rpc_task", {}, 1, 0, 1, 10)
     assert environments.get("mach").guest_request(other) is other
+
+
+def test_outcome_rows_fill_every_sample_column_with_the_runners_own():
+    from osbench_analysis import schema
+
+    res = outcomes(Boot(SERIAL, "panic", None, 4.0, loadavg_1m=0.5), 2, {}, 60)
+    rows = [{**b, "probe": "mach_null_trap", "variant": "", "params_json": "{}", "placement": "same_cpu",
+             "fs_type": "", "run": 0} for b in res[0].batches]
+    df = schema.samples_frame(rows, campaign_id="c", environment="mach", arch_class="microkernel")
+    assert list(df["elapsed_ns"]) == [97, 7600] and set(df["worker_pid"]) == {0} and set(df["loadavg_1m"]) == {0.5}

@@ -60,6 +60,7 @@ FIELDS = {"batch": "batch", "warmup": "warmup", "iterations": "iterations", "ela
           "nivcsw": "nivcsw", "minflt": "minflt", "started_unix_ns": "started_unix_ns"}
 #: what a guest that does not count a column reports (the Mach task: one CPU, no rusage)
 UNCOUNTED = {"cpu_start": 0, "cpu_end": 0, "nvcsw": 0, "nivcsw": 0, "minflt": 0, "started_unix_ns": 0}
+WORKER_PID = {"linux": 1, "mach": 0}
 INSTALL_HINT = "make envs  (as root: python -m osbench_analysis.environments.install)"
 
 
@@ -153,6 +154,7 @@ class Boot:
     returncode: int | None
     wall_s: float
     stderr: str = ""
+    loadavg_1m: float = 0.0   # the host's, as the boot started (the guest's own says nothing of the host)
 
 
 def boot(argv: list[str], timeout_s: float, log: Path | None = None) -> Boot:
@@ -161,6 +163,7 @@ def boot(argv: list[str], timeout_s: float, log: Path | None = None) -> Boot:
     from osbench_analysis import launch
 
     t0 = time.monotonic()
+    load1 = os.getloadavg()[0]
     proc = subprocess.Popen(launch.guarded(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)
     chunks: list[bytes] = []
@@ -204,7 +207,8 @@ def boot(argv: list[str], timeout_s: float, log: Path | None = None) -> Boot:
     if log is not None:
         log.write_text(serial)
     rc = proc.returncode if status == "exited" else None
-    return Boot(serial, status, rc, time.monotonic() - t0, (b"".join(err) + (e or b"")).decode(errors="replace"))
+    return Boot(serial, status, rc, time.monotonic() - t0, (b"".join(err) + (e or b"")).decode(errors="replace"),
+                load1)
 
 
 def outcomes(b: Boot, n_jobs: int, facts: dict, timeout_s: float) -> list:
@@ -224,9 +228,13 @@ def outcomes(b: Boot, n_jobs: int, facts: dict, timeout_s: float) -> list:
     else:
         tail = " | ".join(b.stderr.strip().splitlines()[-3:])
         why = f"the guest ended without finishing (QEMU status {b.returncode})" + (f": {tail}" if tail else "")
+    # the worker's own columns: its pid (Linux: PID 1, the init that runs the probes; the Mach task has
+    # no pid: 0) and the host's load as the boot started
+    worker = {"worker_pid": WORKER_PID.get(kernel, 0), "loadavg_1m": b.loadavg_1m}
     out, failed_at = [], None
     for k in range(n_jobs):
         job = rep.jobs.get(k, JobReport())
+        job.batches = [{**row, **worker} for row in job.batches]
         wall = b.wall_s / max(n_jobs, 1)
         if job.done:
             out.append(WorkerOutcome("ok", 0, "", job.batches, wall, inside))
