@@ -224,8 +224,36 @@ def build_guest_init(out: Path) -> None:
     linux_tcg.INITRAMFS.write_bytes(qemu.gzip_bytes(qemu.newc(entries)))
 
 
+#: the one tiny job each guest must finish after it is built (its null kernel entry)
+SMOKE = {"mach": "mach_null_trap", "linux-tcg": "null_syscall"}
+
+
+def smoke(env_name: str) -> str:
+    """'' when the built guest boots and measures one tiny job, else why not:
+    the archive serves only trixie's current GNU Mach, and a newer one may no
+    longer run our task (the panic line, or the task's error, says how)."""
+    from osbench_analysis import environments, registry
+    from osbench_analysis.environments import RoundJob
+    from osbench_analysis.worker import WorkerRequest
+
+    env = environments.get(env_name)
+    if not env.availability():
+        return env.availability().reason
+    probe = SMOKE[env_name]
+    req = WorkerRequest(probe, {}, 100_000, 0, 1, registry.PROBES[probe].max_iterations)
+    with tempfile.TemporaryDirectory(prefix="osbench-smoke-") as tmp:
+        job = RoundJob(req, [], Path(tmp) / "out.jsonl", 300.0)
+        with env.session(Path(tmp) / "s") as sess:
+            outcome = next(iter(sess.run_round([job], cpus=None)))
+    if outcome.status == "ok":
+        return ""
+    version = env.version()
+    return f"{version} was built but does not run {probe}: {outcome.status}: {outcome.message}"
+
+
 def install() -> dict[str, str]:
-    """Fetch and build both guests; step -> '' or why it failed.  Writes the manifest."""
+    """Fetch and build both guests, then boot each once; step -> '' or why it
+    failed.  Writes the manifest."""
     problems: dict[str, str] = {}
     record = qemu.manifest()
     for step, env_name, fn in (("mach guest", "mach", install_mach), ("linux guest", "linux-tcg", install_linux)):
@@ -236,4 +264,7 @@ def install() -> dict[str, str]:
     record["linux-tcg-nomitig"] = record.get("linux-tcg", {})
     qemu.GUESTS_DIR.mkdir(parents=True, exist_ok=True)
     qemu.MANIFEST.write_text(json.dumps(record, indent=1, sort_keys=True))
-    return problems
+    for step, env_name in (("mach guest", "mach"), ("linux guest", "linux-tcg")):
+        if step not in problems:
+            problems[f"{step} boot"] = smoke(env_name)
+    return {k: v for k, v in problems.items() if v}
