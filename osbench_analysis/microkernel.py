@@ -10,7 +10,7 @@ or a table column with the host environments' nanoseconds.
 
 Runs are boots: each run's count is the median of its measured batches
 (min and mean beside it: a timer interrupt's tail stays visible).  A count
-identical in every batch of every boot is reported as exact
+identical in every boot (its min, median and mean) is reported as exact
 ("deterministic"), not as a degenerate interval; otherwise the interval is
 the range of the boots' medians, which covers the median boot with
 probability 1 - 2^(1-B) for B boots (order statistics).
@@ -50,7 +50,8 @@ def summarise(boots: pd.DataFrame) -> dict:
     """One condition across boots: the median of the boots' medians, the range
     of them as the interval, min and mean, and whether it is exact."""
     med = boots["median"].to_numpy()
-    exact = bool(np.ptp(boots[["min", "median", "mean"]].to_numpy()) == 0) if len(boots) else False
+    # exact: every boot counted the same min, median and mean (the batches may still differ within a boot)
+    exact = bool((np.ptp(boots[["min", "median", "mean"]].to_numpy(), axis=0) == 0).all()) if len(boots) else False
     n = len(boots)
     return {"median": float(np.median(med)) if n else np.nan, "lo": float(med.min()) if n else np.nan,
             "hi": float(med.max()) if n else np.nan, "min": float(boots["min"].min()) if n else np.nan,
@@ -177,7 +178,7 @@ def caveats_tex(facts: dict | None = None) -> str:
         "RPC to a user-space server with glibc on top. "
         "The operations do different work: a Mach RPC is two traps with a reply capability and a direct "
         "hand-off, a pipe round trip four system calls through the VFS and the scheduler. "
-        "A count identical in every batch of every boot is marked exact; otherwise the range of the "
+        "A count identical in every boot (min, median and mean) is marked exact; otherwise the range of the "
         "boots' medians is given. These counts are not comparable with the host environments' nanoseconds."
     )
 

@@ -131,6 +131,9 @@ int main(void)
         ssize_t n = read(fd, mitigations, sizeof mitigations - 1);
         mitigations[n > 0 ? n : 0] = 0;
         mitigations[strcspn(mitigations, "\n")] = 0;
+        for (char *c = mitigations; *c; c++)   /* one word: the hello line is key=value pairs */
+            if (*c == ' ')
+                *c = '_';
         close(fd);
     }
     out("OSB hello kernel=linux spectre_v2=%s\n", mitigations);
