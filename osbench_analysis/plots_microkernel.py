@@ -31,13 +31,16 @@ def plot_microkernel(tab: pd.DataFrame) -> Figure:
         err = np.vstack([med - lo, hi - med])
         err[:, exact] = 0
         ax.errorbar(med, yy, xerr=err, fmt="none", ecolor=colour, elinewidth=1, capsize=2)
-        ax.scatter(med[exact], yy[exact], marker=marker, color=colour, label=f"{label}, exact")
-        ax.scatter(med[~exact], yy[~exact], marker=marker, facecolor="white", edgecolor=colour,
-                   label=f"{label}, median over boots [range]")
+        if exact.any():
+            ax.scatter(med[exact], yy[exact], marker=marker, color=colour,
+                       label=f"{label}: exact (every boot the same)")
+        if (~exact & np.isfinite(med)).any():
+            ax.scatter(med[~exact], yy[~exact], marker=marker, facecolor="white", edgecolor=colour,
+                       label=f"{label}: median over boots [range]")
     ax.set_xscale("log")
     ax.set_yticks(y, labels, fontsize=7)
     ax.set_xlabel(UNIT + "\n(QEMU TCG -icount shift=0; not time)", fontsize=8)
-    ax.legend(fontsize=6, loc="lower right")
+    ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.6, -0.16), ncol=1, frameon=False)
     ratio = tab["ratio"].to_numpy(float)
     ok = np.isfinite(ratio)
     err = np.vstack([ratio - tab["ratio_lo"].to_numpy(float), tab["ratio_hi"].to_numpy(float) - ratio])
