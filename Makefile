@@ -24,7 +24,8 @@ $(VENV)/.installed: pyproject.toml setup.py $(wildcard probes/*.c probes/*.h pro
 
 install: $(VENV)/.installed
 
-# gVisor, User-mode Linux, FUSE into build/envs (idempotent; one line per environment: ready or why not)
+# gVisor, User-mode Linux, FUSE, and GNU Mach + Linux under QEMU (mach, linux-tcg) into build/envs
+# (idempotent; one line per environment: ready or why not)
 envs: install
 	$(PY) -m osbench_analysis.environments.install
 

@@ -22,6 +22,7 @@ import pandas as pd
 
 from osbench_analysis import architectures, quality, registry, service_ipc, stats, store, sweeps
 from osbench_analysis.errors import OsbenchError
+from osbench_analysis.microkernel import GUEST_ENVIRONMENTS
 from osbench_analysis.schema import GROUP_KEYS
 
 
@@ -68,11 +69,17 @@ def select_campaigns(campaigns: list[str] | None = None, root: str | Path | None
                                    f"(known: {', '.join(cat['campaign_id']) or 'none'})")
         if len(set(campaigns)) != len(campaigns):
             raise AnalysisError(f"a campaign is named twice in {campaigns}")
+        guest = [c for c in campaigns if known.loc[c, "environment"] in GUEST_ENVIRONMENTS]
+        if guest:
+            raise AnalysisError(f"campaign {guest[0]!r} counts guest instructions, not ns: compare it with "
+                                "microkernel.from_campaigns, not with the host environments")
         return [CampaignRef(c, known.loc[c, "environment"], known.loc[c, "hostname"], known.loc[c, "created_utc"])
                 for c in campaigns]
     if cat.empty:
         raise store.StoreError(f"no campaigns under {root or store.default_root()}: run `osbench run` "
                                "(or notebooks/run_campaign.ipynb) first")
+    # the emulated-CPU guests count instructions, not ns: they are compared only with each other (microkernel.py)
+    cat = cat[~cat["environment"].isin(GUEST_ENVIRONMENTS)]
     newest = cat.sort_values(["created_utc", "campaign_id"]).groupby(["environment", "hostname"]).tail(1)
     refs = [CampaignRef(r.campaign_id, r.environment, r.hostname, r.created_utc) for r in newest.itertuples()]
     return sorted(refs, key=lambda r: _order_key(r, baseline))

@@ -57,6 +57,14 @@ class Probe:
     # environment (config.validate adds it), the analysis compares it between campaigns
     # (reproducibility.canary_table) and keeps it out of the estimate tables and the catalog views.
     control: bool = False
+    # A probe that exists only inside an emulated guest kernel ("mach": GNU Mach's
+    # bootstrap task, probes/mach/task.c): no host environment runs it
+    # (Environment.serves), and its unit is guest instructions, not ns.
+    guest: str = ""
+    # The probe (and parameters) measuring the nearest operation on the other
+    # kernel of the emulated-CPU comparison (microkernel.py), and how their work differs.
+    pairs_with: tuple = ()
+    differs: str = ""
 
     @property
     def in_native_parent(self) -> bool:
@@ -291,6 +299,49 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
           "none in the reference tables (McGarry's thread creation vs threads alive, a figure)",
           params=(Param("threads", 0, (), "threads kept alive during the batch"),), size_param="threads",
           sweep=("threads", (0, 100, 1000))),
+    # ---- GNU Mach's side of the emulated-CPU comparison (environments/mach.py):
+    # counted in guest instructions under QEMU -icount, beside linux-tcg's.
+    Probe("mach_null_trap", "mach", "one null_port trap (-10): kernel entry and exit, returns MACH_PORT_NULL", False,
+          "none in the reference tables (the microkernel's null kernel entry)", guest="mach",
+          pairs_with=("null_syscall", {}),
+          differs="the trap does nothing; getpid also looks up the caller's pid (Linux's ENOSYS path is shorter)"),
+    Probe("mach_task_self", "mach", "one mach_task_self trap (-28): a send right to the task's port", False,
+          "none in the reference tables", guest="mach", pairs_with=("null_syscall", {}),
+          differs="copies a port right out into the caller's name space, where getpid reads one field"),
+    Probe("mach_msg_self", "mach", "one mach_msg(SEND|RCV) of a 32 B header-only message to a port of the "
+          "same task", False, "none in the reference tables (Mach IPC with no second party)", guest="mach",
+          pairs_with=("pipe_pingpong", {}),
+          differs="one trap queues and dequeues a message on the task's own port; no context switch"),
+    Probe("mach_rpc_thread", "mach", "one RPC round trip of a 48 B typed message to a server thread of the same "
+          "task (client and server mach_msg(SEND|RCV), send-once reply right)", True,
+          "none in the reference tables (the MINIX 3 paper's background cites Mach vs L3 message costs: "
+          "microkernel.published)", guest="mach", pairs_with=("service_shm", {"bytes": 0}),
+          differs="2 traps with a reply capability, direct hand-off; a futex round trip is 4 system calls "
+                  "and two scheduler wake-ups through shared memory"),
+    Probe("mach_rpc_task", "mach", "one RPC round trip of a 48 B typed message to a server in another task "
+          "(client and server mach_msg(SEND|RCV), send-once reply right)", True,
+          "none in the reference tables (the MINIX 3 paper's background cites Mach vs L3 message costs: "
+          "microkernel.published)", guest="mach", pairs_with=("pipe_pingpong", {}),
+          differs="a Mach RPC is 2 traps with a reply capability and an address-space switch each way; a pipe "
+                  "round trip is 4 system calls through the VFS and the scheduler"),
+    Probe("mach_vm_touch", "mach", "vm_allocate 4 KiB + write one byte + vm_deallocate", False,
+          "none in the reference tables", guest="mach", pairs_with=("mmap_touch", {}),
+          differs="vm_allocate and vm_deallocate are RPCs to the kernel (MIG messages), mmap/munmap system calls"),
+    Probe("mach_port_alloc", "mach", "mach_port_allocate (receive right) + mach_port_destroy", False,
+          "none in the reference tables", guest="mach", pairs_with=("unix_pingpong", {}),
+          differs="creating and destroying the endpoint of IPC (two kernel RPCs), not a message; the Linux "
+                  "row beside it is a socket round trip, the nearest IPC object on that side"),
+    Probe("mach_thread_create", "mach", "thread_create + thread_set_state + thread_resume, the thread's first "
+          "message received, thread_terminate", True,
+          "none in the reference tables (compare thread_create_join)", guest="mach",
+          pairs_with=("thread_create_join", {}),
+          differs="four kernel RPCs and one message; pthread_create + join is clone + futex wait/wake with "
+                  "a glibc stack cache"),
+    Probe("mach_task_create", "mach", "task_create (copy-on-write copy of the task) + a send right and a thread "
+          "in it, its first message received, task_terminate", True,
+          "none in the reference tables (compare fork_exit)", guest="mach", pairs_with=("fork_exit", {}),
+          differs="an address space copied copy-on-write and one thread, by kernel RPCs; fork + _exit + waitpid "
+                  "copies a process (files, signals, page tables) and reaps it"),
     # uses_workdir: a file server (FUSE) runs them too, on its mount (cleanup tests)
     Probe("test_crash_segv", "testonly", "raises SIGSEGV", False, "none (tests worker isolation)", hidden=True,
           uses_workdir=True),
@@ -309,7 +360,9 @@ CANARY_PROBES: tuple[str, ...] = tuple(n for n, p in PROBES.items() if p.control
 #: each with published microkernel/hybrid-vs-monolithic counterparts): what the
 #: quick profile measures inside sandboxes, where every worker pays a boot.
 ARCHITECTURE_PROBES = ("null_syscall", "syscall_mix", "stat", "open_close", "file_create_delete", "mmap_touch",
-                       "malloc_free_small", "pipe_pingpong", "fork_exit", "fork_exec", "thread_create_join")
+                       "malloc_free_small", "pipe_pingpong", "fork_exit", "fork_exec", "thread_create_join",
+                       # GNU Mach's primitives (the mach environment is a microkernel: sandbox_probes apply)
+                       *(n for n, p in PROBES.items() if p.guest == "mach"))
 
 
 class ProbeError(OsbenchError, ValueError):

@@ -1,4 +1,5 @@
-"""Kernel environments: where the worker runs (native Linux, gVisor, UML, FUSE).
+"""Kernel environments: where the worker runs (native Linux, gVisor, UML, FUSE; GNU Mach and
+Linux under QEMU TCG, counted in guest instructions).
 
 Add one by writing a class in its own module and registering it below.
 `make envs` (python -m osbench_analysis.environments.install) installs what
@@ -10,6 +11,8 @@ from osbench_analysis.environments.base import (ARCH_CLASSES, PLACEMENTS, Availa
                                                 Session)
 from osbench_analysis.environments.fuse import Fuse
 from osbench_analysis.environments.gvisor import GVisor
+from osbench_analysis.environments.linux_tcg import LinuxTCG
+from osbench_analysis.environments.mach import Mach
 from osbench_analysis.environments.native import Native
 from osbench_analysis.environments.uml import UML
 
@@ -21,6 +24,11 @@ REGISTRY.register(GVisor("gvisor-gofer", platform="systrap", directfs=False))
 REGISTRY.register(UML("uml"))
 REGISTRY.register(Fuse("fuse", cache="default", threads="multi"))
 REGISTRY.register(Fuse("fuse-nocache", cache="never", threads="multi"))
+# GNU Mach and Linux on one emulated CPU (QEMU TCG -icount): counts in guest instructions
+REGISTRY.register(Mach("mach"))
+REGISTRY.register(LinuxTCG("linux-tcg"))
+REGISTRY.register(LinuxTCG("linux-tcg-nomitig", extra_args=("mitigations=off",),
+                           description="linux-tcg with mitigations=off (no retpolines or spectre_v1 barriers)"))
 
 get = REGISTRY.get
 register = REGISTRY.register
@@ -41,4 +49,4 @@ def status_table():
 
 
 __all__ = ["ARCH_CLASSES", "PLACEMENTS", "Availability", "Environment", "EnvironmentRegistry", "Launch",
-           "RoundJob", "Session", "REGISTRY", "get", "register", "names", "status_table", "GVisor", "UML", "Fuse", "Native"]
+           "RoundJob", "Session", "REGISTRY", "get", "register", "names", "status_table", "GVisor", "UML", "Fuse", "Native", "Mach", "LinuxTCG"]

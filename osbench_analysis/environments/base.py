@@ -131,8 +131,9 @@ class Environment:
     def serves(self, probe) -> bool:
         """Whether measuring this probe (a registry.Probe) here tells anything
         native does not: an environment that changes only part of the kernel's
-        path (a file server) says False for the probes that never take it."""
-        return True
+        path (a file server) says False for the probes that never take it.
+        A guest-only probe (registry.Probe.guest: GNU Mach's task) runs only in its guest."""
+        return not probe.guest
 
     @contextlib.contextmanager
     def session(self, scratch: Path) -> Iterator[Session]:

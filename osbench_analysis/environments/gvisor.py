@@ -137,7 +137,7 @@ class GVisor(Environment):
     def serves(self, probe) -> bool:
         # without directfs only the file path changes (the gofer joins it); every
         # other probe would measure the plain gVisor environment again
-        return self.directfs or bool(probe.uses_workdir)
+        return super().serves(probe) and (self.directfs or bool(probe.uses_workdir))
 
     def availability(self) -> Availability:
         if not os.access(RUNSC, os.X_OK):

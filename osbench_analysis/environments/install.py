@@ -6,7 +6,9 @@ the project-local, git-ignored build/envs/ (`make envs`):
   a cgo build fails inside the sandbox after pivot_root, where the ELF
   interpreter is missing), with a module and build cache in a temporary
   folder deleted afterwards (~600 MB);
-- the C helpers in probes/environments/ (FUSE server, UML XSAVE shim).
+- the C helpers in probes/environments/ (FUSE server, UML XSAVE shim);
+- the emulated-CPU guests, GNU Mach (from Debian trixie, through a private APT
+  configuration) and Linux, with QEMU and GRUB from this release (guest_install.py).
 
 Prints one line per environment: ready, or not available and why.
 
@@ -24,11 +26,12 @@ import time
 from pathlib import Path
 
 from osbench_analysis import environments
-from osbench_analysis.environments import fuse, gvisor, hostops, uml
+from osbench_analysis.environments import fuse, guest_install, gvisor, hostops, uml
 from osbench_analysis.paths import PROBES_DIR
 
 DEB_PACKAGES = {"user-mode-linux": "/usr/bin/linux.uml", "fuse3": "/usr/bin/fusermount3",
-                "libfuse3-dev": "/usr/include/fuse3/fuse.h", "pkg-config": "/usr/bin/pkg-config"}
+                "libfuse3-dev": "/usr/include/fuse3/fuse.h", "pkg-config": "/usr/bin/pkg-config",
+                **guest_install.HOST_PACKAGES}
 SOURCES = PROBES_DIR / "environments"
 CFLAGS = ["-O2", "-Wall", "-Wextra"]
 
@@ -121,6 +124,9 @@ def install(apt: bool = True, go: bool = True) -> dict[str, str]:
     flags = fuse_flags()
     problems["fuse server"] = ("libfuse3 development files missing (apt-get install libfuse3-dev pkg-config)"
                                if flags is None else compile_c(SOURCES / "fuse_passthrough.c", fuse.SERVER, flags))
+    t0 = time.monotonic()
+    problems.update(guest_install.install())
+    say(f"guests (mach, linux-tcg) fetched and built in {time.monotonic() - t0:.0f} s")
     return {k: v for k, v in problems.items() if v}
 
 

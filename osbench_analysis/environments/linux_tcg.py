@@ -1,0 +1,75 @@
+"""Debian's Linux kernel under the very same QEMU command line as GNU Mach
+(environments/qemu.py), running osbench's own probes: PID 1 of its
+initramfs is osbench-guest-init (probes/guest/guest_init.c), the harness and
+probe tables linked statically, so the probes are the native ones,
+unchanged.  Under -icount shift=0 CLOCK_MONOTONIC_RAW advances one ns per
+guest instruction: the counts are guest instructions, comparable with the
+mach environment's and never with host nanoseconds.
+
+The kernel is the machine's release's linux-image-*-amd64 (vmlinuz only,
+extracted, not installed), an SMP kernel with its default mitigations
+(retpolines); ``mitigations=off`` gives the other figure (linux-tcg-nomitig)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from osbench_analysis import registry
+from osbench_analysis.environments.qemu import GUESTS_DIR, GuestEnvironment, job_plan, manifest, newc
+
+VMLINUZ = GUESTS_DIR / "linux" / "vmlinuz"
+INITRAMFS = GUESTS_DIR / "linux" / "initramfs.cpio.gz"
+#: nokaslr norandmaps: two boots give byte-identical serial output (addresses and all)
+BASE_APPEND = ("console=ttyS0", "panic=-1", "quiet", "nokaslr", "norandmaps")
+#: the probes the guest measures: the Linux side of every Mach pair (registry.Probe.pairs_with)
+PROBES = ("null_syscall", "syscall_mix", "pipe_pingpong", "unix_pingpong", "service_direct", "service_pipe",
+          "service_shm", "mmap_touch", "thread_create_join", "fork_exit")
+
+
+def append_line(extra: Sequence[str] = ()) -> str:
+    """The kernel command line: serial console, a panic ends the boot, no randomisation."""
+    return " ".join([*BASE_APPEND, *extra])
+
+
+def jobs_file(plans: Sequence[tuple]) -> bytes:
+    """/osb-jobs: one line per job, the fields guest_init.c reads."""
+    return "".join(" ".join(map(str, p)) + "\n" for p in plans).encode()
+
+
+class LinuxTCG(GuestEnvironment):
+    arch_class = "monolithic"
+    kernel = "linux"
+    startup_s = 90.0    # kernel boot under icount: 13-16 s on an idle host, 25-70 s on a busy one
+    round_startup_s = 90.0
+
+    def __init__(self, name: str = "linux-tcg", extra_args: Sequence[str] = (), description: str = ""):
+        self.name, self.extra_args = name, tuple(extra_args)
+        self.description = description or (
+            "Debian's Linux kernel under the same QEMU TCG -icount command line as mach, running osbench's "
+            "probes statically linked as its init; counts are guest instructions")
+
+    def serves(self, probe) -> bool:
+        return probe.name in PROBES
+
+    def files(self) -> dict[str, Path]:
+        return {"vmlinuz": VMLINUZ, "initramfs": INITRAMFS}
+
+    def version(self) -> str:
+        pkg = next(((k, v) for k, v in manifest().get("linux-tcg", {}).items() if k.startswith("linux-image")),
+                   ("linux-image", {}))
+        return f"{pkg[0]} {pkg[1].get('version', '?')}"
+
+    def boot_media(self, requests: Sequence, folder: Path) -> list[str]:
+        plans = [job_plan(k, r, registry.PROBES.get(r.probe)) for k, r in enumerate(requests)]
+        # the kernel unpacks concatenated archives in order: the built one, then this round's jobs;
+        # an archive must start 4-byte aligned (zeros between archives are skipped)
+        base = INITRAMFS.read_bytes()
+        initrd = folder / "initrd.cpio"
+        initrd.write_bytes(base + b"\0" * (-len(base) % 512) + newc([("osb-jobs", 0o100644, jobs_file(plans))]))
+        return ["-kernel", str(VMLINUZ), "-initrd", str(initrd), "-append", append_line(self.extra_args)]
+
+    def facts(self) -> dict:
+        return {**super().facts(), "kernel_args": append_line(self.extra_args),
+                "guest_packages": manifest().get("linux-tcg", {}),
+                "kernel_config": "Debian SMP PREEMPT_DYNAMIC kernel on one vCPU"
+                                 + (f", {' '.join(self.extra_args)}" if self.extra_args else ", default mitigations")}

@@ -1,0 +1,53 @@
+"""The figure "microkernel and monolithic kernel on one emulated CPU": per
+GNU Mach primitive and its Linux counterpart, guest instructions per
+operation for both kernels (left, one logarithmic axis of its own: never the
+host environments' nanoseconds) and their ratio Linux / Mach (right).
+Markers are the median over boots; bars the range of the boots' medians;
+an exact (deterministic) count has no bar and a filled marker."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from osbench_analysis.microkernel import UNIT
+
+KERNELS = (("mach", "GNU Mach (microkernel)", "o", "0.0"), ("linux", "Linux (monolithic)", "s", "0.45"),
+           ("linux_nomitig", "Linux, mitigations=off", "^", "0.7"))
+
+
+def plot_microkernel(tab: pd.DataFrame) -> Figure:
+    fig = Figure(figsize=(7.5, 0.45 * max(len(tab), 3) + 1.4))
+    ax, ax_r = fig.subplots(1, 2, sharey=True, gridspec_kw={"width_ratios": [3, 1.2]})
+    y = np.arange(len(tab))[::-1]
+    labels = [f"{m}  vs  {lx}" for m, lx in zip(tab["mach_probe"], tab["linux_probe"])]
+    for k, (prefix, label, marker, colour) in enumerate(KERNELS):
+        med = tab[f"{prefix}_median"].to_numpy(float)
+        if not np.isfinite(med).any():
+            continue
+        lo, hi = tab[f"{prefix}_lo"].to_numpy(float), tab[f"{prefix}_hi"].to_numpy(float)
+        exact = tab[f"{prefix}_exact"].astype(bool).to_numpy()
+        yy = y + (0.22 * (1 - k))
+        err = np.vstack([med - lo, hi - med])
+        err[:, exact] = 0
+        ax.errorbar(med, yy, xerr=err, fmt="none", ecolor=colour, elinewidth=1, capsize=2)
+        if exact.any():
+            ax.scatter(med[exact], yy[exact], marker=marker, color=colour,
+                       label=f"{label}: exact (every boot the same)")
+        if (~exact & np.isfinite(med)).any():
+            ax.scatter(med[~exact], yy[~exact], marker=marker, facecolor="white", edgecolor=colour,
+                       label=f"{label}: median over boots [range]")
+    ax.set_xscale("log")
+    ax.set_yticks(y, labels, fontsize=7)
+    ax.set_xlabel(UNIT + "\n(QEMU TCG -icount shift=0; not time)", fontsize=8)
+    ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.6, -0.16), ncol=1, frameon=False)
+    ratio = tab["ratio"].to_numpy(float)
+    ok = np.isfinite(ratio)
+    err = np.vstack([ratio - tab["ratio_lo"].to_numpy(float), tab["ratio_hi"].to_numpy(float) - ratio])
+    ax_r.errorbar(ratio[ok], y[ok], xerr=err[:, ok], fmt="o", color="0.0", ms=4, capsize=2)
+    ax_r.axvline(1.0, color="0.6", lw=0.8, ls="--")
+    ax_r.set_xscale("log")
+    ax_r.set_xlabel("Linux / Mach\n(instructions)", fontsize=8)
+    fig.suptitle("Microkernel and monolithic kernel on one emulated CPU", fontsize=9)
+    fig.tight_layout()
+    return fig

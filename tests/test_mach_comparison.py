@@ -1,0 +1,98 @@
+"""The emulated-CPU comparison (microkernel.py) on sample rows shaped like a
+campaign's: exact counts, boot ranges, ratios, the tables and the figure."""
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from osbench_analysis import microkernel, registry
+
+
+def rows(env, probe, per_op_by_boot, params=None, warm_per_op=None):
+    """Measured batches per boot (a list of per-op counts per boot), plus a warm-up batch that must not count."""
+    spec = registry.PROBES[probe]
+    pj = json.dumps(registry.resolve_params(spec, params or {}), sort_keys=True)
+    out = []
+    for run, batches in enumerate(per_op_by_boot):
+        out.append({"environment": env, "probe": probe, "params_json": pj, "run": run, "warmup": True,
+                    "iterations": 10, "elapsed_ns": 10 * (warm_per_op or 10 * batches[0])})
+        out += [{"environment": env, "probe": probe, "params_json": pj, "run": run, "warmup": False,
+                 "iterations": 1000, "elapsed_ns": int(1000 * x)} for x in batches]
+    return out
+
+
+def samples():
+    data = rows("mach", "mach_null_trap", [[76, 76, 76]] * 3)
+    data += rows("linux-tcg", "null_syscall", [[326, 326, 326]] * 3)
+    data += rows("mach", "mach_rpc_task", [[1664, 1664, 1664.5], [1664, 1664, 1664], [1664, 1664.5, 1664]])
+    data += rows("linux-tcg", "pipe_pingpong", [[10865, 11075, 10865], [10900, 10865, 10865], [10865, 10865, 10990]])
+    data += rows("linux-tcg-nomitig", "pipe_pingpong", [[10600, 10600, 10600]] * 2)
+    return pd.DataFrame(data)
+
+
+def test_identical_counts_are_exact_and_the_ratio_is_exact_too():
+    tab = microkernel.comparison(samples()).set_index("mach_probe")
+    r = tab.loc["mach_null_trap"]
+    assert r["mach_exact"] and r["linux_exact"] and r["ratio_exact"]
+    assert r["mach_median"] == 76 and r["linux_median"] == 326 and r["mach_boots"] == 3
+    assert np.isclose(r["ratio"], 326 / 76)
+    assert "(exact)" in microkernel.count_tex(microkernel._stats(r, "mach"))
+
+
+def test_counts_that_differ_keep_their_range_min_and_mean():
+    tab = microkernel.comparison(samples()).set_index("mach_probe")
+    r = tab.loc["mach_rpc_task"]
+    assert not r["linux_exact"] and not r["ratio_exact"]
+    assert r["linux_min"] == 10865 and r["linux_mean"] > r["linux_median"]   # the interrupt tail stays visible
+    assert r["linux_lo"] <= r["linux_median"] <= r["linux_hi"]
+    assert r["ratio_lo"] <= r["ratio"] <= r["ratio_hi"]
+    assert r["linux_nomitig_exact"] and r["linux_nomitig_median"] == 10600
+    assert np.isclose(r["linux_coverage"], 0.75)   # 3 boots: 1 - 2^-2
+
+
+def test_pairs_never_measured_stay_empty_not_zero():
+    tab = microkernel.comparison(samples()).set_index("mach_probe")
+    r = tab.loc["mach_task_create"]
+    assert r["mach_boots"] == 0 and np.isnan(r["ratio"])
+    assert microkernel.count_tex(microkernel._stats(r, "mach")) == "--"
+
+
+def test_tables_and_figure_are_written(tmp_path):
+    tab = microkernel.comparison(samples())
+    pub = pd.DataFrame([{"system_as_published": "Mach", "cell_as_published": "114", "unit_label": "µs",
+                         "hardware": "unnamed", "semantics": "smallest message"}])
+    files = microkernel.write_tables(tab, pub, tmp_path, {"qemu": "QEMU 7.2"})
+    names = {f.name for f in files}
+    assert {"microkernel_table.tex", "microkernel_published.tex", "microkernel_caveats.tex",
+            "microkernel.pdf", "microkernel.csv"} <= names
+    table = (tmp_path / "microkernel_table.tex").read_text()
+    assert "guest instructions per operation" in table and "326 (exact)" in table
+    assert not re.search(r"\bns\b|\\textmu", table)   # never host time in this table
+    assert "not the Hurd" in (tmp_path / "microkernel_caveats.tex").read_text()
+
+
+def test_published_figures_come_from_the_reference_data():
+    pub = microkernel.published()
+    assert set(pub["metric_id"]) == set(microkernel.PUBLISHED_METRICS)
+    assert {"Mach", "L3"} <= set(pub["system_as_published"]) or len(pub) >= 2
+
+
+@pytest.mark.slow
+def test_the_host_analysis_never_takes_a_guest_campaign(tiny_campaign, tmp_path):
+    from osbench_analysis import analysis
+    from conftest import relabel
+
+    native = relabel(tiny_campaign, tmp_path, "native-copy", "native", minutes=0)
+    guest = relabel(tiny_campaign, tmp_path, "guest-copy", "mach")
+    assert [r.campaign_id for r in analysis.select_campaigns(root=tmp_path)] == [native.id]
+    with pytest.raises(analysis.AnalysisError, match="guest instructions"):
+        analysis.select_campaigns([guest.id], root=tmp_path)
+
+
+def test_boots_that_agree_are_exact_even_when_batches_within_a_boot_differ():
+    data = rows("mach", "mach_null_trap", [[76, 80, 76]] * 3) + rows("linux-tcg", "null_syscall", [[326, 330, 326]] * 2)
+    r = microkernel.comparison(pd.DataFrame(data)).set_index("mach_probe").loc["mach_null_trap"]
+    assert r["mach_exact"] and r["linux_exact"] and r["ratio_exact"]
+    assert r["mach_min"] == 76 and r["mach_mean"] > 76   # the tail inside a boot is kept
