@@ -59,7 +59,9 @@ class CampaignConfig:
         every probe, other environments `sandbox_probes` of them (when set) that
         they serve (a file server serves only file probes)."""
         if probe in registry.CANARY_PROBES:
-            return True   # host-state canaries (issue #20): every environment, whatever it serves
+            # host-state canaries (issue #20): every environment timed in host ns, whatever it serves;
+            # a guest counting its instructions (QEMU icount) is deterministic and host-blind
+            return env.time_unit == "ns"
         if env.arch_class != "monolithic" and self.sandbox_probes is not None and probe not in self.sandbox_probes:
             return False
         return env.serves(registry.get_probe(probe))

@@ -119,6 +119,7 @@ class Environment:
     pins_inside: bool = True      # False: sched_setaffinity inside is not real; the runner pins from outside
     settle_s: float = 0.0         # the worker waits this long before calibrating (e.g. gVisor's vDSO clock)
     startup_s: float = 0.0        # expected start-up time of one worker inside (boot, sandbox), added to timeouts
+    time_unit: str = "ns"         # what elapsed_ns counts: host ns, or "guest instructions" (QEMU icount)
     session_class: type[Session] = Session
 
     def availability(self) -> Availability:

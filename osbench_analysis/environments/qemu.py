@@ -307,6 +307,7 @@ def _write_lines(path: Path, outcome) -> None:
 class GuestEnvironment(Environment):
     """A kernel booted under QEMU TCG with icount: subclasses say what is booted."""
     pins_inside = False
+    time_unit = TIME_UNIT
     placements = ("same_cpu",)   # one emulated CPU: no second CPU for a second party
     session_class = GuestSession
     kernel = ""                  # mach | linux: the guest's hello line
