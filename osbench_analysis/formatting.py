@@ -49,18 +49,24 @@ def _decimals(x: float, sig: int = 3) -> int:
     return max(0, sig - 1 - int(np.floor(np.log10(abs(x))))) if x and np.isfinite(x) else 0
 
 
-def with_ci(value: float, lo: float, hi: float) -> str:
-    """The paper's one rule for an estimate with its interval: the estimate to three significant digits and
-    both bounds to the same decimals, one more decimal at a time (up to three more) while a bound prints as
-    the estimate: '402 [41, 764]', '1.004 [1.001, 1.008]', never '1.00 [1.00, 1.01]'."""
+def ci_parts(value: float, lo: float, hi: float) -> tuple[str, str, str]:
+    """The estimate and its bounds as with_ci prints them, separately (for macros)."""
     if not all(np.isfinite(x) for x in (value, lo, hi)):
-        return f"{sig3(value)} [{sig3(lo)}, {sig3(hi)}]"
+        return sig3(value), sig3(lo), sig3(hi)
     d = _decimals(value)
     for _ in range(3):
         if f"{lo:.{d}f}" != f"{value:.{d}f}" != f"{hi:.{d}f}" or (lo == value or hi == value):
             break
         d += 1
-    return f"{value:.{d}f} [{lo:.{d}f}, {hi:.{d}f}]"
+    return f"{value:.{d}f}", f"{lo:.{d}f}", f"{hi:.{d}f}"
+
+
+def with_ci(value: float, lo: float, hi: float) -> str:
+    """The paper's one rule for an estimate with its interval: the estimate to three significant digits and
+    both bounds to the same decimals, one more decimal at a time (up to three more) while a bound prints as
+    the estimate: '402 [41, 764]', '1.004 [1.001, 1.008]', never '1.00 [1.00, 1.01]'."""
+    v, lo_s, hi_s = ci_parts(value, lo, hi)
+    return f"{v} [{lo_s}, {hi_s}]"
 
 
 def time_with_ci_tex(value: float, lo: float, hi: float) -> str:
