@@ -10,7 +10,7 @@ import pandas as pd
 
 #: What the paper's captions call the estimand.
 ESTIMAND = "geometric mean of the run medians"
-ESTIMAND_SHORT = "geometric mean over runs"
+ESTIMAND_PLURAL = "geometric means of the run medians"
 _COLUMNS = {"estimate_ns": "mean_over_runs", "ci_low_ns": "mean_over_runs_low", "ci_high_ns": "mean_over_runs_high"}
 
 

@@ -17,14 +17,14 @@ from osbench_analysis.formatting import sig3, tex_escape
 from osbench_analysis.paths import GENERATED_DIR
 
 #: How each verdict class is named in the appendix.
-VERDICT_WORDS = {"holds": "holds", "fails": "fails", "depends": "depends on the reading", "knife-edge": "knife-edge",
+VERDICT_WORDS = {"holds": "holds", "fails": "fails", "depends": "depends", "knife-edge": "knife-edge",
                  "circular": "circular", "not checkable": "not checkable"}
 #: What each class means, in the words of the precedence paragraph.
 VERDICT_MEANING = {
     "not checkable": "the study prints no numbers the sentence can be checked against",
     "circular": "the reading of the data was itself chosen with the sentence",
     "knife-edge": "a reading's factor and a threshold print as the same number",
-    "depends": "the readings disagree",
+    "depends": "the readings disagree (the claim depends on the reading)",
     "holds": "every reading meets the sentence",
     "fails": "no reading meets it",
 }

@@ -23,7 +23,7 @@ from osbench_analysis.families import (FAMILIES, bytes_per_op, family_rank, file
                                       print_name, print_variant, probe_family)
 from osbench_analysis.formatting import (bytes_tex, format_time_ns, percent_tex, rate_with_ci_tex, ratio_with_ci,
                                          sig3, tex_escape, time_with_ci_tex, with_ci)
-from osbench_analysis.paper_estimand import ESTIMAND, environment_file_systems, paper_estimates
+from osbench_analysis.paper_estimand import ESTIMAND, ESTIMAND_PLURAL, environment_file_systems, paper_estimates
 
 #: Placement that stands for a probe in cross-environment tables (both parties
 #: on one CPU: the only placement every environment supports).
@@ -230,9 +230,15 @@ def _published_summary(published: pd.DataFrame, primitive: str) -> str:
     for kind, g in p.groupby("subject_arch", sort=True):
         f = g["slowdown_factor"]
         rng = sig3(f.iloc[0]) if len(g) == 1 else f"{sig3(f.min())}--{sig3(f.max())}"
-        keys = ",".join(dict.fromkeys(g["bibkey"]))
-        parts.append(f"{tex_escape(kind)} {rng}~\\citep{{{keys}}}")
+        parts.append(f"{tex_escape(kind)} {rng}")
     return "; ".join(parts)
+
+
+def _published_sources(published: pd.DataFrame, primitives) -> str:
+    """'hybrid: \\citet{a}; microkernel: \\citet{b}' for the published factors of these primitives."""
+    p = published[published["primitive"].isin(list(primitives))]
+    return "; ".join(f"{tex_escape(kind)}, \\citet{{{','.join(dict.fromkeys(g['bibkey']))}}}"
+                     for kind, g in p.groupby("subject_arch", sort=True))
 
 
 def agreement(measured: pd.DataFrame, published: pd.DataFrame, tolerance: float = PUBLISHED_TOLERANCE) -> pd.DataFrame:
@@ -252,14 +258,17 @@ def agreement(measured: pd.DataFrame, published: pd.DataFrame, tolerance: float 
 
 
 def _agreement_sentence(ag: pd.DataFrame) -> str:
+    """'against microkernel factors: gVisor 2 of 3, ...; against hybrid factors: ...' (above the widened range)."""
     from osbench_analysis.plots_architectures import env_short
 
     parts = []
-    for (env, kind), g in ag.groupby(["environment", "kind"], sort=False):
-        c = g["ours_is"].value_counts()
-        parts.append(f"{tex_escape(env_short(env))} against {tex_escape(kind)} systems: above for "
-                     f"{int(c.get('above', 0))}, overlapping for {int(c.get('overlaps', 0))}, below for "
-                     f"{int(c.get('below', 0))} of {len(g)} primitives")
+    for kind, gk in ag.groupby("kind", sort=True):
+        per_env = []
+        for env, g in gk.groupby("environment", sort=False):
+            c = g["ours_is"].value_counts()
+            below = f", below for {int(c['below'])}" if c.get("below", 0) else ""
+            per_env.append(f"{tex_escape(env_short(env))} {int(c.get('above', 0))} of {len(g)}{below}")
+        parts.append(f"above the {tex_escape(kind)} range for " + ", ".join(per_env))
     return "; ".join(parts)
 
 
@@ -270,7 +279,7 @@ def architectures_figure_tex(inp: SectionInputs) -> str:
     return "\n".join([r"\begin{figure}[tbp]", r"\centering",
                       r"\includegraphics[width=\linewidth,height=0.62\textheight,keepaspectratio]{generated/architectures}",
                       f"\\caption{{Each primitive's time in each kernel environment over {tex_escape(base)} Linux on the same "
-                      f"host (filled markers, one shape per environment, measured here: the ratio of {ESTIMAND}s with its "
+                      f"host (filled markers, one colour and shape per environment, measured here: the ratio of the {ESTIMAND_PLURAL} with its "
                       f"{lvl} interval, both parties on one CPU), beside the factors the published studies report between "
                       "hybrid or microkernel systems and monolithic ones on their own hardware (hollow grey markers, no "
                       "intervals published). Log scale; rows grouped by family.}",
@@ -308,7 +317,7 @@ def crossing_tex(inp: SectionInputs) -> str:
                 f"{_time(r.baseline_estimate_ns)} & {_time(r.estimate_ns)} & "
                 f"{time_with_ci_tex(r.cost_ns, r.ci_low_ns, r.ci_high_ns)} \\\\" for r in cc.itertuples()]
         out.append(_table("lllllll", rf"Environment & Design & Probe & File system & Native & Inside & Added [{lvl} CI]",
-                          rows, f"The cost of one crossing per environment: the difference of the {ESTIMAND}s inside "
+                          rows, f"The cost of one crossing per environment: the difference of the {ESTIMAND_PLURAL} inside "
                           "the environment and natively (delta-method Welch interval), for a null system call or, where "
                           "only the file path changes, one stat on the served file system.", "tab:crossing",
                           size=r"\scriptsize"))
@@ -327,16 +336,17 @@ def crossing_tex(inp: SectionInputs) -> str:
                "beside the published factors for the same primitive as ranges by the kind of system they come from: "
                "a hybrid (xnu serves these calls in its BSD layer, in the kernel) or a microkernel (MINIX~3).")
     out.append(_table("p{0.11\\linewidth}" + "r" * len(envs) + "p{0.18\\linewidth}", head, rows,
-                      f"Time per operation in each environment over {tex_escape(base)} Linux on the same host (ratio of "
-                      f"{ESTIMAND}s, {lvl} interval; the first row names the file system the file probes used), beside "
-                      "the published hybrid- or microkernel-over-monolithic factors for the same primitive.",
+                      f"Time per operation in each environment over {tex_escape(base)} Linux on the same host (ratio of the "
+                      f"{ESTIMAND_PLURAL}, {lvl} interval; the first row names the file system the file probes used), beside "
+                      "the published hybrid- or microkernel-over-monolithic factors for the same primitive ("
+                      + _published_sources(pub, m["primitive"]) + ").",
                       "tab:factors", size=r"\tiny"))
     ag = agreement(m, pub)
     if len(ag):
         out.append(f"Reading each published range as uncertain by {PUBLISHED_TOLERANCE:.0%} either way (they carry "
                    "no intervals) and counting per environment, not per comparison (the three gVisor variants share "
                    "one kernel and are not independent), our interval lies " .replace("%", r"\%")
-                   + _agreement_sentence(ag) + ". The hybrid factors measure a different design from the one measured "
+                   + _agreement_sentence(ag) + " primitives, and overlaps it for the rest. The hybrid factors measure a different design from the one measured "
                    "here; the microkernel factors are the comparison the question asks for.")
     return "\n".join(out) + "\n"
 
@@ -346,7 +356,7 @@ def _stacked_ratio(ratio: float, lo: float, hi: float) -> str:
     from osbench_analysis.formatting import ci_parts
 
     v, lo_s, hi_s = ci_parts(ratio, lo, hi)
-    return f"\\shortstack[r]{{{v}\\\\ {{[{lo_s}, {hi_s}]}}}}"
+    return f"\\begin{{tabular}}[t]{{@{{}}r@{{}}}}{v}\\\\{{}}[{lo_s}, {hi_s}]\\end{{tabular}}"
 
 
 def service_tex(inp: SectionInputs, reference_root=None) -> str:
@@ -367,12 +377,12 @@ def service_tex(inp: SectionInputs, reference_root=None) -> str:
     if len(ipc):
         rows = [f"{tex_escape(r.kernel)} & {tex_escape(r.operation)} & {tex_escape(r.hardware)} & "
                 f"{int(r.value):,} {tex_escape(r.unit)}" + (f" ({sig3(r.time_ns)} ns)" if r.time_ns == r.time_ns else "")
-                + f"~\\citep{{{r.bibkey}}} \\\\" for r in ipc.itertuples()]
+                + f" & \\citet{{{r.bibkey}}} \\\\" for r in ipc.itertuples()]
         out.append("Modern microkernels make the crossing itself cheap (Table~\\ref{tab:published-ipc}): their "
                    "published IPC costs are a few hundred cycles, while the user-space servers measured here pay for "
                    "Linux's scheduler and wake-up path on every call.")
-        out.append(_table("p{0.15\\linewidth}p{0.3\\linewidth}p{0.24\\linewidth}p{0.2\\linewidth}",
-                          "Kernel & Operation & Hardware & Published cost", rows,
+        out.append(_table("p{0.12\\linewidth}p{0.27\\linewidth}p{0.2\\linewidth}p{0.13\\linewidth}p{0.15\\linewidth}",
+                          "Kernel & Operation & Hardware & Published cost & Source", rows,
                           "Published IPC costs of microkernels, in the units their authors report (cycles, or ticks "
                           "of the time-stamp counter), with the hardware they were measured on; no intervals published.",
                           "tab:published-ipc", size=r"\scriptsize"))

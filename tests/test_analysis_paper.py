@@ -115,8 +115,10 @@ def test_reference_section_shows_every_reading_and_the_verdict_classes():
                             "n_values": [10, 5, 0]})
     tex = paper.reference_section_tex(readings, counts, capture)
     assert "The 2 published studies hold 2 tables with 15 published values" in tex
-    assert "recomputed 4 comparisons" in tex and "(4 in all)" in tex
-    assert "1 holds under every reading" in tex and "1 depends on the reading" in tex and "1 not checkable" in tex
+    assert "recomputed 4 comparisons" in tex and "(4 kept in all)" in tex
+    assert "1 holds" in tex and "1 depends" in tex and "1 not checkable" in tex and "0 knife-edge" not in tex
+    # the precedence is stated, in order, before the classes are counted
+    assert tex.index("not checkable} when") < tex.index("knife-edge} when") < tex.index("holds or fails} when")
     # both readings of the depending claim, each marked; the not-checkable claim is not in the table
     assert r"1.09\,$\checkmark$; 0.800\,$\times$" in tex and r"z\_1 faster" in tex
     assert "~\\citep{ka}" in tex and "v~" not in tex
