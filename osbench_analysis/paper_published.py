@@ -43,6 +43,11 @@ def _readings_cell(g: pd.DataFrame) -> str:
     return "; ".join(parts) + (f"; {n_rej} rejected" if n_rej else "") if parts else "--"
 
 
+def _rules_tex(rules: dict[str, str], names: tuple[str, ...]) -> str:
+    """The named tolerance rules of the claims file, quoted without their 'rule ...:' prefix."""
+    return "; ".join(tex_escape(rules[n].split(": ", 1)[-1]) for n in names if n in rules) or "see the claims file"
+
+
 def precedence_tex() -> str:
     """The stated order in which a claim's class is decided, from reference_claims."""
     from osbench_analysis.reference_claims import PRINT_DIGITS, VERDICT_PRECEDENCE
@@ -149,8 +154,7 @@ def reference_section_tex(readings: pd.DataFrame, counts: pd.DataFrame, capture:
            f"{n_claims} comparisons their texts state from their own tables. Where a sentence can be read in more than "
            "one defensible way (which columns, which machine, which aggregate, how an ambiguous cell splits), we "
            f"computed every reading ({n_read} kept in all). Each sentence's words are turned into a tolerance by a "
-           "stated rule (`slightly' or `marginally': a factor within 1.2; `about $N$ times': within 20\\% of $N$; "
-           "`significantly': at least 1.2)." ,
+           "stated rule: " + _rules_tex(rules or {}, ("slight", "about", "significant", "far")) + ".",
            "", precedence_tex(), "", rejection_tex(readings, rules or {}),
            f"The result: {cls}. Table~\\ref{{tab:claims}} lists every checkable claim with its factor under each kept "
            "reading ($\\checkmark$: the sentence holds under that reading).", ""]
