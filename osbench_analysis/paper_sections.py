@@ -509,15 +509,36 @@ def environments_tex(result) -> str:
                    + ("" if several_hosts else f" on host {tex_escape(result.manifests[result.primary_ids[0]].hostname)}")
                    + ".", "tab:environments", size=r"\scriptsize")
     hosted = [(env, k) for env, k in kernels.items() if k[2] == "hosted-kernel" and k[0] and k[0] != k[1]]
-    text = ""
+    text = _same_binaries_sentence(result)
     if hosted:
-        text = ("A hosted kernel brings its own release: "
+        text += ("A hosted kernel brings its own release: "
                 + "; ".join(f"{tex_escape(env_label(env))} serves its probes with Linux {tex_escape(k[0])} on a "
                             f"{tex_escape(k[1])} host" for env, k in hosted)
                 + ". Its factors therefore measure the hosted design together with an older kernel's implementation "
                 "of each primitive; LEBench~\\citep{ren2019lebench} shows that a primitive's cost can change between "
                 "Linux releases by itself, so a factor near the others' is not evidence that the design costs nothing.\n")
     return table + text
+
+
+def _same_binaries_sentence(result) -> str:
+    """How every environment runs the same probe binaries and C library: the root and work folder each
+    sandbox mounts, as its manifest records them (environment_info)."""
+    from osbench_analysis.plots_architectures import env_short
+
+    mounts: dict[tuple[str, str], list[str]] = {}
+    for cid in result.primary_ids:
+        mf = result.manifests[cid]
+        info = mf.environment_info or {}
+        if info.get("root_mount"):
+            mounts.setdefault((str(info["root_mount"]), str(info.get("workdir_mount", ""))), []).append(
+                env_short(mf.environment))
+    if not mounts:
+        return ""
+    parts = [f"{', '.join(tex_escape(e) for e in envs)}: root {tex_escape(root)}"
+             + (f"; probes' folder: {tex_escape(work)}" if work else "") for (root, work), envs in mounts.items()]
+    return ("The probes, the worker and the C library are the host's own files in every environment, because each "
+            "sandbox mounts the host's root file system read-only (" + ". ".join(parts) + "); the FUSE environments "
+            "run natively with only the probes' folder served by the FUSE server.\n")
 
 
 def reproduce_tex(result) -> str:
