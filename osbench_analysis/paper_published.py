@@ -169,7 +169,9 @@ def reference_section_tex(readings: pd.DataFrame, counts: pd.DataFrame, capture:
     if issues is not None and len(issues):
         out.append(corrections_table_tex(issues, keys or {}))
     if cited is not None and len(cited):
-        crow = [f"{tex_escape(r.metric_as_published)} & {tex_escape(r.system_as_published)} & "
+        crow = [f"{tex_escape(r.metric_as_published)} & {tex_escape(r.system_as_published)}"
+                + (" (reattributed, Table~\\ref{tab:corrections})" if getattr(r, "correction", "") == "reattributed" else "")
+                + " & "
                 f"{tex_escape(r.cell_as_published)} & \\citet{{{r.bibkey}}}"
                 + (f", citing \\citet{{{r.cited_bibkey}}}" if isinstance(r.cited_bibkey, str) and r.cited_bibkey else "")
                 + " \\\\" for r in cited.itertuples()]

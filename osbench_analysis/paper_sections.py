@@ -481,7 +481,7 @@ def short_version(version: str) -> str:
 def environments_tex(result) -> str:
     """The environments measured: design, kernel as seen inside, the file system the file probes used,
     version, and a sentence on every environment whose kernel release differs from the host's."""
-    from osbench_analysis.plots_architectures import env_label
+    from osbench_analysis.plots_architectures import env_label, env_short
 
     several_hosts = len(result.hosts) > 1
     fs = environment_file_systems(result.primary_estimates)
@@ -498,7 +498,7 @@ def environments_tex(result) -> str:
             version = f"{version}, {info['platform']}"
         if info.get("cache"):
             version = f"{version}, cache={info['cache']}"
-        rows.append(f"{tex_escape(env_label(mf.environment))} & {tex_escape(mf.arch_class)} & {tex_escape(str(kernel))} & "
+        rows.append(f"{tex_escape(env_short(mf.environment))} & {tex_escape(mf.arch_class)} & {tex_escape(str(kernel))} & "
                     f"{tex_escape(fs.get(mf.environment, '--'))} & {tex_escape(str(version))}"
                     + (f" & {tex_escape(mf.hostname)}" if several_hosts else "") + " \\\\")
     head = "Environment & Design & Kernel seen by the probe & File system & Version" + (" & Host" if several_hosts else "")

@@ -395,7 +395,7 @@ def implausible(ref: pd.DataFrame, claim: dict, reading: dict) -> str:
             off = max(per_op / known, known / per_op)
             if off > plaus["max_ratio"]:
                 why.append(f"implies {_plain_time_us(per_op)} per {plaus['operation']} on {cell['system_as_published']} against "
-                           f"the {known:g} µs the study measured (rule 'plausible': within {plaus['max_ratio']:g} times)")
+                           f"the {known:g} µs the study measured (the plausibility rule: within {plaus['max_ratio']:g} times)")
     comp = reading.get("comparison", {})
     if comp.get("kind") == "pair" and {"hardware", "os"} <= set(ref.columns):
         sides = {side: _side(comp[side], comp.get("table_id")) for side in ("slower", "faster")}
@@ -408,7 +408,7 @@ def implausible(ref: pd.DataFrame, claim: dict, reading: dict) -> str:
             shared = _machine_with_both(ref, claim["source_id"], s, f)
             if shared:
                 why.append(f"compares {s['system_as_published']} with {f['system_as_published']} on another machine "
-                           "where the study measured both OSes on one (rule 'same_machine')")
+                           "where the study measured both OSes on one (the same-machine rule)")
     return "; ".join(why)
 
 

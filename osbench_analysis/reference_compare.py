@@ -163,7 +163,8 @@ def published_factors_by_primitive(factors: pd.DataFrame | None = None, root: st
 
 
 CITED_RESULT_COLUMNS = ["source_id", "bibkey", "cited_bibkey", "cited_note", "table_id", "metric_id", "metric_as_published", "system_id",
-                        "system_as_published", "arch_class", "cell_as_published", "value", "unit", "unit_label", "note", "quote"]
+                        "system_as_published", "arch_class", "cell_as_published", "value", "unit", "unit_label", "note", "quote",
+                        "correction"]
 
 
 def cited_results(ref: pd.DataFrame | None = None, root: str | Path | None = None) -> pd.DataFrame:
@@ -188,7 +189,8 @@ def cited_results(ref: pd.DataFrame | None = None, root: str | Path | None = Non
                              "metric_id": metric_id, "metric_as_published": r["metric_as_published"], "system_id": system_id,
                              "system_as_published": r["system_as_published"], "arch_class": r["arch_class"],
                              "cell_as_published": r["cell_as_published"], "value": r["value"], "unit": r["unit"],
-                             "unit_label": r["unit_label"], "note": r["note"], "quote": block["quote"]})
+                             "unit_label": r["unit_label"], "note": r["note"], "quote": block["quote"],
+                             "correction": r["correction"]})
     return pd.DataFrame(rows, columns=CITED_RESULT_COLUMNS)
 
 
