@@ -45,26 +45,27 @@ def format_time_ns(ns: float) -> tuple[str, str]:
     return sig3(ns / scale), unit
 
 
-def _decimals(x: float, sig: int = 3) -> int:
-    return max(0, sig - 1 - int(np.floor(np.log10(abs(x))))) if x and np.isfinite(x) else 0
+def sig(x: float, digits: int = 3) -> str:
+    """`digits` significant digits without an exponent (sig3 for three)."""
+    if not np.isfinite(x):
+        return "n/a"
+    d = max(0, digits - 1 - int(np.floor(np.log10(abs(x))))) if x else 0
+    return f"{x:.{d}f}"
 
 
 def ci_parts(value: float, lo: float, hi: float) -> tuple[str, str, str]:
-    """The estimate and its bounds as with_ci prints them, separately (for macros)."""
-    if not all(np.isfinite(x) for x in (value, lo, hi)):
-        return sig3(value), sig3(lo), sig3(hi)
-    d = _decimals(value)
-    for _ in range(3):
-        if f"{lo:.{d}f}" != f"{value:.{d}f}" != f"{hi:.{d}f}" or (lo == value or hi == value):
+    """The paper's one rule for an estimate and its interval: every number to three significant digits, one
+    more digit for all three at a time (up to three more) while a bound prints as the estimate:
+    '402 [40.6, 764]', '1.004 [1.001, 1.008]', never '1.00 [1.00, 1.01]'."""
+    for digits in range(3, 7):
+        parts = sig(value, digits), sig(lo, digits), sig(hi, digits)
+        if parts[1] != parts[0] != parts[2] or value in (lo, hi) or not np.isfinite(value):
             break
-        d += 1
-    return f"{value:.{d}f}", f"{lo:.{d}f}", f"{hi:.{d}f}"
+    return parts
 
 
 def with_ci(value: float, lo: float, hi: float) -> str:
-    """The paper's one rule for an estimate with its interval: the estimate to three significant digits and
-    both bounds to the same decimals, one more decimal at a time (up to three more) while a bound prints as
-    the estimate: '402 [41, 764]', '1.004 [1.001, 1.008]', never '1.00 [1.00, 1.01]'."""
+    """'24.0 [21.2, 26.8]': the estimate with its interval by ci_parts' rule."""
     v, lo_s, hi_s = ci_parts(value, lo, hi)
     return f"{v} [{lo_s}, {hi_s}]"
 

@@ -11,7 +11,8 @@ from osbench_analysis import families, formatting, paper_check, paper_estimand, 
 
 @pytest.mark.parametrize("value, lo, hi, printed", [
     (24.0, 21.2, 26.8, "24.0 [21.2, 26.8]"),
-    (402.0, 40.6, 764.0, "402 [41, 764]"),           # bounds at the estimate's decimals
+    (402.0, 40.6, 764.0, "402 [40.6, 764]"),         # every number to three significant digits
+    (5.0, 0.2622, 9.0, "5.00 [0.262, 9.00]"),        # a wide interval keeps its small bound's digits
     (1.004, 1.001, 1.008, "1.004 [1.001, 1.008]"),    # one more digit: at three a bound would print as the estimate
     (1150.0, 1100.0, 1210.0, "1150 [1100, 1210]"),
 ])
@@ -22,7 +23,7 @@ def test_an_interval_never_prints_a_bound_equal_to_its_estimate(value, lo, hi, p
 
 
 def test_a_degenerate_interval_stops_widening():
-    assert formatting.with_ci(1.0, 1.0, 1.0) == "1.00 [1.00, 1.00]"
+    assert formatting.with_ci(1.0, 1.0, 1.0) == "1.00 [1.00, 1.00]"            # an interval of zero width
     assert formatting.with_ci(math.nan, 1.0, 2.0).startswith("n/a")
 
 
