@@ -670,11 +670,11 @@ def conclusion_tex(inp: SectionInputs) -> str:
            "costs, and the crossing is what the designs differ in."]
     cross = _crossing_sentences(inp)
     if cross:
-        out.append("First, user-space and hosted kernels pay for intercepting every call:" + cross)
+        out.append("First, user-space and hosted kernels pay for intercepting every call." + cross)
     svc = _service_sentence(inp)
     if svc:
         ipc = load_published_ipc()
-        out.append("Second, the microkernel pattern built from Linux's own IPC pays for Linux's wake-up path:" + svc
+        out.append("Second, the microkernel pattern built from Linux's own IPC pays for Linux's wake-up path." + svc
                    + (f" Microkernels built for IPC do better: {_ipc_range(ipc)} (Table~\\ref{{tab:published-ipc}}), so "
                       "the factor measured here is that of Linux's IPC path, not of the design." if len(ipc) else ""))
     out.append("Third, the published factors most often quoted for `microkernels' come from xnu, a hybrid that serves "
