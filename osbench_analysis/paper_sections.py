@@ -336,7 +336,7 @@ def crossing_tex(inp: SectionInputs) -> str:
                "beside the published factors for the same primitive as ranges by the kind of system they come from: "
                "a hybrid (xnu serves these calls in its BSD layer, in the kernel) or a microkernel (MINIX~3).")
     out.append(_table("p{0.11\\linewidth}" + "r" * len(envs) + "p{0.18\\linewidth}", head, rows,
-                      f"Time per operation in each environment over {tex_escape(base)} Linux on the same host (ratio of the "
+                      f"Time per operation in each environment over {tex_escape(base)} Linux on the same host (\\(\\times\\), the ratio of the "
                       f"{ESTIMAND_PLURAL}, {lvl} interval; the first row names the file system the file probes used), beside "
                       "the published hybrid- or microkernel-over-monolithic factors for the same primitive ("
                       + _published_sources(pub, m["primitive"]) + ").",
