@@ -65,3 +65,73 @@ def primitive_family(primitive: str) -> str:
 
 def family_rank(family: str) -> int:
     return FAMILIES.index(family) if family in FAMILIES else len(FAMILIES)
+
+
+#: How a probe is named in the paper's prose and tables (never its snake_case identifier).
+PRINT_NAMES = {
+    "null_syscall": "null system call", "syscall_mix": "system-call mix", "open_close": "open + close",
+    "stat": "stat", "fork_exit": "fork + exit", "fork_exec": "fork + exec", "posix_spawn": "posix\\_spawn",
+    "fork_shell": "fork + shell", "exec_only": "exec alone", "proc_terminate": "process termination",
+    "fork_alive": "fork with processes alive", "pipe_pingpong": "pipe round trip",
+    "thread_create_join": "thread create + join", "mutex_uncontested": "uncontested mutex",
+    "condvar_pingpong": "condition-variable hand-over", "thread_pingpong_game": "ping-pong game hand-over",
+    "mmap_touch": "mmap + touch + munmap", "file_create_delete": "file create + delete",
+    "malloc_free_small": "small malloc + free", "read_devzero": "read of /dev/zero", "write_devnull": "write to /dev/null",
+    "fstat": "fstat", "select_fds": "select", "poll_fds": "poll", "sigaction_install": "sigaction",
+    "signal_catch": "signal delivery", "signal_send": "signal permission check", "pagefault_file": "file page fault",
+    "mmap_file": "file mmap + read", "clock_gettime": "clock\\_gettime (vDSO)", "pipe_bw": "pipe bandwidth",
+    "unix_bw": "AF\\_UNIX bandwidth", "unix_pingpong": "AF\\_UNIX round trip", "tcp_pingpong": "TCP round trip",
+    "udp_pingpong": "UDP round trip", "ctxsw_ring": "token ring lap", "service_direct": "service, direct",
+    "service_pipe": "service via pipes", "service_unix": "service via AF\\_UNIX", "service_shm": "service via shared memory",
+    "file_write": "file write", "file_read": "file read", "file_copy": "file copy", "files_in_folder": "files in one folder",
+    "memcpy_bw": "memcpy bandwidth", "malloc_memcpy": "malloc + copy", "socket_bind_open": "socket + bind",
+    "mmap_window_maps": "mmap of a file window", "thread_create_alive": "thread create with threads alive",
+}
+
+#: Bandwidth probes: the bytes one operation moves, a number or the parameter that holds it.  The paper
+#: reports these in bytes per second, with the bytes per operation named.
+BYTES_PER_OP = {"pipe_bw": 65536, "unix_bw": 65536, "memcpy_bw": "bytes", "file_write": "buffer",
+                "file_read": "buffer", "file_copy": "buffer"}
+
+
+def print_name(probe: str) -> str:
+    """The probe as a reader reads it (TeX): 'fork + exec'; an unknown probe keeps its identifier, escaped."""
+    return PRINT_NAMES.get(probe, probe.replace("_", "\\_"))
+
+
+def variant_params(variant: str) -> dict[str, str]:
+    """'linkage=static,fds=10' -> {'linkage': 'static', 'fds': '10'} (the analysis' variant string)."""
+    out = {}
+    for part in str(variant or "").split(","):
+        if "=" in part:
+            k, v = part.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out
+
+
+def print_variant(variant: str) -> str:
+    """A variant as a reader reads it: 'linkage=static' -> 'static', 'fds=10' -> 'fds 10', '' -> '--'."""
+    params = {k: v for k, v in variant_params(variant).items() if k != "fs"}   # the file system has its own column
+    if not params:
+        return "--"
+    return ", ".join(v if k in ("linkage", "parent") else f"{k.replace('_', ' ')} {v}" for k, v in params.items())
+
+
+def bytes_per_op(probe: str, variant: str = "") -> int | None:
+    """The bytes one operation of a bandwidth probe moves (None for other probes)."""
+    from osbench_analysis.registry import PROBES
+
+    spec = BYTES_PER_OP.get(probe)
+    if spec is None or isinstance(spec, int):
+        return spec
+    given = variant_params(variant).get(spec)
+    if given is not None:
+        return int(given)
+    p = PROBES.get(probe)
+    default = next((q.default for q in p.params if q.name == spec), None) if p is not None else None
+    return int(default) if default is not None else None
+
+
+def file_system(variant: str) -> str:
+    """The file system a file probe ran on ('fs=' of the variant), '--' for probes that use none."""
+    return variant_params(variant).get("fs", "--")

@@ -45,17 +45,61 @@ def format_time_ns(ns: float) -> tuple[str, str]:
     return sig3(ns / scale), unit
 
 
+def sig(x: float, digits: int = 3) -> str:
+    """`digits` significant digits without an exponent (sig3 for three)."""
+    if not np.isfinite(x):
+        return "n/a"
+    d = max(0, digits - 1 - int(np.floor(np.log10(abs(x))))) if x else 0
+    return f"{x:.{d}f}"
+
+
+def ci_parts(value: float, lo: float, hi: float) -> tuple[str, str, str]:
+    """The paper's one rule for an estimate and its interval: every number to three significant digits, one
+    more digit for all three at a time (up to three more) while a bound prints as the estimate:
+    '402 [40.6, 764]', '1.004 [1.001, 1.008]', never '1.00 [1.00, 1.01]'."""
+    for digits in range(3, 7):
+        parts = sig(value, digits), sig(lo, digits), sig(hi, digits)
+        if parts[1] != parts[0] != parts[2] or value in (lo, hi) or not np.isfinite(value):
+            break
+    return parts
+
+
+def with_ci(value: float, lo: float, hi: float) -> str:
+    """'24.0 [21.2, 26.8]': the estimate with its interval by ci_parts' rule."""
+    v, lo_s, hi_s = ci_parts(value, lo, hi)
+    return f"{v} [{lo_s}, {hi_s}]"
+
+
 def time_with_ci_tex(value: float, lo: float, hi: float) -> str:
-    """'6.30 [5.80, 6.90] \\textmu s': the estimate and its interval in one unit."""
+    """'6.30 [5.80, 6.90] \\textmu s': the estimate and its interval in one unit (digits: with_ci)."""
     scale, unit = time_unit(value)
-    return f"{sig3(value / scale)} [{sig3(lo / scale)}, {sig3(hi / scale)}] {unit}"
+    return f"{with_ci(value / scale, lo / scale, hi / scale)} {unit}"
 
 
 def ratio_with_ci(ratio: float, lo: float, hi: float) -> str:
-    return f"{sig3(ratio)} [{sig3(lo)}, {sig3(hi)}]"
+    return with_ci(ratio, lo, hi)
 
 
 def percent_tex(fraction: float) -> str:
     """0.95 -> '95\\%', 0.999 -> '99.9\\%' (one decimal at most, TeX-escaped)."""
     s = f"{100 * fraction:.1f}".rstrip("0").rstrip(".")
     return s + r"\%"
+
+
+_RATES = ((1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"), (1.0, "B/s"))
+
+
+def rate_with_ci_tex(nbytes: float, ns: float, lo_ns: float, hi_ns: float) -> str:
+    """A bandwidth from the time one operation of `nbytes` takes: '4.10 [3.90, 4.32] GB/s' (decimal units;
+    the slow end of the time interval is the low end of the rate's)."""
+    rate, lo, hi = (nbytes / (t * 1e-9) for t in (ns, hi_ns, lo_ns))
+    scale, unit = next(((k, u) for k, u in _RATES if rate >= k), _RATES[-1])
+    return f"{with_ci(rate / scale, lo / scale, hi / scale)} {unit}"
+
+
+def bytes_tex(n: int) -> str:
+    """8388608 -> '8~MiB', 65536 -> '64~KiB', 256 -> '256~B'."""
+    for k, u in ((1 << 20, "MiB"), (1 << 10, "KiB")):
+        if n >= k and n % k == 0:
+            return f"{n // k}~{u}"
+    return f"{n}~B"

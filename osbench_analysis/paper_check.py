@@ -14,12 +14,41 @@ import numpy as np
 
 #: Words a reader must never meet: the five studies are cited by authors and titles.
 FORBIDDEN_WORDS = ("seed", "seeds")
+#: An overfull box wider than this runs visibly past the margin (TeX's own \\hfuzz is 0.1 pt).
+OVERFULL_PT = 1.0
+#: The paper's body (everything before the references and appendices) must fit in this many pages.
+MAX_BODY_PAGES = 12
+#: The label paper.tex places where the body ends (before the bibliography).
+BODY_END_LABEL = "page:body-end"
+
+_OVERFULL = re.compile(r"^Overfull \\([hv])box \((\d+(?:\.\d+)?)pt too (?:wide|high)\)(.*)$", re.M)
+
+
+def overfull_boxes(log_text: str, min_pt: float = OVERFULL_PT) -> list[str]:
+    """Every overfull box of a LaTeX log wider (or higher) than `min_pt`, as 'hbox 324.5pt at lines 12--14'."""
+    log_text = re.sub(r"(?m)^(.{79})\n", r"\1", log_text)    # TeX wraps its log at 79 characters
+    out = []
+    for m in _OVERFULL.finditer(log_text):
+        kind, amount, where = m.groups()
+        if float(amount) > min_pt:
+            # the file TeX was reading: the last one it opened before the message (a heuristic of the log's format)
+            opened = re.findall(r"\((\./[^\s()]+\.tex)", log_text[:m.start()])
+            source = f" of {opened[-1][2:]}" if opened else ""
+            out.append(f"{kind}box {amount}pt{where.rstrip()}{source}")
+    return out
+
+
+def body_pages(aux_text: str, label: str = BODY_END_LABEL) -> int | None:
+    """The page on which the body ends, from the \\label paper.tex places there (None without it)."""
+    m = re.search(r"\\newlabel\{" + re.escape(label) + r"\}\{\{[^}]*\}\{(\d+)\}", aux_text)
+    return int(m.group(1)) if m else None
 
 
 @dataclass
 class PaperCheck:
     pdf: Path
     pages: int = 0
+    body_pages: int | None = None
     problems: list[str] = field(default_factory=list)
     page_images: list[Path] = field(default_factory=list)
 
@@ -44,9 +73,10 @@ def figure_is_blank(png: Path) -> bool:
 
 
 def check_paper(pdf: str | Path, figures_dir: str | Path | None = None, render_dir: str | Path | None = None,
-                dpi: int = 60) -> PaperCheck:
+                dpi: int = 60, max_body_pages: int = MAX_BODY_PAGES) -> PaperCheck:
     """Render every page to PNG (pdftoppm), search the text (pdftotext) for '??'
-    and forbidden words, and check every generated figure shows something."""
+    and forbidden words, check every generated figure shows something, and read
+    the LaTeX log beside the PDF for overfull boxes and its .aux for the body's length."""
     pdf = Path(pdf)
     result = PaperCheck(pdf)
     missing = [t for t in ("pdftoppm", "pdftotext", "pdfinfo") if not shutil.which(t)]
@@ -66,6 +96,16 @@ def check_paper(pdf: str | Path, figures_dir: str | Path | None = None, render_d
         hits = re.findall(rf"\b{word}\b", text, re.I)
         if hits:
             result.problems.append(f"the word {word!r} appears {len(hits)} times; cite the studies by authors and titles")
+    log, aux = pdf.with_suffix(".log"), pdf.with_suffix(".aux")
+    if log.is_file():
+        boxes = overfull_boxes(log.read_text(errors="replace"))
+        if boxes:
+            result.problems.append(f"{len(boxes)} overfull boxes past the margin (LaTeX log): {boxes[:5]}")
+    if aux.is_file():
+        body = body_pages(aux.read_text(errors="replace"))
+        result.body_pages = body
+        if body is not None and body > max_body_pages:
+            result.problems.append(f"the body runs to page {body}; at most {max_body_pages} pages before the references")
     out = Path(render_dir) if render_dir else Path(tempfile.mkdtemp(prefix="osbench-paper-pages-"))
     out.mkdir(parents=True, exist_ok=True)
     subprocess.run(["pdftoppm", "-r", str(dpi), "-png", str(pdf), str(out / "page")], check=True)

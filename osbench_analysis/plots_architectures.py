@@ -1,12 +1,15 @@
-"""The paper's central figure: per primitive, what each kernel environment
-measured here costs relative to native Linux (filled black markers with
-their confidence intervals), beside the factors the published studies found
-between microkernel or hybrid systems and monolithic ones (hollow grey
-markers, other hardware and eras), on one logarithmic axis.
+"""The paper's central figure: per primitive measured here, what each kernel
+environment costs relative to native Linux (filled markers with their
+confidence intervals, one colour and shape per environment), beside the
+factors the published studies found between microkernel or hybrid systems and
+monolithic ones for the same primitive (hollow grey markers, other hardware
+and eras), on one logarithmic axis.
 
-Measured and published points differ in fill and colour and environments in
-marker shape, so the figure reads in greyscale; the legend names systems in
-words.  Rows are grouped by family (families.py) and ordered by cost.
+Only primitives measured here are rows (the published-only ones are in the
+appendix tables); within a row our environments come first, the published
+points below them.  Environments differ in colour (Okabe-Ito, safe for colour
+blindness) and marker shape, so the figure also reads in greyscale.  Rows are
+grouped by family (families.py) and ordered by cost.
 """
 from __future__ import annotations
 
@@ -30,6 +33,8 @@ ENV_LABELS = {
 ENV_SHORT = {"gvisor": "gVisor", "gvisor-ptrace": "gVisor (ptrace)", "gvisor-gofer": "gVisor (gofer)",
              "uml": "User-mode Linux", "fuse": "FUSE", "fuse-nocache": "FUSE (no cache)"}
 _ENV_MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">"]
+#: Okabe-Ito colours, one per environment (distinguishable in colour-blind vision and at print size).
+_ENV_COLOURS = ["#0072B2", "#56B4E9", "#009E73", "#D55E00", "#CC79A7", "#E69F00", "#000000", "#F0E442"]
 _PUB_MARKERS = {"microkernel": "o", "hybrid": "^", "user-space-kernel": "s", "monolithic": "d"}
 PUBLISHED_GREY = "0.45"
 
@@ -48,9 +53,11 @@ def _subjects(part: pd.DataFrame) -> str:
 
 
 def _row_order(measured: pd.DataFrame, published: pd.DataFrame) -> list[str]:
+    """The rows: the primitives measured here (all published ones when nothing is measured)."""
     cost = {}
-    for prim, g in published.groupby("primitive"):
-        cost[prim] = float(np.median(g["slowdown_factor"]))
+    if measured.empty:
+        for prim, g in published.groupby("primitive"):
+            cost[prim] = float(np.median(g["slowdown_factor"]))
     for prim, g in measured.groupby("primitive"):
         cost[prim] = max(cost.get(prim, 0.0), float(g["ratio"].max()))
     # top of the figure = first family, cheapest first within a family
@@ -71,7 +78,8 @@ def plot_architectures(measured: pd.DataFrame, published: pd.DataFrame, *, basel
             lines.append(("family", primitive_family(p)))
         lines.append(("", p))
     y = {name: len(lines) - 1 - i for i, (kind, name) in enumerate(lines) if kind == ""}
-    fig = Figure(figsize=(width, 0.16 * len(lines) + 1.7), layout="constrained")
+    published = published[published["primitive"].isin(rows)]
+    fig = Figure(figsize=(width, 0.32 * len(lines) + 2.2), layout="constrained")
     ax = fig.add_subplot()
     handles = []
     envs = list(dict.fromkeys(measured["environment"])) if len(measured) else []
@@ -79,17 +87,18 @@ def plot_architectures(measured: pd.DataFrame, published: pd.DataFrame, *, basel
     for i, env in enumerate(envs):
         part = measured[measured["environment"] == env]
         marker = _ENV_MARKERS[i % len(_ENV_MARKERS)]
-        off = 0.12 + 0.26 * i / n_env
+        colour = _ENV_COLOURS[i % len(_ENV_COLOURS)]
+        off = 0.42 - 0.5 * i / n_env          # our environments first (top of the row), in legend order
         ys = np.array([y[p] for p in part["primitive"]]) + off
         err = np.vstack([part["ratio"] - part["ratio_low"], part["ratio_high"] - part["ratio"]])
-        ax.errorbar(part["ratio"], ys, xerr=np.nan_to_num(err.clip(min=0)), fmt=marker, color="black",
-                    ms=4.5, lw=1.0, capsize=1.5)
-        handles.append(Line2D([], [], marker=marker, color="black", ls="-", lw=1.0, ms=4.5,
+        ax.errorbar(part["ratio"], ys, xerr=np.nan_to_num(err.clip(min=0)), fmt=marker, color=colour,
+                    ms=5, lw=1.2, capsize=2)
+        handles.append(Line2D([], [], marker=marker, color=colour, ls="-", lw=1.2, ms=5,
                               label=f"measured here: {env_label(env)} / {baseline} Linux"))
     rng = np.random.default_rng(0)     # jitter only separates overlapping published points
     for arch, part in published.groupby("subject_arch", sort=True):
         marker = _PUB_MARKERS.get(arch, "d")
-        ys = np.array([y[p] for p in part["primitive"]]) - 0.18 + rng.uniform(-0.07, 0.07, len(part))
+        ys = np.array([y[p] for p in part["primitive"]]) - 0.3 + rng.uniform(-0.06, 0.06, len(part))
         ax.scatter(part["slowdown_factor"], ys, marker=marker, facecolors="none", edgecolors=PUBLISHED_GREY,
                    s=20, lw=0.9)
         handles.append(Line2D([], [], marker=marker, ls="none", mfc="none", mec=PUBLISHED_GREY, ms=5,
@@ -98,6 +107,7 @@ def plot_architectures(measured: pd.DataFrame, published: pd.DataFrame, *, basel
     ax.set_xscale("log")
     ticks = [len(lines) - 1 - i for i in range(len(lines))]
     ax.set_yticks(ticks, [name if kind == "family" else name.replace("_", " ") for kind, name in lines], fontsize=9)
+    ax.grid(axis="x", which="major", color="0.9", lw=0.6)
     for label, (kind, _) in zip(ax.get_yticklabels(), lines):
         if kind == "family":
             label.set_fontweight("bold")

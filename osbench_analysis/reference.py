@@ -10,7 +10,8 @@ Layout (documented in docs/reference_data.md)::
     data/reference/headline_claims.json           ratios the papers state, checked by reference_claims
 
 Cells are kept exactly as printed (``cell_as_published``).  Where a cell is
-visibly wrong the CSV says so (``correction`` = ``corrected`` or ``set_na``,
+visibly wrong the CSV says so (``correction`` = ``corrected``, ``set_na``, or
+``reattributed`` when the cited source gives the value to another system,
 with a ``note``); ``value`` is what analyses use, ``value_published`` is what
 the number in the cell reads as.
 """
@@ -56,7 +57,8 @@ CELL_UNIT_SUFFIXES: dict[str, str] = {
 }
 
 TABLE_KINDS = ("values", "in_text", "systems", "figures_only")
-CORRECTIONS = ("", "corrected", "set_na")
+#: "reattributed": the value is kept and the row names the system the cited source gives it to.
+CORRECTIONS = ("", "corrected", "set_na", "reattributed")
 MATCHES = ("exact", "close", "none")
 VALUE_CSV_COLUMNS = ["metric_id", "system_id", "cell_as_published", "correction", "value_corrected", "note"]
 MAPPING_COLUMNS = ["source_id", "table_id", "metric_id", "probe", "probe_variant", "match",
@@ -433,7 +435,8 @@ def source_issues(root: str | Path | None = None, ref: pd.DataFrame | None = Non
         rows.append({"source_id": r["source_id"], "table_id": r["table_id"], "metric_id": r["metric_id"],
                      "system_id": r["system_id"], "kind": f"cell ({r['correction']})" if r["correction"] else "cell note",
                      "what": f"printed {r['cell_as_published']!r}: {r['note']}",
-                     "action": {"set_na": "value set to NA", "corrected": f"value corrected to {r['value_corrected']:g}"}
+                     "action": {"set_na": "value set to NA", "corrected": f"value corrected to {r['value_corrected']:g}",
+                                "reattributed": "value kept, attributed to the system the cited source names"}
                      .get(r["correction"], "value kept as published")})
     return pd.DataFrame(rows, columns=["source_id", "table_id", "metric_id", "system_id", "kind", "what", "action"])
 

@@ -9,16 +9,27 @@ covers, which aggregate, which split of an ambiguous cell).  Every reading is
 computed; none is adjusted to make a claim hold.
 
 Verdict per reading: the factor and whether it meets the stated expectation,
-and whether it sits within ``KNIFE_EDGE`` of a threshold (a few percent).
-Verdict class per claim (``VERDICT_CLASSES``), decided from the readings:
+and whether it ties one of the expectation's thresholds at print precision
+(``PRINT_DIGITS`` significant digits: the printed factor and the printed
+threshold are the same number, so the printed data cannot decide).
 
-* ``not checkable`` - the paper gives no numbers to check (figures, cited work);
-* ``circular``      - the data reading was itself chosen with this sentence
-  (``circular`` in the claim says how), so agreement proves nothing;
-* ``knife-edge``    - some reading lies within KNIFE_EDGE of a threshold: the
-  verdict turns on rounding or on the tolerance rule itself;
-* ``depends``       - the readings disagree: it holds under some, fails under others;
-* ``holds`` / ``fails`` - every reading agrees, clear of the thresholds.
+Some readings are rejected before any verdict, by a rule stated in the claims
+file and checked here (``REJECTION_RULES``): ``plausible`` rejects a reading
+that implies a time per operation more than ``max_ratio`` times away from what
+the same study measured for that operation on the same system (a split of a
+flattened cell that makes a 100,000-switch game last 145 µs or 551 s);
+``same_machine`` rejects a reading that compares two systems on two machines
+when the study measured both systems' OSes on one.  Rejected readings are listed, never counted.
+
+Verdict class per claim (``VERDICT_CLASSES``), decided from the remaining
+readings in this order of precedence (the first that applies):
+
+1. ``not checkable`` - the paper gives no numbers to check (figures, cited work);
+2. ``circular``      - the data reading was itself chosen with this sentence
+   (``circular`` in the claim says how), so agreement proves nothing;
+3. ``knife-edge``    - some reading ties a threshold at print precision;
+4. ``depends``       - the readings disagree: it holds under some, fails under others;
+5. ``holds`` / ``fails`` - every reading agrees.
 
 Factors are slowdowns: cost(slower) / cost(faster), where the cost is the
 value when lower is better and its inverse when higher is better, so a factor
@@ -35,10 +46,18 @@ import numpy as np
 import pandas as pd
 
 from osbench_analysis import reference
+from osbench_analysis.formatting import sig3
 
-#: A reading within this relative distance of one of its thresholds is on a knife edge.
-KNIFE_EDGE = 0.03
+#: Factors and thresholds are printed to this many significant digits; a reading whose printed factor equals
+#: a printed threshold is on a knife edge.
+PRINT_DIGITS = 3
+#: A stated tolerance below this is the paper's own rounding allowance (rule 'arithmetic'), not a threshold of meaning.
+ROUNDING_ALLOWANCE = 0.06
 VERDICT_CLASSES = ("holds", "fails", "depends", "knife-edge", "circular", "not checkable")
+#: The order in which a claim's class is decided (the first that applies), as the paper states it.
+VERDICT_PRECEDENCE = ("not checkable", "circular", "knife-edge", "depends", "holds", "fails")
+#: Rules by which a reading is rejected as implausible before any verdict (see the module docstring).
+REJECTION_RULES = ("plausible", "same_machine")
 #: Verdict of the primary reading alone (kept for the compact tables).
 VERDICTS = ("supported", "not supported", "not checkable")
 COMPARISON_KINDS = ("pair", "value_ratio", "value", "spread", "winner", "contrast", "fraction_won", "min_of")
@@ -49,7 +68,7 @@ CLAIM_COLUMNS = ["claim_id", "source_id", "statement", "verdict_class", "stated"
                  "factor_max", "n_readings", "n_hold", "knife_edge", "verdict", "reading", "readings_summary", "detail",
                  "quote", "location", "stated_value_origin", "tolerance_reason", "circular_reason", "not_checkable_reason"]
 READING_COLUMNS = ["claim_id", "source_id", "reading_id", "reading", "primary", "stated", "factor", "holds",
-                   "nearest_threshold", "distance_to_threshold", "knife_edge", "detail"]
+                   "nearest_threshold", "distance_to_threshold", "knife_edge", "rejected", "detail"]
 
 
 class ClaimError(ValueError):
@@ -292,10 +311,10 @@ def _stated(expect: dict) -> str:
 
 def thresholds(expect: dict, factors: dict[str, float]) -> list[float]:
     """The values at which the verdict of this expectation changes.  The edges of a paper's own arithmetic
-    (a tolerance under 2 x KNIFE_EDGE) are rounding allowances, not thresholds of meaning, and are left out."""
+    (a tolerance under ROUNDING_ALLOWANCE) are rounding allowances, not thresholds of meaning, and are left out."""
     kind = expect["kind"]
     if kind == "approx":
-        if expect["rel_tol"] < 2 * KNIFE_EDGE:
+        if expect["rel_tol"] < ROUNDING_ALLOWANCE:
             return []
         return [expect["value"] * (1 - expect["rel_tol"]), expect["value"] * (1 + expect["rel_tol"])]
     if kind == "range":
@@ -342,8 +361,74 @@ def _primary(claim: dict) -> dict:
     return next(r for r in claim["readings"] if r.get("primary"))
 
 
+def ties(factor: float, threshold: float, digits: int = PRINT_DIGITS) -> bool:
+    """The factor and the threshold print as the same number (``digits`` significant digits)."""
+    return bool(factor > 0 and threshold > 0 and f"{factor:.{digits}g}" == f"{threshold:.{digits}g}")
+
+
+def _pair_cells(ref: pd.DataFrame, source_id: str, comparison: dict, overrides: dict | None) -> list[dict]:
+    """The printed cells a one-metric pair reading divides (the only kind a rejection rule inspects)."""
+    if comparison["kind"] != "pair" or comparison["metric_ids"] == "all" or len(comparison["metric_ids"]) != 1:
+        raise ClaimError("a rejection rule applies to a 'pair' reading of one metric")
+    out = []
+    for side in ("slower", "faster"):
+        system, table = _side(comparison[side], comparison.get("table_id"))
+        out.append(_cell(ref, source_id, table, comparison["metric_ids"][0], system, overrides))
+    return out
+
+
+def implausible(ref: pd.DataFrame, claim: dict, reading: dict) -> str:
+    """Why a reading is rejected before any verdict ('' when it is kept), by the rules of REJECTION_RULES:
+
+    * the claim's ``plausibility`` {operations, operation, reference: {table_id, metric_id}, max_ratio}: a cell
+      divided by ``operations`` must lie within ``max_ratio`` of the same system's reference cell (the study's
+      own time for one such operation), either way;
+    * ``same_machine``: a one-metric pair reading that compares two OSes on two machines is rejected when the
+      study measured both OSes on one machine (a same-machine reading of the sentence exists)."""
+    why = []
+    plaus = claim.get("plausibility")
+    if plaus and reading.get("comparison", {}).get("kind") == "pair":
+        for cell in _pair_cells(ref, claim["source_id"], reading["comparison"], reading.get("values")):
+            per_op = cell["value"] / plaus["operations"]
+            known = _cell(ref, claim["source_id"], plaus["reference"]["table_id"], plaus["reference"]["metric_id"],
+                          cell["system_id"])["value"]
+            off = max(per_op / known, known / per_op)
+            if off > plaus["max_ratio"]:
+                why.append(f"implies {_plain_time_us(per_op)} per {plaus['operation']} on {cell['system_as_published']} against "
+                           f"the {known:g} µs the study measured (the plausibility rule: within {plaus['max_ratio']:g} times)")
+    comp = reading.get("comparison", {})
+    if comp.get("kind") == "pair" and {"hardware", "os"} <= set(ref.columns):
+        sides = {side: _side(comp[side], comp.get("table_id")) for side in ("slower", "faster")}
+        metric = _metrics(ref, claim["source_id"], sides["slower"][1], comp["metric_ids"],
+                          [sides["slower"][0], sides["faster"][0]])[0]
+        cells = {side: _cell(ref, claim["source_id"], table, metric, system, reading.get("values"))
+                 for side, (system, table) in sides.items()}
+        s, f = cells["slower"], cells["faster"]
+        if s["hardware"] != f["hardware"] and s["os"] != f["os"]:
+            shared = _machine_with_both(ref, claim["source_id"], s, f)
+            if shared:
+                why.append(f"compares {s['system_as_published']} with {f['system_as_published']} on another machine "
+                           "where the study measured both OSes on one (the same-machine rule)")
+    return "; ".join(why)
+
+
+def _plain_time_us(us: float) -> str:
+    """A time in µs as plain text in a readable unit: '1.45 ns', '5.51 ms', '551 s'."""
+    scale, unit = next(((k, u) for k, u in ((1e6, "s"), (1e3, "ms"), (1.0, "µs")) if abs(us) >= k), (1e-3, "ns"))
+    return f"{sig3(us / scale)} {unit}"
+
+
+def _machine_with_both(ref: pd.DataFrame, source_id: str, a: dict, b: dict) -> str:
+    """A machine on which the study has a value of this metric for a's OS and for b's OS ('' when none)."""
+    t = ref[(ref["source_id"] == source_id) & (ref["table_id"] == a["table_id"]) & (ref["metric_id"] == a["metric_id"])
+            & ref["value"].notna()]
+    by_machine = t.groupby("hardware")["os"].apply(set)
+    return next((hw for hw, oses in by_machine.items() if {a["os"], b["os"]} <= oses), "")
+
+
 def evaluate_readings(ref: pd.DataFrame, claims: list[dict] | None = None) -> pd.DataFrame:
-    """One row per claim x reading: the factor, whether it meets the stated expectation, the nearest threshold."""
+    """One row per claim x reading: the factor, whether it meets the stated expectation, the nearest threshold,
+    whether it ties it at print precision, and why it is rejected ('' when it is kept)."""
     claims = load_claims() if claims is None else [_normalise_claim(c) for c in claims]
     _INDEX_CACHE.clear()          # the frame may have been edited since it was last indexed
     # expectations may name other claims: those use the other claim's primary reading
@@ -354,16 +439,24 @@ def evaluate_readings(ref: pd.DataFrame, claims: list[dict] | None = None) -> pd
         for r in c["readings"]:
             expect = r.get("expect") or c["expect"]
             factor, detail = compute_factor(ref, c["source_id"], r["comparison"], r.get("values"))
-            t, dist = _nearest(factor, thresholds(expect, factors))
+            ts = thresholds(expect, factors)
+            t, dist = _nearest(factor, ts)
+            rejected = implausible(ref, c, r)
+            if rejected and r.get("primary"):
+                raise ClaimError(f"claim {c['claim_id']}: its primary reading {r['reading_id']} is rejected ({rejected})")
             rows.append({"claim_id": c["claim_id"], "source_id": c["source_id"], "reading_id": r["reading_id"],
                          "reading": r["reading"], "primary": bool(r.get("primary")), "stated": _stated(expect),
                          "factor": factor, "holds": meets(factor, expect, factors), "nearest_threshold": t,
-                         "distance_to_threshold": dist, "knife_edge": dist <= KNIFE_EDGE, "detail": detail})
+                         "distance_to_threshold": dist, "knife_edge": any(ties(factor, x) for x in ts),
+                         "rejected": rejected, "detail": detail})
     return pd.DataFrame(rows, columns=READING_COLUMNS)
 
 
 def verdict_class(readings: pd.DataFrame, circular: str | None = None) -> str:
-    """The class of one claim from its evaluated readings (see the module docstring)."""
+    """The class of one claim from its evaluated readings, in the order of VERDICT_PRECEDENCE (rejected
+    readings set aside first; see the module docstring)."""
+    if "rejected" in readings.columns:
+        readings = readings[readings["rejected"].fillna("") == ""]
     if readings.empty:
         return "not checkable"
     if circular:
@@ -376,7 +469,7 @@ def verdict_class(readings: pd.DataFrame, circular: str | None = None) -> str:
 
 
 def _summary(readings: pd.DataFrame) -> str:
-    return "; ".join(f"{r.reading}: {r.factor:.3g} {'holds' if r.holds else 'fails'}"
+    return "; ".join(f"{r.reading}: {sig3(r.factor)} {'holds' if r.holds else 'fails'}"
                      + (" (knife-edge)" if r.knife_edge else "") for r in readings.itertuples())
 
 
@@ -401,7 +494,9 @@ def evaluate_claims(ref: pd.DataFrame, claims: list[dict] | None = None) -> pd.D
                                 "detail": c["expect"]["reason"], "not_checkable_reason": c["expect"]["reason"]})
             continue
         p = r[r["primary"]].iloc[0]
-        rows.append(base | {"verdict_class": verdict_class(r, c.get("circular")), "stated": p["stated"],
+        cls = verdict_class(r, c.get("circular"))
+        r = r[r["rejected"] == ""]
+        rows.append(base | {"verdict_class": cls, "stated": p["stated"],
                             "computed_factor": p["factor"], "factor_min": r["factor"].min(), "factor_max": r["factor"].max(),
                             "n_readings": len(r), "n_hold": int(r["holds"].sum()), "knife_edge": bool(r["knife_edge"].any()),
                             "verdict": "supported" if p["holds"] else "not supported", "reading": p["reading"],
@@ -422,7 +517,7 @@ def claims_table(ref: pd.DataFrame | None = None, claims: list[dict] | None = No
     """The paper's table of published claims: one row per claim x reading, with the claim's verdict class.
 
     Columns: source_id, bibkey, claim_id, statement, quote, location, verdict_class, reading_id, reading,
-    primary, stated, factor, holds, knife_edge, nearest_threshold, detail, circular_reason,
+    primary, stated, factor, holds, knife_edge, nearest_threshold, rejected, detail, circular_reason,
     not_checkable_reason.  Not-checkable claims appear once with an empty reading.  Ordered by source,
     then as the claims file lists them."""
     ref = reference.load_reference(root) if ref is None else ref
@@ -440,13 +535,14 @@ def claims_table(ref: pd.DataFrame | None = None, claims: list[dict] | None = No
         r = readings[readings["claim_id"] == c["claim_id"]]
         if r.empty:
             rows.append(base | {"reading_id": "", "reading": "", "primary": True, "stated": "—", "factor": math.nan,
-                                "holds": None, "knife_edge": False, "nearest_threshold": math.nan, "detail": ""})
+                                "holds": None, "knife_edge": False, "nearest_threshold": math.nan, "rejected": "",
+                                "detail": ""})
         for x in r.itertuples():
             rows.append(base | {"reading_id": x.reading_id, "reading": x.reading, "primary": x.primary, "stated": x.stated,
-                                "factor": x.factor, "holds": bool(x.holds), "knife_edge": bool(x.knife_edge),
+                                "factor": x.factor, "holds": bool(x.holds), "knife_edge": bool(x.knife_edge), "rejected": x.rejected,
                                 "nearest_threshold": x.nearest_threshold, "detail": x.detail})
     cols = ["source_id", "bibkey", "claim_id", "statement", "quote", "location", "verdict_class", "reading_id", "reading",
-            "primary", "stated", "factor", "holds", "knife_edge", "nearest_threshold", "detail", "circular_reason",
+            "primary", "stated", "factor", "holds", "knife_edge", "nearest_threshold", "rejected", "detail", "circular_reason",
             "not_checkable_reason"]
     return pd.DataFrame(rows, columns=cols)
 

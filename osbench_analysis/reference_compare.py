@@ -169,7 +169,8 @@ def published_factors_by_primitive(factors: pd.DataFrame | None = None, root: st
 
 
 CITED_RESULT_COLUMNS = ["source_id", "bibkey", "cited_bibkey", "cited_note", "table_id", "metric_id", "metric_as_published", "system_id",
-                        "system_as_published", "arch_class", "cell_as_published", "value", "unit", "unit_label", "note", "quote"]
+                        "system_as_published", "arch_class", "cell_as_published", "value", "unit", "unit_label", "note", "quote",
+                        "correction"]
 
 
 def cited_results(ref: pd.DataFrame | None = None, root: str | Path | None = None) -> pd.DataFrame:
@@ -194,7 +195,8 @@ def cited_results(ref: pd.DataFrame | None = None, root: str | Path | None = Non
                              "metric_id": metric_id, "metric_as_published": r["metric_as_published"], "system_id": system_id,
                              "system_as_published": r["system_as_published"], "arch_class": r["arch_class"],
                              "cell_as_published": r["cell_as_published"], "value": r["value"], "unit": r["unit"],
-                             "unit_label": r["unit_label"], "note": r["note"], "quote": block["quote"]})
+                             "unit_label": r["unit_label"], "note": r["note"], "quote": block["quote"],
+                             "correction": r["correction"]})
     return pd.DataFrame(rows, columns=CITED_RESULT_COLUMNS)
 
 
@@ -346,14 +348,32 @@ def reference_outputs(result=None, reference_root: str | Path | None = None) -> 
     return tables, figures
 
 
+def _issues_as_printed(issues: pd.DataFrame, reference_root=None) -> pd.DataFrame:
+    """The source issues with each cell's table, metric and system named as the study prints them."""
+    ref = reference.load_reference(reference_root)
+    metric = ref.drop_duplicates(["source_id", "table_id", "metric_id"]).set_index(
+        ["source_id", "table_id", "metric_id"])["metric_as_published"]
+    system = ref.drop_duplicates(["source_id", "system_id"]).set_index(["source_id", "system_id"])["system_as_published"]
+    table = ref.drop_duplicates(["source_id", "table_id"]).set_index(["source_id", "table_id"])["table_number"]
+    out = issues.copy()
+    out["metric_as_published"] = [metric.get((s, t, m), m) for s, t, m in zip(out["source_id"], out["table_id"], out["metric_id"])]
+    out["system_as_published"] = [system.get((s, x), x) for s, x in zip(out["source_id"], out["system_id"])]
+    out["table_as_published"] = [str(table.get((s, t))) if table.get((s, t)) else "text"
+                                 for s, t in zip(out["source_id"], out["table_id"])]
+    return out
+
+
 def write_reference(result=None, reference_root: str | Path | None = None,
                     out_dir: str | Path | None = None) -> list[Path]:
     """The one function behind `osbench reference`, reference_comparisons.ipynb
     and `osbench paper`: tables, figures and the paper's published-results section."""
-    from osbench_analysis import paper
+    from osbench_analysis import paper_published, reference_claims
 
     tables, figures = reference_outputs(result, reference_root)
     written = write_outputs(tables, figures, out_dir)
-    written.append(paper.write_reference_section(tables["claim_readings"], tables["verdict_counts"],
-                                                 tables["capture_summary"], tables.get("cited_results"), out_dir))
+    written.append(paper_published.write_reference_section(
+        tables["claim_readings"], tables["verdict_counts"], tables["capture_summary"], tables.get("cited_results"),
+        out_dir, issues=_issues_as_printed(tables["source_issues"], reference_root),
+        rules=reference_claims.load_rules(reference_root),
+        keys=reference.bibkeys(reference_root)))
     return written

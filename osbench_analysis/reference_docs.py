@@ -49,7 +49,8 @@ def claims_section(root=None) -> str:
     counts = reference_claims.verdict_counts(evaluated)
     lines = ["| verdict class | claims | readings |", "|---|---|---|"]
     lines += [f"| {r.verdict_class} | {r.n_claims} | {r.n_readings} |" for r in counts.itertuples()]
-    lines += [f"| **total** | **{len(evaluated)}** | **{len(readings)}** |", "",
+    lines += [f"| **total** | **{len(evaluated)}** | **{int((readings['rejected'] == '').sum())}** "
+              f"(and {int((readings['rejected'] != '').sum())} rejected) |", "",
               "| source | claim | stated | readings: factor from the printed cells, verdict | class |", "|---|---|---|---|---|"]
     for c in evaluated.itertuples():
         if c.verdict_class == "not checkable":
@@ -58,6 +59,7 @@ def claims_section(root=None) -> str:
             g = readings[readings["claim_id"] == c.claim_id]
             detail = "; ".join(f"{'**' if r.primary else ''}{r.reading}{'**' if r.primary else ''}: {_num(r.factor)} "
                                f"{'holds' if r.holds else 'fails'}{' (knife-edge)' if r.knife_edge else ''}"
+                               f"{f' (rejected: {r.rejected})' if r.rejected else ''}"
                                for r in g.itertuples())
             if c.circular_reason:
                 detail += f". Circular: {c.circular_reason}"

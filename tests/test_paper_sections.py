@@ -31,16 +31,31 @@ def test_a_file_server_is_compared_on_file_probes_only_and_defaults_only():
     assert set(m["family"]) == {"Kernel entry"}
 
 
-def test_agreement_says_where_the_published_median_lies_against_each_interval():
+def test_agreement_compares_each_interval_with_the_widened_published_range_per_kind():
     measured = pd.DataFrame({"environment": ["g", "g", "g"], "primitive": ["syscall", "stat", "fork_exit"],
                              "ratio_low": [2.0, 2.0, 2.0], "ratio_high": [3.0, 3.0, 3.0]})
-    published = pd.DataFrame({"primitive": ["syscall", "syscall", "stat", "fork_exit", "malloc"],
-                              "slowdown_factor": [1.0, 1.4, 2.5, 9.0, 5.0]})
-    ag = paper_sections.agreement(measured, published).set_index("primitive")
-    assert ag.loc["syscall", "published_is"] == "below" and ag.loc["syscall", "published_median"] == 1.2
-    assert ag.loc["stat", "published_is"] == "inside"
-    assert ag.loc["fork_exit", "published_is"] == "above"
-    assert "malloc" not in ag.index
+    published = pd.DataFrame({"primitive": ["syscall", "syscall", "stat", "fork_exit", "fork_exit", "malloc"],
+                              "slowdown_factor": [1.0, 1.4, 2.5, 9.0, 1.1, 5.0],
+                              "subject_arch": ["hybrid", "hybrid", "hybrid", "microkernel", "hybrid", "hybrid"]})
+    ag = paper_sections.agreement(measured, published, tolerance=0.2).set_index(["primitive", "kind"])
+    # 1.0--1.4 widened by 20 % ends at 1.68, below our 2.0: our interval lies above
+    assert ag.loc[("syscall", "hybrid"), "ours_is"] == "above"
+    assert ag.loc[("syscall", "hybrid"), "published_high"] == 1.4 * 1.2
+    assert ag.loc[("stat", "hybrid"), "ours_is"] == "overlaps"
+    assert ag.loc[("fork_exit", "microkernel"), "ours_is"] == "below"    # 9.0 x 0.8 = 7.2 > 3.0
+    assert ag.loc[("fork_exit", "hybrid"), "ours_is"] == "above"         # 1.1 x 1.2 = 1.32 < 2.0
+    assert "malloc" not in ag.index.get_level_values(0)
+    # a tolerance wide enough to reach our interval makes the hybrid syscall range overlap it
+    wide = paper_sections.agreement(measured, published, tolerance=0.5).set_index(["primitive", "kind"])
+    assert wide.loc[("syscall", "hybrid"), "ours_is"] == "overlaps"
+
+
+def test_published_factors_print_as_ranges_by_kind():
+    published = pd.DataFrame({"primitive": ["syscall"] * 3, "slowdown_factor": [1.05, 1.49, 7.6],
+                              "subject_arch": ["hybrid", "hybrid", "microkernel"], "bibkey": ["p", "p", "m"]})
+    assert paper_sections._published_summary(published, "syscall") == "hybrid 1.05--1.49; microkernel 7.60"
+    assert paper_sections._published_summary(published, "stat") == "--"
+    assert paper_sections._published_sources(published, ["syscall"]) == "hybrid, \\citet{p}; microkernel, \\citet{m}"
 
 
 def test_environment_ratios_ignore_the_file_system_label():
@@ -62,11 +77,14 @@ def test_central_figure_groups_rows_by_family_and_distinguishes_measured_from_pu
     assert labels.index("Kernel entry") < labels.index("syscall") < labels.index("Processes") < labels.index("fork exit")
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert any(t.startswith("measured here: gVisor") for t in legend)
-    assert any("published, other hardware" in t and "MINIX 3" in t for t in legend)
-    # measured: filled black markers; published: hollow
+    assert any("published, other hardware" in t and "xnu" in t for t in legend)
+    # only primitives measured here are rows: the published-only ones are left to the appendix tables
+    assert "thread create" not in labels and "compile" not in labels
+    # measured: one colour per environment; published: hollow
     lines = [ln for ln in ax.get_lines() if ln.get_marker() not in (None, "None", "")]
-    assert lines and all(ln.get_markerfacecolor() in ("black", (0, 0, 0, 1)) or
-                         np.allclose(np.asarray(ln.get_markerfacecolor(), float)[:3], 0) for ln in lines)
+    colours = {ln.get_markerfacecolor() if isinstance(ln.get_markerfacecolor(), str)
+               else tuple(np.round(ln.get_markerfacecolor(), 3)) for ln in lines}
+    assert len(colours) == 2
     hollow = [c for c in ax.collections if len(c.get_offsets())]
     assert hollow and all(len(c.get_facecolor()) == 0 or c.get_facecolor()[0][3] == 0 for c in hollow)
     fig.savefig(tmp_path / "a.png", dpi=50)
