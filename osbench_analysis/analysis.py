@@ -38,9 +38,50 @@ class AnalysisSettings:
     ci_method: str = stats.DEFAULT_CI_METHOD
     baseline: str = "native"    # environment every other environment is compared with
 
+    def __post_init__(self) -> None:
+        check_settings(self)
+
     def stats_kwargs(self) -> dict:
         return dict(level=self.level, n_resamples=self.n_resamples, seed=self.seed,
                     estimator=self.estimator, ci_method=self.ci_method)
+
+
+def check_settings(settings: AnalysisSettings) -> None:
+    """Every analysis option checked before anything is read, each as one line saying
+    what was given and what is accepted (the CLI and the notebooks both land here)."""
+    from osbench_analysis.stats.ci_methods import CI_METHODS, ESTIMAND
+
+    level = settings.level
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
+        raise AnalysisError(f"level must be a confidence level between 0 and 1, e.g. 0.95 (got {level!r})")
+    n = settings.n_resamples
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 100:
+        raise AnalysisError(f"n_resamples must be an integer >= 100, e.g. 10000 (got {n!r})")
+    seed = settings.seed
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise AnalysisError(f"seed must be an integer >= 0 (got {seed!r})")
+    if settings.estimator not in stats.ESTIMATORS:
+        raise AnalysisError(f"estimator must be one of {', '.join(stats.ESTIMATORS)} (got {settings.estimator!r})")
+    if settings.ci_method not in CI_METHODS:
+        raise AnalysisError(f"ci_method must be one of {', '.join(CI_METHODS)} (got {settings.ci_method!r})")
+    if (settings.estimator, settings.ci_method) not in ESTIMAND:
+        ok = [m for (e, m) in ESTIMAND if e == settings.estimator]
+        raise AnalysisError(f"ci_method {settings.ci_method!r} does not go with estimator {settings.estimator!r}; "
+                            f"use one of {', '.join(ok)}")
+    if not isinstance(settings.baseline, str) or not settings.baseline:
+        raise AnalysisError(f"baseline must name an environment, e.g. 'native' (got {settings.baseline!r})")
+
+
+def _check_names(what: str, asked, known) -> list[str] | None:
+    """None (all) or the names asked for, each one known."""
+    if asked is None:
+        return None
+    asked = [asked] if isinstance(asked, str) else list(asked)
+    unknown = [a for a in asked if a not in set(known)]
+    if not asked or unknown:
+        raise AnalysisError(f"{what} {unknown or asked!r} not in the selected campaigns "
+                            f"(have: {', '.join(sorted(set(known))) or 'none'})")
+    return asked
 
 
 @dataclass(frozen=True)
@@ -148,8 +189,14 @@ class Analysis:
     def primary_estimates(self) -> pd.DataFrame:
         return self.estimates[self.estimates["campaign_id"].isin(self.primary_ids)].reset_index(drop=True)
 
-    def table(self) -> pd.DataFrame:
-        """The per-condition table a reader looks at first."""
+    def table(self, full: bool = False) -> pd.DataFrame:
+        """The per-condition table a reader looks at first: by default one row per
+        condition with the quoted time and its interval in a readable unit
+        (formatting.readable_estimates); ``full=True``: every numeric column (ns)."""
+        if not full:
+            from osbench_analysis import formatting
+
+            return formatting.readable_estimates(self.estimates)
         cols = ["environment", "host", "probe", "variant", "placement", "quoted", "estimate_ns", "ci_low_ns",
                 "ci_high_ns", "confidence", "mean_over_runs", "mean_over_runs_low", "mean_over_runs_high",
                 "estimate_clean_ns", "ci_low_clean_ns", "ci_high_clean_ns", "n_runs", "n_batches",
@@ -215,13 +262,23 @@ def _ratio_tables(groups, *, baseline: str, by: str, **kw) -> pd.DataFrame:
 def analyze(campaigns: list[str] | None = None, root: str | Path | None = None, *,
             level: float = stats.DEFAULT_LEVEL, n_resamples: int = stats.DEFAULT_RESAMPLES,
             seed: int = stats.DEFAULT_SEED, estimator: str = "median", ci_method: str = stats.DEFAULT_CI_METHOD,
-            baseline: str = "native") -> Analysis:
+            baseline: str = "native", probes: list[str] | None = None,
+            environments: list[str] | None = None) -> Analysis:
     """Load the campaigns (seals verified) and compute every estimate, ratio and
-    crossing cost once, with its CI."""
+    crossing cost once, with its CI.
+
+    ``probes`` and ``environments`` restrict the analysis to those (default
+    all): a question about one probe then takes a fraction of the time."""
     settings = AnalysisSettings(level, n_resamples, seed, estimator, ci_method, baseline)
     refs = select_campaigns(campaigns, root, baseline=baseline)
+    environments = _check_names("environments", environments, [r.environment for r in refs])
+    if environments is not None:
+        refs = [r for r in refs if r.environment in environments]
     loaded = [store.load_campaign(r.campaign_id, root) for r in refs]
     samples = pd.concat([c.samples.assign(host=r.host) for c, r in zip(loaded, refs)], ignore_index=True)
+    probes = _check_names("probes", probes, samples["probe"].unique())
+    if probes is not None:
+        samples = samples[samples["probe"].isin(probes)].reset_index(drop=True)
     kw = settings.stats_kwargs()
     # TODO(stats subpackage): one call computing flags once for both tables
     estimates = stats.flag_sensitivity(samples, **kw)

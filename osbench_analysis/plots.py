@@ -26,6 +26,18 @@ _PALETTE = sns.color_palette("colorblind")
 _KEPT, _CLEAN, _SAME, _DIFF = _PALETTE[0], _PALETTE[1], _PALETTE[7], _PALETTE[3]
 
 
+_MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "h")
+
+
+def environment_styles(environments) -> dict[str, tuple[tuple, str]]:
+    """environment -> (colour, marker), distinct per environment and stable for a
+    given list (the order given), so the same environment looks the same in every
+    figure drawn from one selection."""
+    envs = list(dict.fromkeys(str(e) for e in environments))
+    colours = sns.color_palette("colorblind", max(len(envs), 1))
+    return {e: (colours[i % len(colours)], _MARKERS[i % len(_MARKERS)]) for i, e in enumerate(envs)}
+
+
 def _condition_label(row: pd.Series, with_env: bool) -> str:
     parts = [str(row.get("probe", ""))]
     if row.get("variant"):
@@ -173,6 +185,55 @@ def sweep_plot(fit: SweepFit, *, title: str | None = None, xlabel: str | None = 
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.25)
     ax.legend(fontsize=9, frameon=False)
+    return fig
+
+
+def runs_plot(samples: pd.DataFrame, runs: pd.DataFrame, *, title: str | None = None) -> Figure:
+    """Every measured batch of one probe, one column per worker run and one panel
+    per condition (environment / campaign / placement), log y axis.
+
+    ``samples``: explore.samples(); ``runs``: explore.run_summary() of it.  Each
+    run's median is a bar; a run of a clearly slower group is red, flagged
+    batches are hollow, so "do the runs agree?" can be seen as well as read.
+    """
+    keys = ["campaign_id", "environment", "variant", "placement"]
+    conds = samples[keys].drop_duplicates().reset_index(drop=True)
+    styles = environment_styles(conds["environment"])
+    n = len(conds)
+    ncol = min(n, 3)
+    nrow = math.ceil(n / ncol)
+    fig = Figure(figsize=(4.2 * ncol + 0.6, 3.2 * nrow + 0.8), layout="constrained")
+    axes = fig.subplots(nrow, ncol, squeeze=False)
+    for ax, (_, c) in zip(axes.flat, conds.iterrows()):
+        sel = (samples[keys] == c.to_numpy()).all(axis=1)
+        g = samples[sel]
+        rs = runs[(runs[keys] == c.to_numpy()).all(axis=1)].set_index("run")
+        colour, marker = styles[c["environment"]]
+        rng = np.random.default_rng(0)   # jitter only, fixed so the figure is reproducible
+        x = g["run"].to_numpy() + rng.uniform(-0.18, 0.18, len(g))
+        flagged = g["flagged"].to_numpy(dtype=bool) if "flagged" in g else np.zeros(len(g), bool)
+        ax.scatter(x[~flagged], g["per_op_ns"].to_numpy()[~flagged], s=12, alpha=0.7, color=colour,
+                   marker=marker, lw=0)
+        ax.scatter(x[flagged], g["per_op_ns"].to_numpy()[flagged], s=14, facecolors="none", edgecolors=colour,
+                   marker=marker, lw=0.8)
+        for run, r in rs.iterrows():
+            ax.hlines(r["median_ns"], run - 0.32, run + 0.32, color=_DIFF if r["slow"] else "black", lw=2)
+        ax.set_yscale("log")
+        ax.set_xticks(sorted(rs.index))
+        ax.set_xlabel("worker run")
+        variant = f" [{c['variant']}]" if c["variant"] else ""
+        ax.set_title(f"{c['environment']} {c['placement']}{variant}\n{c['campaign_id']}", fontsize=9)
+        ax.grid(axis="y", which="both", alpha=0.25)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("time per operation (ns, log)")
+    fig.legend(handles=[Line2D([], [], color="black", lw=2, label="run median"),
+                        Line2D([], [], color=_DIFF, lw=2, label="run of a clearly slower group"),
+                        Line2D([], [], color="grey", marker="o", mfc="none", lw=0, label="flagged batch")],
+               loc="outside lower center", ncol=3, fontsize=9, frameon=False)
+    probe = samples["probe"].iloc[0] if len(samples) else ""
+    fig.suptitle(title or f"{probe}: every measured batch, per worker run", fontsize=11)
     return fig
 
 
