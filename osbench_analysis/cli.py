@@ -108,6 +108,9 @@ def _analysis_kwargs(args) -> dict:
 def _analyze(args) -> None:
     from osbench_analysis import analysis, paper, reference_compare
 
+    # every analysis option checked before anything is read or written (one line each, like `run`'s)
+    analysis.AnalysisSettings(level=args.level, n_resamples=args.n_resamples, seed=args.seed,
+                              ci_method=args.ci_method, baseline=args.baseline)
     if args.command == "paper" and args.pdf_only:
         print(paper.build_pdf())
         return
