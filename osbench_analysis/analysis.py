@@ -213,6 +213,35 @@ class Analysis:
         # the estimate table itself, so that the paragraph counts which number each condition quotes
         return methods.methods_paragraph(self.estimates)
 
+    def screen_figures(self) -> dict:
+        """name -> Figure for a notebook: the per-operation times and the ratios to the
+        baseline, one figure per family of primitives (families.py), each environment in
+        its own colour and marker, titled with what it shows and its interval.  The
+        print-safe figures the paper uses are figures()."""
+        from osbench_analysis import families, plots
+
+        level = f"{self.settings.level:.0%} CI"
+        styles = plots.environment_styles(
+            [self.settings.baseline, *plots.series_labels(self.estimates)] if len(self.estimates) else [])
+        # one row per probe parameter set: each environment's file system is part of the environment
+        est = self.estimates.assign(family=self.estimates["probe"].map(families.probe_family),
+                                    variant=self.estimates["variant"].map(without_fs))
+        figs = {}
+        for fam in sorted(est["family"].unique(), key=families.family_rank):
+            figs[f"per_op_{fam}"] = plots.environment_forest(
+                est[est["family"] == fam], value="estimate_ns", low="ci_low_ns", high="ci_high_ns",
+                xlabel="time per operation (ns, log scale)", title=f"{fam}: time per operation, {level}",
+                styles=styles)
+        ratios = self.environment_ratios
+        if len(ratios):
+            ratios = ratios.assign(family=ratios["probe"].map(families.probe_family))
+            for fam in sorted(ratios["family"].unique(), key=families.family_rank):
+                figs[f"ratio_{fam}"] = plots.environment_forest(
+                    ratios[ratios["family"] == fam], value="ratio", low="ci_low", high="ci_high", reference=1.0,
+                    xlabel=f"per-op time relative to {self.settings.baseline} (log scale; > 1 = slower)",
+                    title=f"{fam}: each environment relative to {self.settings.baseline}, {level}", styles=styles)
+        return figs
+
     def figures(self) -> dict:
         """name -> matplotlib Figure; the name says what it shows and is the file name."""
         from osbench_analysis import plots

@@ -52,6 +52,18 @@ def campaigns(root: str | Path | None = None) -> pd.DataFrame:
                                                   ignore_index=True)
 
 
+def newest(environment: str = "native", n: int = 2, root: str | Path | None = None) -> list[str]:
+    """The ids of the n newest campaigns of one environment, oldest first (what a
+    two-campaign comparison compares by default: the previous one, then the latest)."""
+    cat = campaigns(root)
+    _one_of("environment", environment, cat["environment"])
+    ids = list(cat[cat["environment"] == environment]["campaign_id"].head(n))
+    if len(ids) < n:
+        raise ExploreError(f"{environment} has {len(ids)} campaign(s) under {root or store.default_root()}, "
+                           f"{n} asked for")
+    return ids[::-1]
+
+
 def samples(probe: str, *, variant: str | None = None, placement: str | None = None,
             environments: list[str] | None = None, campaigns: list[str] | None = None,
             root: str | Path | None = None) -> pd.DataFrame:
@@ -214,4 +226,4 @@ def plot_runs(s: pd.DataFrame, *, title: str | None = None):
     return plots.runs_plot(s, run_summary(s), title=title)
 
 
-__all__ = ["ExploreError", "Verdict", "campaigns", "compare", "plot_runs", "run_summary", "runs_agree", "samples"]
+__all__ = ["ExploreError", "Verdict", "campaigns", "compare", "newest", "plot_runs", "run_summary", "runs_agree", "samples"]

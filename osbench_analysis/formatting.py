@@ -106,10 +106,27 @@ def readable_estimates(est, *, campaign_id: bool | None = None):
     return out.reset_index(drop=True)
 
 
+def _cell_format(column: str, dtype):
+    """How a numeric column reads: times with their unit, p-values in two digits,
+    fractions and ratios in three significant digits; None: as pandas shows it
+    (text, flags, counts)."""
+    import pandas as pd
+
+    if not pd.api.types.is_float_dtype(dtype):
+        return None
+    if column.endswith("_ns"):
+        return lambda v: time_plain(v) if np.isfinite(v) else "n/a"
+    if column in ("p_value", "p"):
+        return lambda v: f"{v:.2g}" if np.isfinite(v) else "n/a"
+    return lambda v: sig3(v) if np.isfinite(v) else ""
+
+
 def show(table):
-    """A table for the notebook: no index, text left-aligned and never cut short
-    (pandas cuts cells at 50 characters), long text wrapping in its own column."""
-    return (table.style.hide(axis="index")
+    """A table for the notebook: no index, numbers read as formatting says (units,
+    three significant digits), text left-aligned and never cut short (pandas cuts
+    cells at 50 characters), long text wrapping in its own column."""
+    fmt = {c: f for c in table.columns if (f := _cell_format(str(c), table[c].dtype)) is not None}
+    text = [c for c in ("warning", "reason", "sentence", "warnings", "note") if c in table.columns]
+    return (table.style.hide(axis="index").format(fmt)
             .set_properties(**{"text-align": "left", "white-space": "nowrap"})
-            .set_properties(subset=[c for c in ("warning", "reason", "sentence", "warnings") if c in table.columns],
-                            **{"white-space": "normal", "min-width": "28em"}))
+            .set_properties(subset=text, **{"white-space": "normal", "min-width": "28em"}))

@@ -188,6 +188,55 @@ def sweep_plot(fit: SweepFit, *, title: str | None = None, xlabel: str | None = 
     return fig
 
 
+def series_labels(t: pd.DataFrame) -> pd.Series:
+    """What a point's colour stands for: the environment, with its campaign when an
+    environment has several (two campaigns of one environment must not look alike)."""
+    if "campaign_id" in t and (t.groupby("environment")["campaign_id"].nunique() > 1).any():
+        return t["environment"].astype(str) + " " + t["campaign_id"].astype(str)
+    return t["environment"].astype(str)
+
+
+def environment_forest(table: pd.DataFrame, *, value: str, low: str, high: str, xlabel: str, title: str,
+                       reference: float | None = None, styles: dict | None = None) -> Figure:
+    """A forest sized for a screen: one row per condition (probe, variant, placement),
+    one point with its interval per environment on that row, each environment in
+    its own colour and marker (environment_styles), log x axis.  ``reference``:
+    a vertical line (1 for ratios).  ``styles``: environment_styles of the whole
+    selection, so that an environment looks the same in every figure of it."""
+    t = table.dropna(subset=[value]).reset_index(drop=True)
+    if t.empty:
+        raise ValueError(f"environment_forest needs at least one finite {value}")
+    t = t.assign(_series=series_labels(t), _row=[_condition_label(r, False) for _, r in t.iterrows()])
+    rows = list(dict.fromkeys(t["_row"]))
+    series = list(dict.fromkeys(t["_series"]))
+    known = styles or {}
+    styles = {**environment_styles([*known, *series]), **known}
+    fig = Figure(figsize=(9.0, 0.28 * len(rows) * (1 + 0.1 * len(series)) + 1.6), layout="constrained")
+    ax = fig.add_subplot()
+    ypos = {r: len(rows) - 1 - i for i, r in enumerate(rows)}
+    width = 0.7
+    for k, name in enumerate(series):
+        part = t[t["_series"] == name]
+        off = (k - (len(series) - 1) / 2) * width / max(len(series), 1)
+        y = np.array([ypos[r] for r in part["_row"]], dtype=float) + off
+        err = np.vstack([part[value] - part[low], part[high] - part[value]])
+        colour, marker = styles[name]
+        ax.errorbar(part[value], y, xerr=np.clip(np.nan_to_num(err), 0, None), fmt=marker, color=colour, ms=5,
+                    capsize=2, lw=1.1, label=name)
+    if reference is not None:
+        ax.axvline(reference, color="black", lw=0.8)
+    for r in range(len(rows) - 1):    # separate the rows, so each point reads against its own label
+        ax.axhline(r + 0.5, color="0.85", lw=0.6)
+    ax.set_xscale("log")
+    ax.set_yticks([ypos[r] for r in rows], rows)
+    ax.set_ylim(-0.6, len(rows) - 0.4)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=11)
+    ax.grid(axis="x", which="both", alpha=0.25)
+    fig.legend(loc="outside right upper", fontsize=8, frameon=False, title="environment")
+    return fig
+
+
 def runs_plot(samples: pd.DataFrame, runs: pd.DataFrame, *, title: str | None = None) -> Figure:
     """Every measured batch of one probe, one column per worker run and one panel
     per condition (environment / campaign / placement), log y axis.
