@@ -208,11 +208,12 @@ def compare(s: pd.DataFrame, by: str, this: str, baseline: str, *, level: float 
         factor = r.ratio if r.ratio > 1 else 1 / r.ratio
         verdict = (f"{this} is {formatting.sig3(factor)}x {slower} than {baseline}" if r.different else
                    f"no difference shown between {this} and {baseline}")
-        rows.append({**dict(zip(match, key)), by: this, "baseline": baseline, "ratio": r.ratio,
-                     "ci_low": r.ci_low, "ci_high": r.ci_high, "level": r.level, "different": r.different,
-                     "n_runs": r.numerator.n_runs, "baseline_n_runs": r.denominator.n_runs,
+        # the sentence first: it is what a reader reads; the numbers behind it follow
+        rows.append({**dict(zip(match, key)), by: this, "baseline": baseline,
                      "sentence": f"{verdict}: ratio {formatting.ratio_with_ci(r.ratio, r.ci_low, r.ci_high)} "
-                                 f"({r.level:.0%} CI, {r.ci_method})"})
+                                 f"({r.level:.0%} CI, {r.ci_method})",
+                     "ratio": r.ratio, "ci_low": r.ci_low, "ci_high": r.ci_high, "level": r.level,
+                     "different": r.different, "n_runs": r.numerator.n_runs, "baseline_n_runs": r.denominator.n_runs})
     if not rows:
         raise ExploreError(f"no condition has both {by}={this!r} and {by}={baseline!r}")
     return pd.DataFrame(rows)

@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import LogLocator
 
+from . import formatting
 from .stats import SweepFit
 from .stats.quote import MEAN_OVER_RUNS
 
@@ -268,6 +269,10 @@ def runs_plot(samples: pd.DataFrame, runs: pd.DataFrame, *, title: str | None = 
         for run, r in rs.iterrows():
             ax.hlines(r["median_ns"], run - 0.32, run + 0.32, color=_DIFF if r["slow"] else "black", lw=2)
         ax.set_yscale("log")
+        # ticks read as times ("6.85 µs"), minor ones too: a run's spread is often within one decade
+        ax.yaxis.set_major_formatter(lambda v, _: formatting.time_plain(v))
+        ax.yaxis.set_minor_formatter(lambda v, _: formatting.time_plain(v))
+        ax.tick_params(axis="y", which="minor", labelsize=7)
         ax.set_xticks(sorted(rs.index))
         ax.set_xlabel("worker run")
         variant = f" [{c['variant']}]" if c["variant"] else ""
@@ -276,7 +281,7 @@ def runs_plot(samples: pd.DataFrame, runs: pd.DataFrame, *, title: str | None = 
     for ax in axes.flat[n:]:
         ax.set_visible(False)
     for ax in axes[:, 0]:
-        ax.set_ylabel("time per operation (ns, log)")
+        ax.set_ylabel("time per operation (log scale)")
     fig.legend(handles=[Line2D([], [], color="black", lw=2, label="run median"),
                         Line2D([], [], color=_DIFF, lw=2, label="run of a clearly slower group"),
                         Line2D([], [], color="grey", marker="o", mfc="none", lw=0, label="flagged batch")],

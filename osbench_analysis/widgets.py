@@ -22,7 +22,7 @@ class Explorer:
     """The widget and its state: ``Explorer(root).widget`` is what a cell shows."""
 
     def __init__(self, root: str | Path | None = None, *, probe: str = "pipe_pingpong",
-                 placement: str | None = None, baseline: str = "native"):
+                 placement: str | None = None, baseline: str = "native", environments: list[str] | None = None):
         import ipywidgets as w
 
         self.root = root
@@ -39,7 +39,7 @@ class Explorer:
                                      description="compare by")
         self.baseline = w.Dropdown(description="baseline")
         self.output = w.Output()
-        self._want = dict(probe=probe, placement=placement, baseline=baseline)
+        self._want = dict(probe=probe, placement=placement, baseline=baseline, environments=environments)
         self._samples = pd.DataFrame()
         self._busy = False
         self.campaigns.observe(self._campaigns_changed, "value")
@@ -58,7 +58,8 @@ class Explorer:
         self._busy = True    # changing the lists fires their observers: draw once, at the end
         try:
             self._set(self.probe, sorted(self._holding["probe"].unique()), self._want["probe"])
-            self._set(self.environments, sorted(self._holding["environment"].unique()), None, many=True)
+            self._set(self.environments, sorted(self._holding["environment"].unique()), self._want["environments"],
+                      many=True)
         finally:
             self._busy = False
         self.refresh()
@@ -68,7 +69,7 @@ class Explorer:
         keep = control.value
         control.options = options
         if many:
-            control.value = tuple(v for v in (keep or options) if v in options) or tuple(options)
+            control.value = tuple(v for v in (keep or wanted or options) if v in options) or tuple(options)
         else:
             control.value = wanted if wanted in options else (keep if keep in options else options[0])
 
@@ -100,11 +101,18 @@ class Explorer:
         finally:
             self._busy = False
         placement = None if self.compare_by.value == "placement" else self.placement.value
+        h = self._holding[(self._holding["probe"] == self.probe.value)
+                          & ((self._holding["placement"] == placement) if placement else True)]
+        # the chosen environments that measured this probe here (a sandbox may lack a placement)
+        envs = [e for e in self.environments.value if e in set(h["environment"])]
         self.output.clear_output(wait=True)
         with self.output:
             try:
+                if not envs:
+                    raise explore.ExploreError(f"none of {list(self.environments.value)} measured "
+                                               f"{self.probe.value} {placement or ''} in these campaigns")
                 s = explore.samples(self.probe.value, placement=placement, campaigns=list(self.campaigns.value),
-                                    environments=list(self.environments.value), root=self.root)
+                                    environments=envs, root=self.root)
                 self._samples = s
                 display(explore.plot_runs(s))
                 display(explore.runs_agree(s)[["environment", "campaign_id", "placement", "verdict", "reason"]])
