@@ -203,9 +203,17 @@ class Analysis:
                 "flagged_fraction", "depends_on_flags", "multimodal", "warning", "ci_method", "note"]
         return self.estimates[[c for c in cols if c in self.estimates.columns]]
 
-    def quality_report(self) -> pd.DataFrame:
+    def quality_report(self, full: bool = False) -> pd.DataFrame:
+        """Conditions with a warning or flagged batches; by default the condition, its
+        runs, flagged share and warnings in full (``full=True``: every quality column)."""
         q = self.quality
-        return q[(q["warnings"] != "") | (q["flagged_fraction"] > 0)].reset_index(drop=True)
+        q = q[(q["warnings"] != "") | (q["flagged_fraction"] > 0)].reset_index(drop=True)
+        if full:
+            return q
+        several = "campaign_id" in q and bool((q.groupby("environment")["campaign_id"].nunique() > 1).any())
+        keys = ["environment", *(["campaign_id"] if several else []), "probe", "variant", "placement"]
+        return q[keys].assign(runs=q["n_runs"], flagged=[f"{100 * f:.0f}%" for f in q["flagged_fraction"]],
+                              multimodal=q["multimodal"], warnings=q["warnings"])
 
     def methods_tex(self) -> str:
         from osbench_analysis import methods

@@ -208,7 +208,7 @@ def environment_forest(table: pd.DataFrame, *, value: str, low: str, high: str, 
     if t.empty:
         raise ValueError(f"environment_forest needs at least one finite {value}")
     t = t.assign(_series=series_labels(t), _row=[_condition_label(r, False) for _, r in t.iterrows()])
-    rows = list(dict.fromkeys(t["_row"]))
+    rows = list(dict.fromkeys(t.sort_values(["probe", "variant", "placement"], kind="stable")["_row"]))
     series = list(dict.fromkeys(t["_series"]))
     known = styles or {}
     styles = {**environment_styles([*known, *series]), **known}
