@@ -52,6 +52,11 @@ class Explorer:
 
     def _campaigns_changed(self, _) -> None:
         """New campaigns: the probes, placements and environments they hold become the choices."""
+        if not self.campaigns.value:
+            self.output.clear_output()
+            with self.output:
+                print("pick at least one campaign")
+            return
         _, s = store.load_campaigns(list(self.campaigns.value), self.root,
                                     columns=["campaign_id", "environment", "probe", "placement"])
         self._holding = s.drop_duplicates()
@@ -71,7 +76,7 @@ class Explorer:
         if many:
             control.value = tuple(v for v in (keep or wanted or options) if v in options) or tuple(options)
         else:
-            control.value = wanted if wanted in options else (keep if keep in options else options[0])
+            control.value = keep if keep in options else (wanted if wanted in options else options[0])
 
     def _choices_for_probe(self) -> None:
         h = self._holding[self._holding["probe"] == self.probe.value]

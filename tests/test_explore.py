@@ -122,3 +122,17 @@ def test_a_bad_ci_method_is_refused_by_the_parser(capsys):
 def test_settings_refuse_a_method_that_does_not_go_with_the_estimator():
     with pytest.raises(analysis.AnalysisError, match="does not go with estimator 'mean'"):
         analysis.AnalysisSettings(estimator="mean", ci_method="runs-os")
+
+
+def test_the_explorer_widget_follows_what_is_picked():
+    from osbench_analysis import widgets
+
+    ex = widgets.Explorer(probe="pipe_pingpong", placement="same_cpu", environments=["native", "gvisor"])
+    assert set(ex._samples["environment"]) == {"native", "gvisor"} and set(ex._samples["probe"]) == {"pipe_pingpong"}
+    ex.probe.value = "null_syscall"
+    assert set(ex._samples["probe"]) == {"null_syscall"}
+    ex.environments.value = ("native",)
+    assert set(ex._samples["environment"]) == {"native"}
+    older = [c for c in ex.campaigns.options if "native" in c][-1]
+    ex.campaigns.value = (older,)
+    assert set(ex._samples["campaign_id"]) == {older} and ex.probe.value == "null_syscall"
