@@ -136,3 +136,17 @@ def test_the_explorer_widget_follows_what_is_picked():
     older = [c for c in ex.campaigns.options if "native" in c][-1]
     ex.campaigns.value = (older,)
     assert set(ex._samples["campaign_id"]) == {older} and ex.probe.value == "null_syscall"
+
+
+def test_screen_figures_are_one_per_family_titled_with_environments_told_apart():
+    r = analysis.analyze(probes=["null_syscall", "pipe_pingpong", "fork_exit"], environments=["native", "gvisor"],
+                         n_resamples=200)
+    figs = r.screen_figures()
+    assert {"per_op_Kernel entry", "per_op_IPC", "per_op_Processes"} <= set(figs)
+    for name, fig in figs.items():
+        ax = fig.axes[0]
+        assert ax.get_title() and fig.get_size_inches()[1] < 12, name
+        styles = {(tuple(line.get_color()) if not isinstance(line.get_color(), str) else line.get_color(),
+                   line.get_marker()) for line in ax.get_lines() if line.get_marker() not in (None, "None", "", "|", "_")}  # not the caps
+        labels = [t.get_text() for t in fig.legends[0].get_texts()]
+        assert set(labels) <= {"native", "gvisor"} and len(styles) == len(labels), name
