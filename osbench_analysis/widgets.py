@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from osbench_analysis import explore, store
+from osbench_analysis import explore, formatting, store
 
 
 def _newest_per_environment(cat: pd.DataFrame) -> list[str]:
@@ -120,10 +120,13 @@ class Explorer:
                                     environments=envs, root=self.root)
                 self._samples = s
                 display(explore.plot_runs(s))
-                display(explore.runs_agree(s)[["environment", "campaign_id", "placement", "verdict", "reason"]])
+                # formatting.show: reasons and sentences in full (a plain frame cuts them at 50 characters)
+                display(formatting.show(explore.runs_agree(s)[["environment", "campaign_id", "placement", "verdict",
+                                                               "reason"]]))
                 others = [v for v in s[self.compare_by.value].astype(str).unique() if v != self.baseline.value]
                 for other in others:
-                    display(explore.compare(s, self.compare_by.value, other, self.baseline.value)[["sentence"]])
+                    display(formatting.show(explore.compare(s, self.compare_by.value, other,
+                                                            self.baseline.value)[["sentence"]]))
             except explore.OsbenchError as e:
                 print(e)
 
