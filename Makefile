@@ -13,7 +13,9 @@ RUNS     := build/notebooks
 PAPERMILL := $(PY) -m papermill --log-level WARNING -k python3
 TEX_PACKAGES := texlive-latex-base texlive-latex-recommended texlive-fonts-recommended latexmk poppler-utils
 
-.PHONY: all install envs measure analyze reference figures paper pdf tex test test-fast clean-derived
+BROWSER_PACKAGES := chromium chromium-driver
+
+.PHONY: all install envs measure analyze reference figures paper pdf tex test test-fast clean-derived browser browser-check
 all: measure paper
 
 $(VENV)/.installed: pyproject.toml setup.py $(wildcard probes/*.c probes/*.h probes/helpers/*.c probes/*.py)
@@ -35,11 +37,11 @@ measure: install envs
 
 analyze: install
 	@mkdir -p $(RUNS)
-	$(PAPERMILL) notebooks/analyze.ipynb $(RUNS)/analyze.ipynb
+	$(PAPERMILL) notebooks/analyze.ipynb $(RUNS)/analyze.ipynb -p write_paper True
 
 reference: install
 	@mkdir -p $(RUNS)
-	$(PAPERMILL) notebooks/reference_comparisons.ipynb $(RUNS)/reference_comparisons.ipynb
+	$(PAPERMILL) notebooks/reference_comparisons.ipynb $(RUNS)/reference_comparisons.ipynb -p write_paper True
 
 figures: analyze reference
 
@@ -59,6 +61,20 @@ tex:
 	  echo "installing TeX ($(TEX_PACKAGES)) to build paper/paper.pdf"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(TEX_PACKAGES) >/dev/null; \
 	else echo "no pdflatex and not root: figures and tables are regenerated, paper/paper.pdf is not"; fi
+
+# Debian's Chromium and its driver (only as root, only when missing) and Selenium into the venv:
+# what the JupyterLab check drives.  Not needed by `make test`.
+browser: install
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing $(BROWSER_PACKAGES) for the JupyterLab check"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(BROWSER_PACKAGES) >/dev/null; \
+	else echo "no chromium/chromedriver and not root: install $(BROWSER_PACKAGES) to run the JupyterLab check"; exit 1; fi
+	$(PY) -m pip install -q selenium
+
+# Every notebook opened in JupyterLab 4 in headless Chromium, all cells run, screenshots in build/jupyterlab/
+browser-check: browser
+	$(PY) benchmarks/jupyterlab_check.py
 
 test: install envs tex
 	$(PY) -m pytest

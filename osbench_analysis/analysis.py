@@ -39,9 +39,50 @@ class AnalysisSettings:
     ci_method: str = stats.DEFAULT_CI_METHOD
     baseline: str = "native"    # environment every other environment is compared with
 
+    def __post_init__(self) -> None:
+        check_settings(self)
+
     def stats_kwargs(self) -> dict:
         return dict(level=self.level, n_resamples=self.n_resamples, seed=self.seed,
                     estimator=self.estimator, ci_method=self.ci_method)
+
+
+def check_settings(settings: AnalysisSettings) -> None:
+    """Every analysis option checked before anything is read, each as one line saying
+    what was given and what is accepted (the CLI and the notebooks both land here)."""
+    from osbench_analysis.stats.ci_methods import CI_METHODS, ESTIMAND
+
+    level = settings.level
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
+        raise AnalysisError(f"level must be a confidence level between 0 and 1, e.g. 0.95 (got {level!r})")
+    n = settings.n_resamples
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 100:
+        raise AnalysisError(f"n_resamples must be an integer >= 100, e.g. 10000 (got {n!r})")
+    seed = settings.seed
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise AnalysisError(f"seed must be an integer >= 0 (got {seed!r})")
+    if settings.estimator not in stats.ESTIMATORS:
+        raise AnalysisError(f"estimator must be one of {', '.join(stats.ESTIMATORS)} (got {settings.estimator!r})")
+    if settings.ci_method not in CI_METHODS:
+        raise AnalysisError(f"ci_method must be one of {', '.join(CI_METHODS)} (got {settings.ci_method!r})")
+    if (settings.estimator, settings.ci_method) not in ESTIMAND:
+        ok = [m for (e, m) in ESTIMAND if e == settings.estimator]
+        raise AnalysisError(f"ci_method {settings.ci_method!r} does not go with estimator {settings.estimator!r}; "
+                            f"use one of {', '.join(ok)}")
+    if not isinstance(settings.baseline, str) or not settings.baseline:
+        raise AnalysisError(f"baseline must name an environment, e.g. 'native' (got {settings.baseline!r})")
+
+
+def _check_names(what: str, asked, known) -> list[str] | None:
+    """None (all) or the names asked for, each one known."""
+    if asked is None:
+        return None
+    asked = [asked] if isinstance(asked, str) else list(asked)
+    unknown = [a for a in asked if a not in set(known)]
+    if not asked or unknown:
+        raise AnalysisError(f"{what} {unknown or asked!r} not in the selected campaigns "
+                            f"(have: {', '.join(sorted(set(known))) or 'none'})")
+    return asked
 
 
 @dataclass(frozen=True)
@@ -158,28 +199,72 @@ class Analysis:
     def primary_estimates(self) -> pd.DataFrame:
         return self.estimates[self.estimates["campaign_id"].isin(self.primary_ids)].reset_index(drop=True)
 
-    def table(self) -> pd.DataFrame:
-        """The per-condition table a reader looks at first."""
+    def table(self, full: bool = False) -> pd.DataFrame:
+        """The per-condition table a reader looks at first: one row per campaign and
+        condition (its interval within that campaign), then the pooled rows (interval
+        over campaigns).  By default the quoted time and its interval in a readable
+        unit (formatting.readable_estimates); ``full=True``: every numeric column (ns)."""
+        from osbench_analysis import formatting, reproducibility
+
+        pooled = reproducibility.pooled_rows(self.pooling)
+        # the pooling's stand-in canaries are not conditions of this analysis
+        pooled = pooled[pooled["probe"].isin(self.estimates["probe"])] if len(pooled) else pooled
+        rows = pd.concat([self.estimates, pooled], ignore_index=True)
+        if not full:
+            return formatting.readable_estimates(rows)
         cols = ["environment", "host", "probe", "variant", "placement", "quoted", "estimate_ns", "ci_low_ns",
                 "ci_high_ns", "confidence", "mean_over_runs", "mean_over_runs_low", "mean_over_runs_high",
                 "estimate_clean_ns", "ci_low_clean_ns", "ci_high_clean_ns", "n_runs", "n_batches",
                 "flagged_fraction", "depends_on_flags", "multimodal", "warning", "ci_method", "note",
                 "pooled", "n_campaigns", "interval_over", "between_campaign_sd"]
-        from osbench_analysis import reproducibility
-
-        # one row per campaign (its interval: within one campaign), then the pooled rows (over campaigns)
-        rows = pd.concat([self.estimates, reproducibility.pooled_rows(self.pooling)], ignore_index=True)
         return rows[[c for c in cols if c in rows.columns]]
 
-    def quality_report(self) -> pd.DataFrame:
+    def quality_report(self, full: bool = False) -> pd.DataFrame:
+        """Conditions with a warning or flagged batches; by default the condition, its
+        runs, flagged share and warnings in full (``full=True``: every quality column)."""
         q = self.quality
-        return q[(q["warnings"] != "") | (q["flagged_fraction"] > 0)].reset_index(drop=True)
+        q = q[(q["warnings"] != "") | (q["flagged_fraction"] > 0)].reset_index(drop=True)
+        if full:
+            return q
+        several = "campaign_id" in q and bool((q.groupby("environment")["campaign_id"].nunique() > 1).any())
+        keys = ["environment", *(["campaign_id"] if several else []), "probe", "variant", "placement"]
+        return q[keys].assign(runs=q["n_runs"], flagged=[f"{100 * f:.0f}%" for f in q["flagged_fraction"]],
+                              multimodal=q["multimodal"], warnings=q["warnings"])
 
     def methods_tex(self) -> str:
         from osbench_analysis import methods
 
         # the estimate table itself, so that the paragraph counts which number each condition quotes
         return methods.methods_paragraph(self.estimates, pooling=self.pooling, campaigns=True)
+
+    def screen_figures(self) -> dict:
+        """name -> Figure for a notebook: the per-operation times and the ratios to the
+        baseline, one figure per family of primitives (families.py), each environment in
+        its own colour and marker, titled with what it shows and its interval.  The
+        print-safe figures the paper uses are figures()."""
+        from osbench_analysis import families, plots
+
+        level = f"{self.settings.level:.0%} CI"
+        styles = plots.environment_styles(
+            [self.settings.baseline, *plots.series_labels(self.estimates)] if len(self.estimates) else [])
+        # one row per probe parameter set: each environment's file system is part of the environment
+        est = self.estimates.assign(family=self.estimates["probe"].map(families.probe_family),
+                                    variant=self.estimates["variant"].map(without_fs))
+        figs = {}
+        for fam in sorted(est["family"].unique(), key=families.family_rank):
+            figs[f"per_op_{fam}"] = plots.environment_forest(
+                est[est["family"] == fam], value="estimate_ns", low="ci_low_ns", high="ci_high_ns",
+                xlabel="time per operation (ns, log scale)", title=f"{fam}: time per operation, {level}",
+                styles=styles)
+        ratios = self.environment_ratios
+        if len(ratios):
+            ratios = ratios.assign(family=ratios["probe"].map(families.probe_family))
+            for fam in sorted(ratios["family"].unique(), key=families.family_rank):
+                figs[f"ratio_{fam}"] = plots.environment_forest(
+                    ratios[ratios["family"] == fam], value="ratio", low="ci_low", high="ci_high", reference=1.0,
+                    xlabel=f"per-op time relative to {self.settings.baseline} (log scale; > 1 = slower)",
+                    title=f"{fam}: each environment relative to {self.settings.baseline}, {level}", styles=styles)
+        return figs
 
     def figures(self) -> dict:
         """name -> matplotlib Figure; the name says what it shows and is the file name."""
@@ -234,17 +319,28 @@ def _ratio_tables(groups, *, baseline: str, by: str, **kw) -> pd.DataFrame:
 def analyze(campaigns: list[str] | None = None, root: str | Path | None = None, *,
             level: float = stats.DEFAULT_LEVEL, n_resamples: int = stats.DEFAULT_RESAMPLES,
             seed: int = stats.DEFAULT_SEED, estimator: str = "median", ci_method: str = stats.DEFAULT_CI_METHOD,
-            baseline: str = "native", pool: bool = True) -> Analysis:
+            baseline: str = "native", probes: list[str] | None = None,
+            environments: list[str] | None = None, pool: bool = True) -> Analysis:
     """Load the campaigns (seals verified) and compute every estimate, ratio and
-    crossing cost once, with its CI.  ``pool``: also pool each primary campaign
-    with the host's comparable earlier campaigns (same environment and probe
-    code: reproducibility.pool_campaigns) into intervals over campaigns."""
+    crossing cost once, with its CI.
+
+    ``probes`` and ``environments`` restrict the analysis to those (default
+    all): a question about one probe then takes a fraction of the time.
+    ``pool``: also pool each primary campaign with the host's comparable
+    earlier campaigns (same environment and probe code:
+    reproducibility.pool_campaigns) into intervals over campaigns."""
     settings = AnalysisSettings(level, n_resamples, seed, estimator, ci_method, baseline)
     refs = select_campaigns(campaigns, root, baseline=baseline)
+    environments = _check_names("environments", environments, [r.environment for r in refs])
+    if environments is not None:
+        refs = [r for r in refs if r.environment in environments]
     loaded = [store.load_campaign(r.campaign_id, root) for r in refs]
     samples = pd.concat([c.samples.assign(host=r.host) for c, r in zip(loaded, refs)], ignore_index=True)
     # the host-state canaries are controls, not primitives: compared between campaigns in result.pooling
     samples = samples[~samples["probe"].isin(registry.CANARY_PROBES)].reset_index(drop=True)
+    probes = _check_names("probes", probes, samples["probe"].unique())
+    if probes is not None:
+        samples = samples[samples["probe"].isin(probes)].reset_index(drop=True)
     kw = settings.stats_kwargs()
     # TODO(stats subpackage): one call computing flags once for both tables
     estimates = stats.flag_sensitivity(samples, **kw)
@@ -259,7 +355,7 @@ def analyze(campaigns: list[str] | None = None, root: str | Path | None = None, 
         by_id = {c.id: c for c in loaded}
         result.pooling = reproducibility.pool_campaigns(
             {cid: by_id[cid].manifest for cid in result.primary_ids}, root, baseline=baseline, level=level,
-            loaded=by_id)
+            loaded=by_id, probes=probes)
     result.estimates = reproducibility.annotate_estimates(estimates, result.pooling)
     primary = samples[samples["campaign_id"].isin(result.primary_ids)]
     envs = set(primary["environment"])

@@ -120,13 +120,17 @@ def _add_analysis(sub, name, help_):
 
 
 def _analysis_kwargs(args) -> dict:
+    restrict = {k: getattr(args, k) for k in ("probes", "environments") if getattr(args, k, None)}
     return dict(root=args.root, level=args.level, n_resamples=args.n_resamples, seed=args.seed,
-                ci_method=args.ci_method, baseline=args.baseline)
+                ci_method=args.ci_method, baseline=args.baseline, **restrict)
 
 
 def _analyze(args) -> None:
     from osbench_analysis import analysis, paper, reference_compare
 
+    # every analysis option checked before anything is read or written (one line each, like `run`'s)
+    analysis.AnalysisSettings(level=args.level, n_resamples=args.n_resamples, seed=args.seed,
+                              ci_method=args.ci_method, baseline=args.baseline)
     if args.command == "paper" and args.pdf_only:
         print(paper.build_pdf())
         return
@@ -165,7 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
     lp.add_argument("--root")
     sub.add_parser("probes", help="list the probe catalog")
     sub.add_parser("envs", help="list the kernel environments and whether each is ready here")
-    _add_analysis(sub, "analyze", "estimate per-op times with CIs and write tables/figures")
+    ap_ = _add_analysis(sub, "analyze", "estimate per-op times with CIs and write tables/figures")
+    ap_.add_argument("--probes", type=_csv(), help="comma-separated probes to analyse (default: all)")
+    ap_.add_argument("--environments", type=_csv(), help="comma-separated environments to analyse (default: all)")
     rp = _add_analysis(sub, "reference", "the published studies' data beside ours: tables, figures, paper section")
     pp = _add_analysis(sub, "paper", "analyze and compare with the published data, then build paper/paper.pdf")
     for p in (rp, pp):

@@ -103,3 +103,78 @@ def bytes_tex(n: int) -> str:
         if n >= k and n % k == 0:
             return f"{n // k}~{u}"
     return f"{n}~B"
+
+
+# ------------------------------------------------------------- tables on screen
+
+_PLAIN_UNITS = {r"\textmu s": "µs"}
+
+
+def time_plain(ns: float) -> str:
+    """'6.17 µs': three significant digits in the unit that suits this value."""
+    value, unit = format_time_ns(ns)
+    return f"{value} {_PLAIN_UNITS.get(unit, unit)}"
+
+
+def interval_plain(lo: float, hi: float, like: float) -> str:
+    """'[5.80, 6.90] µs', in the unit of ``like`` (the estimate), so a row reads in one unit."""
+    scale, unit = time_unit(like)
+    return f"[{sig3(lo / scale)}, {sig3(hi / scale)}] {_PLAIN_UNITS.get(unit, unit)}"
+
+
+def readable_estimates(est, *, campaign_id: bool | None = None):
+    """The estimate table as a reader reads it: one row per condition, the quoted
+    time and its interval in one unit per row (ns, µs or ms, three significant
+    digits), what is quoted and with which interval method, runs, flagged share,
+    and the warning in full.  ``campaign_id``: show the column (default: when an
+    environment has more than one campaign, so their rows can be told apart)."""
+    import pandas as pd
+
+    if campaign_id is None:
+        campaign_id = "campaign_id" in est and bool((est.groupby("environment")["campaign_id"].nunique() > 1).any())
+    keys = ["environment", *(["campaign_id"] if campaign_id else []),
+            *(["host"] if "host" in est and est["host"].nunique() > 1 else []), "probe", "variant", "placement"]
+    out = est[keys].copy()
+    out["time"] = [time_plain(v) for v in est["estimate_ns"]]
+    out["interval"] = [interval_plain(lo, hi, v) for v, lo, hi in
+                       zip(est["estimate_ns"], est["ci_low_ns"], est["ci_high_ns"])]
+    conf = est["confidence"] if "confidence" in est else est.get("level", pd.Series(float("nan"), est.index))
+    out["confidence"] = [f"{100 * c:.3g}%" if np.isfinite(c) else "n/a" for c in conf]
+    if "quoted" in est:
+        out["quoted"] = [f"{q} ({m})" for q, m in zip(est["quoted"], est["ci_method"])]
+    out["runs"] = est["n_runs"].astype("Int64")   # pooled rows: runs are per campaign
+    if "flagged_fraction" in est:
+        out["flagged"] = [f"{100 * f:.0f}%" if np.isfinite(f) else "" for f in est["flagged_fraction"]]
+    if "n_campaigns" in est:
+        out["campaigns"] = est["n_campaigns"].astype("Int64")
+    if "interval_over" in est:   # within one campaign, or over N campaigns (the pooled rows)
+        out["interval over"] = est["interval_over"].fillna("").astype(str)
+    if "warning" in est:
+        out["warning"] = est["warning"].fillna("").astype(str)
+    return out.reset_index(drop=True)
+
+
+def _cell_format(column: str, dtype):
+    """How a numeric column reads: times with their unit, p-values in two digits,
+    fractions and ratios in three significant digits; None: as pandas shows it
+    (text, flags, counts)."""
+    import pandas as pd
+
+    if not pd.api.types.is_float_dtype(dtype):
+        return None
+    if column.endswith("_ns"):
+        return lambda v: time_plain(v) if np.isfinite(v) else "n/a"
+    if column in ("p_value", "p"):
+        return lambda v: f"{v:.2g}" if np.isfinite(v) else "n/a"
+    return lambda v: sig3(v) if np.isfinite(v) else ""
+
+
+def show(table):
+    """A table for the notebook: no index, numbers read as formatting says (units,
+    three significant digits), text left-aligned and never cut short (pandas cuts
+    cells at 50 characters), long text wrapping in its own column."""
+    fmt = {c: f for c in table.columns if (f := _cell_format(str(c), table[c].dtype)) is not None}
+    text = [c for c in ("warning", "reason", "sentence", "warnings", "note") if c in table.columns]
+    return (table.style.hide(axis="index").format(fmt)
+            .set_properties(**{"text-align": "left", "white-space": "nowrap"})
+            .set_properties(subset=text, **{"white-space": "normal", "min-width": "28em"}))

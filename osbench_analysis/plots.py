@@ -19,11 +19,24 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import LogLocator
 
+from . import formatting
 from .stats import SweepFit
 from .stats.quote import MEAN_OVER_RUNS
 
 _PALETTE = sns.color_palette("colorblind")
 _KEPT, _CLEAN, _SAME, _DIFF = _PALETTE[0], _PALETTE[1], _PALETTE[7], _PALETTE[3]
+
+
+_MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "h")
+
+
+def environment_styles(environments) -> dict[str, tuple[tuple, str]]:
+    """environment -> (colour, marker), distinct per environment and stable for a
+    given list (the order given), so the same environment looks the same in every
+    figure drawn from one selection."""
+    envs = list(dict.fromkeys(str(e) for e in environments))
+    colours = sns.color_palette("colorblind", max(len(envs), 1))
+    return {e: (colours[i % len(colours)], _MARKERS[i % len(_MARKERS)]) for i, e in enumerate(envs)}
 
 
 def _condition_label(row: pd.Series, with_env: bool) -> str:
@@ -173,6 +186,108 @@ def sweep_plot(fit: SweepFit, *, title: str | None = None, xlabel: str | None = 
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.25)
     ax.legend(fontsize=9, frameon=False)
+    return fig
+
+
+def series_labels(t: pd.DataFrame) -> pd.Series:
+    """What a point's colour stands for: the environment, with its campaign when an
+    environment has several (two campaigns of one environment must not look alike)."""
+    if "campaign_id" in t and (t.groupby("environment")["campaign_id"].nunique() > 1).any():
+        return t["environment"].astype(str) + " " + t["campaign_id"].astype(str)
+    return t["environment"].astype(str)
+
+
+def environment_forest(table: pd.DataFrame, *, value: str, low: str, high: str, xlabel: str, title: str,
+                       reference: float | None = None, styles: dict | None = None) -> Figure:
+    """A forest sized for a screen: one row per condition (probe, variant, placement),
+    one point with its interval per environment on that row, each environment in
+    its own colour and marker (environment_styles), log x axis.  ``reference``:
+    a vertical line (1 for ratios).  ``styles``: environment_styles of the whole
+    selection, so that an environment looks the same in every figure of it."""
+    t = table.dropna(subset=[value]).reset_index(drop=True)
+    if t.empty:
+        raise ValueError(f"environment_forest needs at least one finite {value}")
+    t = t.assign(_series=series_labels(t), _row=[_condition_label(r, False) for _, r in t.iterrows()])
+    rows = list(dict.fromkeys(t.sort_values(["probe", "variant", "placement"], kind="stable")["_row"]))
+    series = list(dict.fromkeys(t["_series"]))
+    known = styles or {}
+    styles = {**environment_styles([*known, *series]), **known}
+    fig = Figure(figsize=(9.0, 0.28 * len(rows) * (1 + 0.1 * len(series)) + 1.6), layout="constrained")
+    ax = fig.add_subplot()
+    ypos = {r: len(rows) - 1 - i for i, r in enumerate(rows)}
+    width = 0.7
+    for k, name in enumerate(series):
+        part = t[t["_series"] == name]
+        off = (k - (len(series) - 1) / 2) * width / max(len(series), 1)
+        y = np.array([ypos[r] for r in part["_row"]], dtype=float) + off
+        err = np.vstack([part[value] - part[low], part[high] - part[value]])
+        colour, marker = styles[name]
+        ax.errorbar(part[value], y, xerr=np.clip(np.nan_to_num(err), 0, None), fmt=marker, color=colour, ms=5,
+                    capsize=2, lw=1.1, label=name)
+    if reference is not None:
+        ax.axvline(reference, color="black", lw=0.8)
+    for r in range(len(rows) - 1):    # separate the rows, so each point reads against its own label
+        ax.axhline(r + 0.5, color="0.85", lw=0.6)
+    ax.set_xscale("log")
+    ax.set_yticks([ypos[r] for r in rows], rows)
+    ax.set_ylim(-0.6, len(rows) - 0.4)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=11)
+    ax.grid(axis="x", which="both", alpha=0.25)
+    fig.legend(loc="outside right upper", fontsize=8, frameon=False, title="environment")
+    return fig
+
+
+def runs_plot(samples: pd.DataFrame, runs: pd.DataFrame, *, title: str | None = None) -> Figure:
+    """Every measured batch of one probe, one column per worker run and one panel
+    per condition (environment / campaign / placement), log y axis.
+
+    ``samples``: explore.samples(); ``runs``: explore.run_summary() of it.  Each
+    run's median is a bar; a run of a clearly slower group is red, flagged
+    batches are hollow, so "do the runs agree?" can be seen as well as read.
+    """
+    keys = ["campaign_id", "environment", "variant", "placement"]
+    conds = samples[keys].drop_duplicates().reset_index(drop=True)
+    styles = environment_styles(conds["environment"])
+    n = len(conds)
+    ncol = min(n, 3)
+    nrow = math.ceil(n / ncol)
+    fig = Figure(figsize=(4.2 * ncol + 0.6, 3.2 * nrow + 0.8), layout="constrained")
+    axes = fig.subplots(nrow, ncol, squeeze=False)
+    for ax, (_, c) in zip(axes.flat, conds.iterrows()):
+        sel = (samples[keys] == c.to_numpy()).all(axis=1)
+        g = samples[sel]
+        rs = runs[(runs[keys] == c.to_numpy()).all(axis=1)].set_index("run")
+        colour, marker = styles[c["environment"]]
+        rng = np.random.default_rng(0)   # jitter only, fixed so the figure is reproducible
+        x = g["run"].to_numpy() + rng.uniform(-0.18, 0.18, len(g))
+        flagged = g["flagged"].to_numpy(dtype=bool) if "flagged" in g else np.zeros(len(g), bool)
+        ax.scatter(x[~flagged], g["per_op_ns"].to_numpy()[~flagged], s=12, alpha=0.7, color=colour,
+                   marker=marker, lw=0)
+        ax.scatter(x[flagged], g["per_op_ns"].to_numpy()[flagged], s=14, facecolors="none", edgecolors=colour,
+                   marker=marker, lw=0.8)
+        for run, r in rs.iterrows():
+            ax.hlines(r["median_ns"], run - 0.32, run + 0.32, color=_DIFF if r["slow"] else "black", lw=2)
+        ax.set_yscale("log")
+        # ticks read as times ("6.85 µs"), minor ones too: a run's spread is often within one decade
+        ax.yaxis.set_major_formatter(lambda v, _: formatting.time_plain(v))
+        ax.yaxis.set_minor_formatter(lambda v, _: formatting.time_plain(v))
+        ax.tick_params(axis="y", which="minor", labelsize=7)
+        ax.set_xticks(sorted(rs.index))
+        ax.set_xlabel("worker run")
+        variant = f" [{c['variant']}]" if c["variant"] else ""
+        ax.set_title(f"{c['environment']} {c['placement']}{variant}\n{c['campaign_id']}", fontsize=9)
+        ax.grid(axis="y", which="both", alpha=0.25)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("time per operation (log scale)")
+    fig.legend(handles=[Line2D([], [], color="black", lw=2, label="run median"),
+                        Line2D([], [], color=_DIFF, lw=2, label="run of a clearly slower group"),
+                        Line2D([], [], color="grey", marker="o", mfc="none", lw=0, label="flagged batch")],
+               loc="outside lower center", ncol=3, fontsize=9, frameon=False)
+    probe = samples["probe"].iloc[0] if len(samples) else ""
+    fig.suptitle(title or f"{probe}: every measured batch, per worker run", fontsize=11)
     return fig
 
 

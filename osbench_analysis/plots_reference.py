@@ -11,9 +11,12 @@ ARCH_COLOURS = {"monolithic": "#4c72b0", "microkernel": "#c44e52", "hybrid": "#d
 
 
 def plot_architecture_ratios(arch: pd.DataFrame, env: pd.DataFrame | None = None, *,
-                             exclude_primitives: tuple[str, ...] = ()) -> Figure:
+                             exclude_primitives: tuple[str, ...] = (),
+                             distinct_environments: bool = False) -> Figure:
     """Slowdown of microkernel/hybrid systems over monolithic ones per primitive (log x), one colour per
-    published pair; this machine's environment ratios as black diamonds on the same rows."""
+    published pair; this machine's environment ratios on the same rows, as black diamonds (print-safe,
+    the paper's) or, with ``distinct_environments``, each environment in its own colour and marker
+    (plots.environment_styles), larger and edged in black so they stand out from the published dots."""
     arch = arch[~arch["primitive"].isin(exclude_primitives)]
     env = env if env is not None and not env.empty else None
     prims = list(arch.groupby("primitive")["slowdown_factor"].median().sort_values().index)
@@ -30,10 +33,18 @@ def plot_architecture_ratios(arch: pd.DataFrame, env: pd.DataFrame | None = None
         ax.scatter(part["slowdown_factor"], [y[p] + rng.uniform(-0.18, 0.18) for p in part["primitive"]],
                    s=22, alpha=0.8, color=palette[pair], label=f"published: {pair}")
     if env is not None:
-        for (environment, base), part in env.groupby(["environment", "baseline_environment"]):
+        from osbench_analysis.plots import environment_styles
+
+        styles = environment_styles(env["environment"])
+        groups = list(env.groupby(["environment", "baseline_environment"]))
+        for k, ((environment, base), part) in enumerate(groups):
             err = np.vstack([part["ratio"] - part["ratio_low"], part["ratio_high"] - part["ratio"]])
-            ax.errorbar(part["ratio"], [y[p] for p in part["primitive"]], xerr=np.nan_to_num(err.clip(min=0)),
-                        fmt="D", color="black", ms=5, lw=1, label=f"this machine: {environment} vs {base}")
+            colour, marker = styles[environment] if distinct_environments else ("black", "D")
+            # on screen the environments are spread a little on their row, so that none hides another
+            off = (k - (len(groups) - 1) / 2) * 0.5 / max(len(groups), 1) if distinct_environments else 0.0
+            ax.errorbar(part["ratio"], [y[p] + off for p in part["primitive"]], xerr=np.nan_to_num(err.clip(min=0)),
+                        fmt=marker, color=colour, mec="black" if distinct_environments else colour, ms=6 if distinct_environments else 5,
+                        lw=1, label=f"this machine: {environment} vs {base}")
     ax.axvline(1.0, color="grey", lw=0.8, ls="--")
     ax.set_xscale("log")
     ax.set_yticks(range(len(prims)), prims)

@@ -320,7 +320,8 @@ def headline_summary(claims: pd.DataFrame) -> pd.DataFrame:
     return t.reset_index()
 
 
-def reference_outputs(result=None, reference_root: str | Path | None = None) -> tuple[dict, dict]:
+def reference_outputs(result=None, reference_root: str | Path | None = None, *,
+                      screen: bool = False) -> tuple[dict, dict]:
     """(tables, figures) of the published results beside ours: capture summary,
     source issues, recomputed claims, published architecture factors, our
     environment ratios and estimates beside the published values.  `result`
@@ -343,7 +344,8 @@ def reference_outputs(result=None, reference_root: str | Path | None = None) -> 
               "verdict_counts": reference_claims.verdict_counts(claims),
               "published_factors": published_factors_by_primitive(published_factors(ref, sources, mapping)),
               "cited_results": cited_results(ref, reference_root)}
-    figures = {"architecture_ratios": plots_reference.plot_architecture_ratios(arch, env),
+    # on screen each of our environments has its own colour and marker; in print, black diamonds
+    figures = {"architecture_ratios": plots_reference.plot_architecture_ratios(arch, env, distinct_environments=screen),
                "ours_vs_published": plots_reference.plot_ours_vs_published(side)}
     return tables, figures
 

@@ -105,10 +105,11 @@ class Pooling:
 
 
 def pool_campaigns(primary: dict, root=None, *, baseline: str = "native", level: float = 0.95,
-                   loaded: dict | None = None) -> Pooling:
+                   loaded: dict | None = None, probes: list[str] | None = None) -> Pooling:
     """Pool each primary campaign (id -> Manifest) with its comparable campaigns
     measured no later than it.  ``loaded``: campaign id -> store.Campaign already
-    in memory (the others are loaded, seals verified)."""
+    in memory (the others are loaded, seals verified); ``probes``: pool only
+    these (the canaries and their stand-ins always)."""
     from osbench_analysis import store
 
     every = catalog_manifests(root)
@@ -122,6 +123,8 @@ def pool_campaigns(primary: dict, root=None, *, baseline: str = "native", level:
         camp = loaded.get(cid) or store.load_campaign(cid, root)
         parts.append(camp.samples.assign(host=camp.manifest.hostname))
     samples = pd.concat(parts, ignore_index=True)
+    if probes is not None:
+        samples = samples[samples["probe"].isin([*probes, *CANARY_PROBES, *PROXY_CANARIES])]
     rounds = {cid: round_of(every[cid]) for cid in samples["campaign_id"].unique()}
     every_value = campaign_values(samples)
     is_canary = every_value["probe"].isin(CANARY_PROBES)
@@ -158,9 +161,9 @@ def pooled_rows(pooling: "Pooling | None") -> pd.DataFrame:
     conditions with more than one comparable campaign."""
     if pooling is None or pooling.estimates.empty:
         return pd.DataFrame()
-    p = pooling.estimates[pooling.estimates["n_campaigns"] > 1]
-    return p.assign(campaign_id="pooled:" + p["campaigns"], ci_method="pooled-t",
-                    note=p["note"]).drop(columns=["campaigns"]).reset_index(drop=True)
+    p = pooling.estimates[(pooling.estimates["n_campaigns"] > 1) & ~pooling.estimates["probe"].isin(CANARY_PROBES)]
+    return p.assign(campaign_id="pooled:" + p["campaigns"], ci_method="pooled-t", confidence=p["level"],
+                    quoted="mean over campaigns", note=p["note"]).drop(columns=["campaigns"]).reset_index(drop=True)
 
 
 # ------------------------------------------------------------------ one value per campaign

@@ -26,6 +26,34 @@ def test_notebook_is_committed_clean_with_a_tagged_parameters_cell(path):
     assert len(pm.inspect_notebook(str(path))) == len(code[0].source.splitlines())
 
 
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.name)
+def test_notebook_is_stored_as_jupyterlab_saves_it(path):
+    """Opening it in JupyterLab must not mark it modified: fix with
+    `python -m osbench_analysis.notebook_format notebooks/*.ipynb`."""
+    from osbench_analysis import notebook_format
+
+    text = path.read_text()
+    assert text == notebook_format.normalised(text)
+
+
+def test_normalising_strips_outputs_and_keeps_the_parameters_tag(tmp_path):
+    from osbench_analysis import notebook_format
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1  # a parameter", id="a1b2c3d4"),
+                                         nbformat.v4.new_code_cell("x", id="e5f6a7b8")])
+    nb.cells[0].metadata["tags"] = ["parameters"]
+    nb.cells[1].outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "1"}, execution_count=1)]
+    nb.cells[1].execution_count = 1
+    again = nbformat.reads(notebook_format.normalised(nbformat.writes(nb)), as_version=4)
+    assert again.cells[0].metadata["tags"] == ["parameters"]
+    assert again.cells[1].outputs == [] and again.cells[1].execution_count is None
+    assert again.metadata["kernelspec"]["name"] == "python3" and "version" in again.metadata["language_info"]
+    path = tmp_path / "n.ipynb"
+    path.write_text(nbformat.writes(nb))
+    assert notebook_format.main(["--check", str(path)]) == 1 and notebook_format.main([str(path)]) == 0
+    assert notebook_format.main(["--check", str(path)]) == 0
+
+
 @pytest.fixture(scope="module")
 def notebook_campaign(tmp_path_factory):
     """run_campaign.ipynb executed with tiny parameters: (campaigns root, tmp folder)."""
@@ -56,15 +84,94 @@ def test_run_notebook_and_cli_give_the_same_configuration(notebook_campaign):
     assert a == b
 
 
+def images(cell) -> list:
+    """The PNG images a cell displayed, as arrays."""
+    import base64
+    import io
+
+    from matplotlib import image
+
+    return [image.imread(io.BytesIO(base64.b64decode(o["data"]["image/png"])), format="png")
+            for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+
+
+def drawn(img) -> float:
+    """Share of pixels that differ from the background (the top-left corner): 0 for a blank image."""
+    import numpy as np
+
+    return float(np.mean(np.any(np.abs(img[..., :3] - img[0, 0, :3]) > 0.05, axis=-1)))
+
+
+def assert_figures_shown(executed, min_images: int) -> None:
+    """Every cell that draws (builds a figure) displayed at least one image, none blank."""
+    shown = [img for cell in executed.cells if cell.cell_type == "code" for img in images(cell)]
+    assert len(shown) >= min_images, f"{len(shown)} images displayed, expected at least {min_images}"
+    assert all(drawn(img) > 0.01 for img in shown), [round(drawn(img), 4) for img in shown]
+    assert not any("<Figure size" in o.get("data", {}).get("text/plain", "") and "image/png" not in o.get("data", {})
+                   for cell in executed.cells for o in cell.get("outputs", []))
+    assert not any(o.get("output_type") == "error" for cell in executed.cells for o in cell.get("outputs", []))
+
+
+def _tree(folder: Path) -> dict:
+    return {p: p.stat().st_mtime_ns for p in folder.rglob("*")} if folder.exists() else {}
+
+
 @pytest.mark.slow
-def test_analyze_notebook_writes_the_paper_files_without_errors(notebook_campaign):
+def test_analyze_notebook_shows_its_figures_and_writes_the_paper_files_only_when_asked(notebook_campaign):
     root, tmp = notebook_campaign
     gen = tmp / "generated"
     pm.execute_notebook(str(NOTEBOOKS / "analyze.ipynb"), str(tmp / "analyze.ipynb"), kernel_name="python3",
-                        parameters=dict(campaigns=["nb"], root=str(root), out_dir=str(gen), n_resamples=300),
-                        progress_bar=False)
+                        parameters=dict(campaigns=["nb"], root=str(root), out_dir=str(gen), n_resamples=300,
+                                        write_paper=True), progress_bar=False)
     assert (gen / "per_op_forest.pdf").is_file() and (gen / "macros.tex").is_file()
     executed = nbformat.read(tmp / "analyze.ipynb", as_version=4)
-    assert not any(o.get("output_type") == "error" for cell in executed.cells for o in cell.get("outputs", []))
+    assert_figures_shown(executed, min_images=2)   # two families at least: kernel entry, IPC
     macros = (gen / "macros.tex").read_text()
     assert r"\newcommand{\osbNullSyscallSameCpu}" in macros and r"\newcommand{\osbPipePingpongCrossCpu}" in macros
+
+
+@pytest.mark.slow
+def test_analyze_notebook_as_shipped_writes_nothing_into_the_checkout(notebook_campaign):
+    root, tmp = notebook_campaign
+    from osbench_analysis.paths import DERIVED_DIR, GENERATED_DIR
+
+    watched = (GENERATED_DIR, DERIVED_DIR, NOTEBOOKS)   # where a run could leave something
+    before = [_tree(d) for d in watched]
+    pm.execute_notebook(str(NOTEBOOKS / "analyze.ipynb"), str(tmp / "analyze-default.ipynb"), kernel_name="python3",
+                        parameters=dict(campaigns=["nb"], root=str(root), n_resamples=300), progress_bar=False)
+    assert [_tree(d) for d in watched] == before
+    printed = "".join(o.get("text", "") for c in nbformat.read(tmp / "analyze-default.ipynb", as_version=4).cells
+                      for o in c.get("outputs", []))
+    assert "nothing written" in printed
+
+
+@pytest.mark.slow
+def test_explore_notebook_answers_its_questions_with_figures(notebook_campaign):
+    """Two environments and two campaigns of one, sealed by the real store from the notebook's campaign."""
+    from conftest import relabel
+
+    root, tmp = notebook_campaign
+    c = store.load_campaign("nb", root)
+    if not (root / "nb-gvisor").exists():
+        relabel(c, root, "nb-gvisor", "gvisor", slower=8.0, minutes=2)
+        relabel(c, root, "nb-later", "native", slower=1.1, minutes=3)
+    pm.execute_notebook(str(NOTEBOOKS / "explore.ipynb"), str(tmp / "explore.ipynb"), kernel_name="python3",
+                        parameters=dict(root=str(root), probe="pipe_pingpong", placement="same_cpu",
+                                        environments=["native", "gvisor"], campaigns=["nb-later", "nb-gvisor"],
+                                        two_campaigns=["nb", "nb-later"]), progress_bar=False)
+    executed = nbformat.read(tmp / "explore.ipynb", as_version=4)
+    assert_figures_shown(executed, min_images=2)   # the runs of both environments, the two campaigns
+    html = "".join(o.get("data", {}).get("text/html", "") for cell in executed.cells for o in cell.get("outputs", []))
+    assert "ratio 7.27 [" in html and "ratio 1.10 [" in html    # exactly the slow-downs the relabelling made (8 / 1.1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["analyze.ipynb", "explore.ipynb", "reference_comparisons.ipynb"])
+def test_a_bad_analysis_option_stops_a_notebook_with_one_line(name, tmp_path):
+    parameters = {"analyze.ipynb": dict(level=1.5), "explore.ipynb": dict(probe="no_such_probe"),
+                  "reference_comparisons.ipynb": dict(level=1.5)}[name]
+    with pytest.raises(pm.PapermillExecutionError) as e:
+        pm.execute_notebook(str(NOTEBOOKS / name), str(tmp_path / name), kernel_name="python3",
+                            parameters=parameters, progress_bar=False)
+    assert e.value.ename in ("AnalysisError", "ExploreError") and "\n" not in e.value.evalue
+    assert "(got 1.5)" in e.value.evalue or "no_such_probe" in e.value.evalue

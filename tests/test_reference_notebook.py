@@ -47,8 +47,11 @@ def _run(tmp_path, **parameters):
 
     out = tmp_path / "generated"
     papermill.execute_notebook(str(NOTEBOOK), str(tmp_path / "run.ipynb"), kernel_name="python3", progress_bar=False,
-                               parameters={"out_dir": str(out), "n_resamples": 300, **parameters})
+                               parameters={"out_dir": str(out), "n_resamples": 300, "write_paper": True, **parameters})
     ran = nbformat.read(tmp_path / "run.ipynb", as_version=4)
+    from test_notebooks import assert_figures_shown
+
+    assert_figures_shown(ran, min_images=2)     # the architecture ratios and ours beside the published
     printed = "".join(o.get("text", "") for c in ran.cells if c.cell_type == "code" for o in c.outputs)
     return {p.name for p in out.iterdir()}, printed
 

@@ -1,0 +1,152 @@
+"""The exploration API answers its questions from the data: selection, per-run
+summary, the runs' verdict, comparisons; analysis options fail as one line."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from osbench_analysis import analysis, cli, explore, formatting
+from osbench_analysis.paths import CAMPAIGNS_DIR
+
+
+def _committed(environment: str) -> str:
+    cat = explore.campaigns()
+    return cat[cat["environment"] == environment]["campaign_id"].iloc[0]
+
+
+def _frame(run_medians_by_env: dict, batches: int = 12, noise: float = 0.01, seed: int = 1) -> pd.DataFrame:
+    """Samples of one condition per environment whose runs have the given medians (ns)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for env, medians in run_medians_by_env.items():
+        for run, m in enumerate(medians):
+            for b, e in enumerate(rng.normal(0, noise, batches)):
+                rows.append(dict(campaign_id=f"c-{env}", environment=env, host="h", probe="p", variant="",
+                                 placement="same_cpu", run=run, batch=b, per_op_ns=m * np.exp(e), flagged=False))
+    return pd.DataFrame(rows)
+
+
+def test_samples_keep_only_the_condition_asked_for_with_flags():
+    s = explore.samples("pipe_pingpong", placement="same_cpu", environments=["native", "gvisor"])
+    assert set(s["environment"]) == {"native", "gvisor"} and set(s["placement"]) == {"same_cpu"}
+    assert set(s["probe"]) == {"pipe_pingpong"} and s["flagged"].dtype == bool
+    assert s.groupby("campaign_id")["environment"].nunique().eq(1).all()
+    # the newest campaign of each environment, as analyze() selects them
+    newest = explore.campaigns().groupby("environment")["created_utc"].max()
+    chosen = explore.campaigns().set_index("campaign_id").loc[s["campaign_id"].unique(), ["environment", "created_utc"]]
+    assert all(newest[env] == t for env, t in chosen.itertuples(index=False))
+
+
+def test_samples_say_what_exists_when_asked_for_something_absent():
+    with pytest.raises(explore.ExploreError, match="have: .*null_syscall"):
+        explore.samples("no_such_probe")
+    gvisor = _committed("gvisor")
+    placements = set(explore.samples("pipe_pingpong", campaigns=[gvisor])["placement"])
+    missing = next(p for p in ("cross_cpu", "same_cpu", "unpinned") if p not in placements)
+    with pytest.raises(explore.ExploreError, match="gvisor.*has placements"):
+        explore.samples("pipe_pingpong", placement=missing, environments=["native", "gvisor"])
+
+
+def test_run_summary_is_one_row_per_run_with_its_median():
+    s = explore.samples("null_syscall", environments=["native"])
+    r = explore.run_summary(s)
+    assert len(r) == s.groupby(["campaign_id", "placement", "run"]).ngroups
+    med = s.groupby(["placement", "run"])["per_op_ns"].median()
+    assert np.allclose(r.set_index(["placement", "run"])["median_ns"].loc[med.index], med)
+    assert (r["flagged"] <= r["batches"]).all() and (r["spread"] >= 0).all()
+
+
+def test_verdict_tells_alike_runs_from_a_slow_minority_and_from_one_run():
+    alike = explore.runs_agree(_frame({"a": [100.0] * 8}))
+    assert alike["verdict"].tolist() == ["agree"] and "batch noise" in alike["reason"][0]
+    minority = _frame({"a": [100.0] * 6 + [150.0] * 3})
+    v = explore.runs_agree(minority)
+    assert v["verdict"].tolist() == ["slow minority"] and "3 of 9 runs are 1.5x slower" in v["reason"][0]
+    slow = explore.run_summary(minority).set_index("run")["slow"]
+    assert slow[slow].index.tolist() == [6, 7, 8]
+    one = explore.runs_agree(_frame({"a": [100.0]}))
+    assert one["verdict"].tolist() == ["too few runs"]
+
+
+def test_compare_gives_the_ratio_with_an_interval_that_holds_it():
+    s = _frame({"base": [100.0, 102, 98, 101, 99], "other": [200.0, 204, 196, 202, 198]})
+    c = explore.compare(s, "environment", "other", "base")
+    row = c.iloc[0]
+    assert row["ci_low"] < 2.0 < row["ci_high"] and row["different"]
+    assert row["sentence"].startswith("other is 2.00x slower than base")
+    with pytest.raises(explore.ExploreError, match="have: base, other"):
+        explore.compare(s, "environment", "third", "base")
+
+
+def test_analyze_restricted_to_probes_and_environments():
+    native = _committed("native")
+    r = analysis.analyze([native], probes=["null_syscall"], n_resamples=200)
+    assert set(r.estimates["probe"]) == {"null_syscall"}
+    with pytest.raises(analysis.AnalysisError, match="probes .*no_such.* not in the selected"):
+        analysis.analyze([native], probes=["no_such"])
+    with pytest.raises(analysis.AnalysisError, match="environments"):
+        analysis.analyze(environments=["nowhere"])
+
+
+def test_readable_table_has_a_unit_per_row_and_three_digits():
+    est = pd.DataFrame(dict(environment=["native", "native"], campaign_id=["a", "b"], probe=["x", "y"],
+                            variant=["", ""], placement=["same_cpu"] * 2, estimate_ns=[181.234, 6170.5],
+                            ci_low_ns=[170.0, 5800.0], ci_high_ns=[221.0, 6900.0], confidence=[0.95, 0.93],
+                            quoted=["typical run"] * 2, ci_method=["runs-os"] * 2, n_runs=[8, 5],
+                            flagged_fraction=[0.1, 0.0], warning=["w" * 120, ""]))
+    t = formatting.readable_estimates(est)
+    assert t["time"].tolist() == ["181 ns", "6.17 µs"] and t["interval"].tolist()[1] == "[5.80, 6.90] µs"
+    assert "campaign_id" in t and t["warning"][0] == "w" * 120   # two campaigns of one environment
+    assert "campaign_id" not in formatting.readable_estimates(est.iloc[:1])
+
+
+BAD_OPTIONS = [("--level", "1.5", "level"), ("--level", "0", "level"), ("--n-resamples", "5", "n_resamples"),
+               ("--seed", "-1", "seed"), ("--baseline", "", "baseline")]
+
+
+@pytest.mark.parametrize("option,value,name", BAD_OPTIONS, ids=[f"{o}={v}" for o, v, _ in BAD_OPTIONS])
+@pytest.mark.parametrize("command", ["analyze", "paper", "reference"])
+def test_each_bad_analysis_option_is_one_line_from_the_cli(command, option, value, name, capsys, tmp_path):
+    rc = cli.main([command, option, value, "--out-dir", str(tmp_path / "out"), "--root", str(CAMPAIGNS_DIR)])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and len(err.splitlines()) == 1, err
+    assert err.startswith(f"osbench {command}: error: {name}") and "(got " in err
+    assert not (tmp_path / "out").exists()     # checked before anything was read or written
+
+
+def test_a_bad_ci_method_is_refused_by_the_parser(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["analyze", "--ci-method", "bogus"])
+    assert e.value.code == 2 and "invalid choice: 'bogus'" in capsys.readouterr().err
+
+
+def test_settings_refuse_a_method_that_does_not_go_with_the_estimator():
+    with pytest.raises(analysis.AnalysisError, match="does not go with estimator 'mean'"):
+        analysis.AnalysisSettings(estimator="mean", ci_method="runs-os")
+
+
+def test_the_explorer_widget_follows_what_is_picked():
+    from osbench_analysis import widgets
+
+    ex = widgets.Explorer(probe="pipe_pingpong", placement="same_cpu", environments=["native", "gvisor"])
+    assert set(ex._samples["environment"]) == {"native", "gvisor"} and set(ex._samples["probe"]) == {"pipe_pingpong"}
+    ex.probe.value = "null_syscall"
+    assert set(ex._samples["probe"]) == {"null_syscall"}
+    ex.environments.value = ("native",)
+    assert set(ex._samples["environment"]) == {"native"}
+    older = [c for c in ex.campaigns.options if "native" in c][-1]
+    ex.campaigns.value = (older,)
+    assert set(ex._samples["campaign_id"]) == {older} and ex.probe.value == "null_syscall"
+
+
+def test_screen_figures_are_one_per_family_titled_with_environments_told_apart():
+    r = analysis.analyze(probes=["null_syscall", "pipe_pingpong", "fork_exit"], environments=["native", "gvisor"],
+                         n_resamples=200)
+    figs = r.screen_figures()
+    assert {"per_op_Kernel entry", "per_op_IPC", "per_op_Processes"} <= set(figs)
+    for name, fig in figs.items():
+        ax = fig.axes[0]
+        assert ax.get_title() and fig.get_size_inches()[1] < 12, name
+        styles = {(tuple(line.get_color()) if not isinstance(line.get_color(), str) else line.get_color(),
+                   line.get_marker()) for line in ax.get_lines() if line.get_marker() not in (None, "None", "", "|", "_")}  # not the caps
+        labels = [t.get_text() for t in fig.legends[0].get_texts()]
+        assert set(labels) <= {"native", "gvisor"} and len(styles) == len(labels), name
