@@ -1,0 +1,95 @@
+"""Where a campaign's worker time goes, per environment: wall time per worker
+(start-up and boot included), and the timed share (batch time, calibration
+and warm-ups included, over worker wall time).
+
+Reads sealed campaigns (nothing is measured unless --measure is given):
+
+    .venv/bin/python benchmarks/worker_wall_time.py data/campaigns/20261123T135922Z-vm-*      # before (one worker per boot)
+    .venv/bin/python benchmarks/worker_wall_time.py --measure --output /tmp/scratch          # a short all-environment set now
+    .venv/bin/python benchmarks/worker_wall_time.py BEFORE_DIRS... --after AFTER_DIRS...      # side by side
+
+Per environment it prints the workers, their total wall time, the mean wall
+per worker with its 95% t interval over workers, the timed share, and the
+measuring seconds of the campaign set.  With --after, the ratio after/before
+of the total wall per worker-run (the campaigns must measure the same
+conditions for it to mean "same work").  Timing on a shared host is noisy:
+compare sets measured side by side.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sst
+
+from osbench_analysis import store
+
+
+def wall_table(paths: list[str]) -> pd.DataFrame:
+    rows = []
+    for path in paths:
+        c = store.load_campaign(Path(path))
+        runs = pd.DataFrame([r.__dict__ for r in c.manifest.runs])
+        wall = runs["wall_s"].to_numpy(dtype=float)
+        timed = float(c.samples["elapsed_ns"].sum()) / 1e9
+        n = len(wall)
+        mean = float(wall.mean()) if n else math.nan
+        half = float(sst.t.ppf(0.975, n - 1) * wall.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan
+        rows.append({"environment": c.environment, "workers": n, "failed": int((runs["status"] != "ok").sum()),
+                     "wall_s": round(float(wall.sum()), 1), "per_worker_s": round(mean, 3),
+                     "ci95_low": round(mean - half, 3), "ci95_high": round(mean + half, 3),
+                     "timed_s": round(timed, 1), "timed_share": round(timed / wall.sum(), 3) if n else math.nan,
+                     "measuring_s": c.manifest.measuring_seconds})
+    table = pd.DataFrame(rows).set_index("environment")
+    total = table[["workers", "failed", "wall_s", "timed_s"]].sum()
+    table.loc["(all)"] = {**total.to_dict(), "per_worker_s": round(total["wall_s"] / total["workers"], 3),
+                          "ci95_low": np.nan, "ci95_high": np.nan,
+                          "timed_share": round(total["timed_s"] / total["wall_s"], 3),
+                          "measuring_s": table["measuring_s"].max()}
+    return table
+
+
+def measure(output: str) -> list[str]:
+    from osbench_analysis import runner
+
+    campaigns = runner.measure("quick", environment="all", output=output, wait=True)
+    return [str(c.path) for c in campaigns]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("before", nargs="*", help="campaign folders (one campaign set)")
+    ap.add_argument("--after", nargs="*", default=[], help="campaign folders of a second set, to compare")
+    ap.add_argument("--measure", action="store_true", help="measure a quick all-environment set first (as --after)")
+    ap.add_argument("--output", default=None, help="with --measure: where its campaigns go (default: a temp folder)")
+    args = ap.parse_args()
+    if args.measure:
+        args.after = measure(args.output or tempfile.mkdtemp(prefix="osbench-wall-"))
+    if not args.before and not args.after:
+        ap.error("give campaign folders, or --measure")
+    pd.set_option("display.width", 160)
+    tables = {}
+    for label, paths in (("before", args.before), ("after", args.after)):
+        if paths:
+            tables[label] = wall_table(paths)
+            print(f"{label}: worker wall time per environment (per_worker_s: mean, 95% t interval over workers)")
+            print(tables[label].to_string())
+            print()
+    if len(tables) == 2:
+        b, a = tables["before"], tables["after"]
+        common = b.index.intersection(a.index)
+        ratio = (a.loc[common, "wall_s"] / a.loc[common, "workers"]) / (b.loc[common, "wall_s"] / b.loc[common, "workers"])
+        print("after / before, wall per worker run:")
+        print(ratio.round(3).to_string())
+        print(f"total worker wall time: {b.loc['(all)', 'wall_s']:.0f} s before, {a.loc['(all)', 'wall_s']:.0f} s "
+              f"after ({a.loc['(all)', 'wall_s'] / b.loc['(all)', 'wall_s']:.2f}x)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
