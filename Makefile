@@ -30,7 +30,9 @@ envs: install
 
 measure: install envs
 	@mkdir -p $(RUNS)
-	$(PAPERMILL) notebooks/run_campaign.ipynb $(RUNS)/run_campaign.ipynb -p profile $(PROFILE) -p environment $(ENVIRONMENT)
+	@# the measuring bar and one line per environment go to this terminal (osbench_analysis/progress.py):
+	@# papermill's own cell bar would only fight with it on the same line
+	$(PAPERMILL) --no-progress-bar notebooks/run_campaign.ipynb $(RUNS)/run_campaign.ipynb -p profile $(PROFILE) -p environment $(ENVIRONMENT)
 
 analyze: install
 	@mkdir -p $(RUNS)

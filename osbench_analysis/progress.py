@@ -100,17 +100,21 @@ def bar(*, total: int, initial: int = 0, desc: str, unit: str, disable: bool = F
     except ImportError:  # a notebook without ipywidgets: the text bar, in the cell's output
         main = tqdm(**common, file=sys.stderr, dynamic_ncols=True)
     # a widget's lines are plain output (stdout), not stderr's error-coloured stream
-    bars, line_files = [main], [sys.stderr if type(main) is tqdm else sys.stdout]
+    widget = type(main).__module__.startswith("tqdm.notebook")
+    bars, line_files = [main], [sys.stdout if widget else sys.stderr]
     stream = None if disable else terminal_stream()
     if stream is not None:
-        bars.append(tqdm(**common, file=stream, ncols=100, mininterval=1.0))
+        # position 0: its own line on its own terminal (tqdm would nest it under the widget otherwise)
+        bars.append(tqdm(**common, file=stream, ncols=100, mininterval=1.0, position=0))
         line_files.append(stream)
     return Bars(bars, line_files, [stream] if stream is not None else [])
 
 
 def say(line: str) -> None:
-    """One line for the person watching: stderr, and under papermill the terminal too."""
-    print(line, file=sys.stderr, flush=True)
+    """One line for the person watching: stderr on a terminal, the cell's plain
+    output in a notebook (stderr would show as an error), and under papermill
+    the terminal too."""
+    print(line, file=sys.stdout if _in_kernel() else sys.stderr, flush=True)
     stream = terminal_stream()
     if stream is not None:
         with stream:

@@ -206,6 +206,10 @@ def run_campaigns(cfg: CampaignConfig, progress: bool = True, resume: str | None
             return _measure_and_seal(cfg, conditions, envs, ids, root, cpus, host_info, created, jr, progress)
         except SealError:
             raise
+        except PreflightError:
+            if resume is None:  # nothing was measured: no campaign to resume
+                jr.remove()
+            raise
         except BaseException:
             if jr.path.is_dir():
                 print(f"campaign {jr.set_id} interrupted with {len(jr.entries)} finished worker run(s) kept in "
@@ -235,6 +239,10 @@ def _measure_and_seal(cfg, conditions, envs, ids, root, cpus, host_info, created
         shutil.rmtree(scratch_root, ignore_errors=True)
 
     finished = dt.datetime.now(dt.timezone.utc)
+    if progress:
+        from osbench_analysis import progress as progress_mod
+
+        progress_mod.say(f"sealing {len(parts)} campaign(s) in {root} ({', '.join(p.env.name for p in parts)})")
     sealed = []
     for p in parts:
         if _sealed(root, p.campaign_id):  # sealed before an earlier attempt failed on the next one
