@@ -55,6 +55,9 @@ def settled_after_first(jobs: Sequence[RoundJob]) -> list[RoundJob]:
 
     out = list(jobs[:1])
     for job in jobs[1:]:
+        if not job.request.settle_s or "--request" not in job.worker_argv:
+            out.append(job)
+            continue
         req = dataclasses.replace(job.request, settle_s=0.0)
         out.append(dataclasses.replace(job, request=req, worker_argv=launch.with_request(job.worker_argv, req)))
     return out
