@@ -318,6 +318,19 @@ def _preflight(parts: list[_EnvRun], cfg: CampaignConfig, jr: journal.Journal, p
             from osbench_analysis import progress as progress_mod
 
             progress_mod.say(f"leaving out {line}")
+    if cfg.environment.strip() == "all":  # those `all` left out before any worker: not installed here
+        from osbench_analysis import environments
+
+        for env in environments.REGISTRY:
+            if env.name in results:
+                continue
+            ok = env.availability()
+            results[env.name] = {"status": "unavailable", "wall_s": 0.0, "message": ok.reason, "left_out": True}
+            if progress:
+                from osbench_analysis import progress as progress_mod
+
+                progress_mod.say(f"leaving out {env.name}: not available here: {ok.reason}"
+                                 + (f". To install: {ok.install_hint}" if ok.install_hint else ""))
     jr.state["preflight"] = results
     jr.save_state()
     if not kept:
