@@ -7,6 +7,7 @@ Reads sealed campaigns (nothing is measured unless --measure is given):
     .venv/bin/python benchmarks/worker_wall_time.py data/campaigns/20261123T135922Z-vm-*      # before (one worker per boot)
     .venv/bin/python benchmarks/worker_wall_time.py --measure --output /tmp/scratch          # a short all-environment set now
     .venv/bin/python benchmarks/worker_wall_time.py BEFORE_DIRS... --after AFTER_DIRS...      # side by side
+    .venv/bin/python benchmarks/worker_wall_time.py --startup native,gvisor,uml               # where start-up goes
 
 Per environment it prints the workers, their total wall time, the mean wall
 per worker with its 95% t interval over workers, the timed share, and the
@@ -61,13 +62,49 @@ def measure(output: str) -> list[str]:
     return [str(c.path) for c in campaigns]
 
 
+def startup_table(names: list[str], repeats: int = 3) -> pd.DataFrame:
+    """Wall time of the steps of a worker's start-up, inside each environment, as
+    run_round runs them (the first job of each boot, which pays the boot, is
+    reported on its own): a program that does nothing, the interpreter without
+    and with site, importing the worker, and a whole worker of one short batch."""
+    from osbench_analysis import environments, launch
+    from osbench_analysis.environments import RoundJob
+    from osbench_analysis.worker import WorkerRequest
+
+    py = sys.executable
+    req = WorkerRequest(probe="null_syscall", params={}, min_batch_ns=1_000_000, warmup=0, batches=1,
+                        max_iterations=10**8)
+    steps = {"/bin/true": ["/bin/true"], "python -S -c pass": [py, "-S", "-c", "pass"],
+             "python -c pass": [py, "-c", "pass"],
+             "import osbench_analysis.worker": [py, "-c", "import osbench_analysis.worker"],
+             "worker, 1 batch of 1 ms": launch.worker_argv(req)}
+    rows = []
+    for name in names:
+        env = environments.get(name)
+        with env.session(Path(tempfile.mkdtemp(prefix="osbench-startup-")) / "s") as sess:
+            order = ["/bin/true", *list(steps) * repeats]
+            jobs = [RoundJob(req, steps[k], Path(tempfile.gettempdir()) / "unused", 60) for k in order]
+            walls = [o.wall_s for o in sess.run_round(jobs, cpus=None)]
+        rows.append({"environment": name, "step": "first job of the round (boot)", "wall_s": walls[0]})
+        rows += [{"environment": name, "step": k, "wall_s": w} for k, w in zip(order[1:], walls[1:])]
+    t = pd.DataFrame(rows).groupby(["environment", "step"], sort=False)["wall_s"]
+    return pd.DataFrame({"median_s": t.median().round(3), "min_s": t.min().round(3), "max_s": t.max().round(3),
+                         "n": t.size()})
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("before", nargs="*", help="campaign folders (one campaign set)")
     ap.add_argument("--after", nargs="*", default=[], help="campaign folders of a second set, to compare")
     ap.add_argument("--measure", action="store_true", help="measure a quick all-environment set first (as --after)")
     ap.add_argument("--output", default=None, help="with --measure: where its campaigns go (default: a temp folder)")
+    ap.add_argument("--startup", default=None, help="comma-separated environments: time each start-up step inside")
     args = ap.parse_args()
+    if args.startup:
+        pd.set_option("display.width", 160)
+        print("start-up steps per environment (wall per job of one boot; min and max over repeats)")
+        print(startup_table(args.startup.split(",")).to_string())
+        return 0
     if args.measure:
         args.after = measure(args.output or tempfile.mkdtemp(prefix="osbench-wall-"))
     if not args.before and not args.after:

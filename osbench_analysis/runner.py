@@ -308,6 +308,10 @@ def _preflight(parts: list[_EnvRun], cfg: CampaignConfig, jr: journal.Journal, p
                                "message": outcome.message, "left_out": outcome.status != "ok"}
         if outcome.status == "ok":
             kept.append(p)
+            if progress:
+                from osbench_analysis import progress as progress_mod
+
+                progress_mod.say(f"{p.env.name}: pre-flight worker ok in {outcome.wall_s:.1f} s")
             continue
         failed.append(p)
         line = (f"{p.env.name}: its pre-flight worker failed ({outcome.status}): {outcome.message or 'no message'}. "
