@@ -3,7 +3,11 @@
 For every condition (probe x variant x placement) and every environment it
 starts `runs` separate worker processes, interleaved round-robin across
 conditions *and* environments, so slow drift of the machine spreads over
-everything compared instead of landing on one side.  Every batch comes back as
+everything compared instead of landing on one side: each round gives every
+open condition one run, an environment's conditions of one placement as one
+group (`Session.run_round`; gVisor and UML boot once per group, a fresh
+worker process per condition).  Before the first round every environment
+runs one tiny pre-flight worker.  Every batch comes back as
 a raw sample; a worker that crashes, fails or hangs is recorded and the
 campaign goes on.  Each environment's campaign is sealed atomically at the end
 (store.py).

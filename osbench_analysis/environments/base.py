@@ -11,6 +11,8 @@ The runner's use of an environment, once per campaign::
         # run launch.argv with launch.env; read the worker's JSON lines from
         # launch.output_file (or stdout when None); the process group is killed
         # on timeout, then launch.cleanup() runs.
+        for outcome in sess.run_round(jobs, cpus={0}):   # what the runner calls: one round's
+            ...                                           # workers of one placement, one outcome each
 
 Placement under a sandbox: the runner passes the host CPUs the *whole*
 environment is confined to (`cpus`); an environment whose guest cannot pin
