@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from osbench_analysis import environments, launch, runner, store
+from osbench_analysis import environments, launch, run_report, runner, store
 from osbench_analysis.environments import Environment, Launch, Session
 
 pytestmark = pytest.mark.slow  # real native workers
@@ -73,6 +73,8 @@ def test_a_round_that_raises_or_stops_early_fails_only_the_workers_without_an_ou
                         ("null_syscall", 1, "ok"), ("pipe_pingpong", 1, "error")]
     assert all(why in r.message for r in c.manifest.runs if r.status == "error")
     assert set(c.samples["probe"]) == {"null_syscall"}
+    failed = run_report.failures([c])  # what the notebook's failures cell shows
+    assert list(failed["environment"]) == ["halfway", "halfway"] and list(failed.index) == [0, 1]
 
 
 def test_an_environment_whose_workers_all_fail_is_sealed_with_its_failures(tmp_path, registered):
