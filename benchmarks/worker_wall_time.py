@@ -15,6 +15,20 @@ measuring seconds of the campaign set.  With --after, the ratio after/before
 of the total wall per worker-run (the campaigns must measure the same
 conditions for it to mean "same work").  Timing on a shared host is noisy:
 compare sets measured side by side.
+
+Measured on this 2-vCPU VM, quick profile, all seven environments (2026-11-24, six other
+jobs sharing the VM, load average 4-6; before: the committed set 20261123T135922Z, one
+boot per sandbox worker; after: `make all` from a clone under "/tmp/fresh y", one boot per
+round).  Wall per worker, mean [95% t interval]; timed share = batch time / worker wall:
+
+    environment     before                       after
+    native          0.330 s [0.325, 0.335] 44 %  0.405 s [0.392, 0.419] 50 %  (662 / 516 workers)
+    gvisor          2.187 s [2.169, 2.206]  7 %  0.510 s [0.442, 0.579] 34 %
+    gvisor-ptrace   2.236 s [2.214, 2.257]  7 %  0.589 s [0.525, 0.653] 32 %
+    gvisor-gofer    2.250 s [2.201, 2.300]  6 %  0.765 s [0.551, 0.979] 20 %
+    uml             2.780 s [2.738, 2.823]  5 %  1.208 s [1.015, 1.401] 17 %
+    fuse(-nocache)  0.31-0.33 s            45 %  0.35-0.43 s             45-50 %
+    all             932 s worker wall, 16 %      403 s (0.43x), 38 %; measuring 947 s -> 408 s
 """
 from __future__ import annotations
 
