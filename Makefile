@@ -9,6 +9,7 @@ VENV     ?= .venv
 PY       := $(VENV)/bin/python
 PROFILE  ?= quick
 ENVIRONMENT ?= all
+WAIT     ?= False   # True: queue behind a campaign already measuring on this host instead of stopping
 RUNS     := build/notebooks
 PAPERMILL := $(PY) -m papermill --log-level WARNING -k python3
 TEX_PACKAGES := texlive-latex-base texlive-latex-recommended texlive-fonts-recommended latexmk poppler-utils
@@ -33,7 +34,9 @@ envs: install
 
 measure: install envs
 	@mkdir -p $(RUNS)
-	$(PAPERMILL) notebooks/run_campaign.ipynb $(RUNS)/run_campaign.ipynb -p profile $(PROFILE) -p environment $(ENVIRONMENT)
+	@# the measuring bar and one line per environment go to this terminal (osbench_analysis/progress.py):
+	@# papermill's own cell bar would only fight with it on the same line
+	$(PAPERMILL) --no-progress-bar notebooks/run_campaign.ipynb $(RUNS)/run_campaign.ipynb -p profile $(PROFILE) -p environment $(ENVIRONMENT) -p wait $(WAIT)
 
 analyze: install
 	@mkdir -p $(RUNS)

@@ -130,9 +130,15 @@ def run(launch: Launch, timeout_s: float) -> WorkerOutcome:
     wall = time.monotonic() - t0
     if launch.output_file is not None:
         out = Path(launch.output_file).read_text(errors="replace") if Path(launch.output_file).exists() else ""
+    return judge(proc.returncode, out, err, wall, timed_out=timed_out, timeout_s=timeout_s)
+
+
+def judge(rc: int | None, out: str, err: str, wall_s: float, *, timed_out: bool = False,
+          timeout_s: float = 0.0) -> WorkerOutcome:
+    """The outcome of one worker from its exit status (negative: the signal
+    that killed it), its JSON lines and its stderr."""
     batches, facts, message, done = parse_lines(out)
     tail = " | ".join(err.strip().splitlines()[-3:])
-    rc = proc.returncode
     if timed_out:
         status, message = "timeout", f"killed after {timeout_s:.0f} s without finishing"
     elif rc == 0 and done:
@@ -144,7 +150,13 @@ def run(launch: Launch, timeout_s: float) -> WorkerOutcome:
         status, message = "crashed", f"worker killed by {_signal_name(rc)}" + (f": {tail}" if tail else "")
     else:
         status, message = "error", message or f"worker exited with status {rc}" + (f": {tail}" if tail else "")
-    return WorkerOutcome(status, None if timed_out else rc, message, batches, wall, facts)
+    return WorkerOutcome(status, None if timed_out else rc, message, batches, wall_s, facts)
+
+
+def with_request(argv: list[str], req: WorkerRequest) -> list[str]:
+    """A worker command line (from worker_argv) asking for `req` instead."""
+    i = argv.index("--request")
+    return [*argv[:i + 1], req.to_json(), *argv[i + 2:]]
 
 
 def run_worker(req: WorkerRequest, timeout_s: float, command_prefix: list[str] = ()) -> WorkerOutcome:

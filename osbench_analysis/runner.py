@@ -3,7 +3,11 @@
 For every condition (probe x variant x placement) and every environment it
 starts `runs` separate worker processes, interleaved round-robin across
 conditions *and* environments, so slow drift of the machine spreads over
-everything compared instead of landing on one side.  Every batch comes back as
+everything compared instead of landing on one side: each round gives every
+open condition one run, an environment's conditions of one placement as one
+group (`Session.run_round`; gVisor and UML boot once per group, a fresh
+worker process per condition).  Before the first round every environment
+runs one tiny pre-flight worker.  Every batch comes back as
 a raw sample; a worker that crashes, fails or hangs is recorded and the
 campaign goes on.  Each environment's campaign is sealed atomically at the end
 (store.py).
@@ -37,7 +41,7 @@ from pathlib import Path
 from osbench_analysis import host, hostlock, journal, launch, owners, registry, store
 from osbench_analysis.config import (PROFILES, CampaignConfig, Condition, ConfigError, cpus_of, default_workdir,
                                      make_config, resolve_environments, validate)
-from osbench_analysis.environments import Environment, Session
+from osbench_analysis.environments import Environment, RoundJob, Session
 from osbench_analysis.records import Manifest, RunRecord
 from osbench_analysis.schema import samples_frame
 from osbench_analysis.worker import WorkerRequest
@@ -208,6 +212,10 @@ def run_campaigns(cfg: CampaignConfig, progress: bool = True, resume: str | None
             return _measure_and_seal(cfg, conditions, envs, ids, root, cpus, host_info, created, jr, progress)
         except SealError:
             raise
+        except PreflightError:
+            if resume is None:  # nothing was measured: no campaign to resume
+                jr.remove()
+            raise
         except BaseException:
             if jr.path.is_dir():
                 print(f"campaign {jr.set_id} interrupted with {len(jr.entries)} finished worker run(s) kept in "
@@ -220,7 +228,29 @@ def _sealed(root: Path, campaign_id: str) -> bool:
     return (root / campaign_id / store.SEAL_FILE).is_file()
 
 
+def bytecode_for_workers() -> None:
+    """Write the package's bytecode once, before any worker starts.  Every
+    worker is a fresh interpreter; with PYTHONDONTWRITEBYTECODE (the sandboxes
+    set it, and so do some hosts) nothing writes the bytecode, and each worker
+    compiled the same modules from source again: 60 ms of a native worker's
+    start-up, half a second of one inside UML.  Workers only read it (also
+    through a sandbox's read-only mount); a checkout that cannot be written
+    simply keeps compiling."""
+    import compileall
+    import py_compile
+
+    compileall.compile_dir(str(Path(__file__).resolve().parent), maxlevels=1, quiet=2)
+    # an editable install's finder, which every interpreter of this venv imports at start-up
+    for name, module in list(sys.modules.items()):
+        if name.startswith("__editable__") and getattr(module, "__file__", None):
+            try:
+                py_compile.compile(module.__file__, doraise=True)
+            except (OSError, py_compile.PyCompileError):
+                pass
+
+
 def _measure_and_seal(cfg, conditions, envs, ids, root, cpus, host_info, created, jr, progress):
+    bytecode_for_workers()
     scratch_root = owners.private_dir("osbench-campaign-")
     try:
         with contextlib.ExitStack() as stack:
@@ -229,6 +259,7 @@ def _measure_and_seal(cfg, conditions, envs, ids, root, cpus, host_info, created
                 sess = stack.enter_context(env.session(scratch_root / env.name))
                 conds = [c for c in conditions if c.placement in env.placements and cfg.measures_in(env, c.probe)]
                 parts.append(_EnvRun(env, sess, cid, conditions=conds))
+            parts = _preflight(parts, cfg, jr, progress, scratch_root)
             _replay(parts, jr)
             measuring_s = _measure_rounds(parts, cfg, cpus, progress, scratch_root, jr)
             infos = {p.env.name: p.session.facts() for p in parts}
@@ -236,6 +267,10 @@ def _measure_and_seal(cfg, conditions, envs, ids, root, cpus, host_info, created
         shutil.rmtree(scratch_root, ignore_errors=True)
 
     finished = dt.datetime.now(dt.timezone.utc)
+    if progress:
+        from osbench_analysis import progress as progress_mod
+
+        progress_mod.say(f"sealing {len(parts)} campaign(s) in {root} ({', '.join(p.env.name for p in parts)})")
     sealed = []
     for p in parts:
         if _sealed(root, p.campaign_id):  # sealed before an earlier attempt failed on the next one
@@ -248,7 +283,7 @@ def _measure_and_seal(cfg, conditions, envs, ids, root, cpus, host_info, created
             environment=p.env.name, arch_class=p.env.arch_class,
             config={**asdict(cfg), "cpus": cpus, "workdir": cfg.workdir or default_workdir(),
                     "campaign_id": p.campaign_id, "environment": p.env.name,
-                    "campaign_set": ids},
+                    "campaign_set": ids, "preflight": jr.state.get("preflight", {})},
             conditions=[asdict(c) for c in p.conditions],
             measuring_seconds=round(measuring_s, 3),
             precision=p.report.to_manifest() if p.report is not None else
@@ -270,10 +305,79 @@ def _measure_and_seal(cfg, conditions, envs, ids, root, cpus, host_info, created
     return sealed
 
 
+class PreflightError(ConfigError):
+    """An environment asked for by name cannot run a worker: nothing was measured."""
+
+
+#: the pre-flight worker: the cheapest probe, one short batch, no settling
+PREFLIGHT_PROBE = "null_syscall"
+PREFLIGHT_TIMEOUT_S = 20.0
+
+
+def _preflight(parts: list[_EnvRun], cfg: CampaignConfig, jr: journal.Journal, progress: bool,
+               scratch: Path) -> list[_EnvRun]:
+    """One tiny worker end to end in every environment, through the same
+    `run_round` as the campaign, before anything is measured.  With
+    `environment="all"` one that fails is left out (one line: which, the
+    worker's own message, how to fix it); one asked for by name stops the
+    command (PreflightError).  The result per environment goes into the
+    journal and every manifest (config["preflight"])."""
+    spec = registry.get_probe(PREFLIGHT_PROBE)
+    results, kept, failed = {}, [], []
+    for p in parts:
+        req = WorkerRequest(probe=spec.name, params=registry.resolve_params(spec, {}), min_batch_ns=1_000_000,
+                            warmup=0, batches=1, max_iterations=spec.max_iterations)
+        job = RoundJob(req, launch.worker_argv(req, cfg.command_prefix),
+                       scratch / p.env.name / "preflight.jsonl", PREFLIGHT_TIMEOUT_S + p.env.startup_s)
+        with contextlib.closing(_outcomes(p.session, [job], None)) as outcomes:
+            outcome = next(outcomes)
+        job.output.unlink(missing_ok=True)
+        results[p.env.name] = {"status": outcome.status, "wall_s": round(outcome.wall_s, 3),
+                               "message": outcome.message, "left_out": outcome.status != "ok"}
+        if outcome.status == "ok":
+            kept.append(p)
+            if progress:
+                from osbench_analysis import progress as progress_mod
+
+                progress_mod.say(f"{p.env.name}: pre-flight worker ok in {outcome.wall_s:.1f} s")
+            continue
+        failed.append(p)
+        line = (f"{p.env.name}: its pre-flight worker failed ({outcome.status}): {outcome.message or 'no message'}. "
+                f"To fix: {p.env.fix_hint}")
+        if cfg.environment.strip() != "all":
+            raise PreflightError(f"nothing measured: environment {line}")
+        if progress:
+            from osbench_analysis import progress as progress_mod
+
+            progress_mod.say(f"leaving out {line}")
+    if cfg.environment.strip() == "all":  # those `all` left out before any worker: not installed here
+        from osbench_analysis import environments
+
+        for env in environments.REGISTRY:
+            if env.name in results:
+                continue
+            ok = env.availability()
+            results[env.name] = {"status": "unavailable", "wall_s": 0.0, "message": ok.reason, "left_out": True}
+            if progress:
+                from osbench_analysis import progress as progress_mod
+
+                progress_mod.say(f"leaving out {env.name}: not available here: {ok.reason}"
+                                 + (f". To install: {ok.install_hint}" if ok.install_hint else ""))
+    jr.state["preflight"] = results
+    jr.save_state()
+    if not kept:
+        raise PreflightError(f"nothing measured: no environment passed its pre-flight worker "
+                             f"({', '.join(p.env.name for p in failed)}; see the lines above)")
+    return kept
+
+
 def _replay(parts: list[_EnvRun], jr: journal.Journal) -> None:
     """Put the journaled runs of an interrupted campaign back, in the order they were measured."""
     by_env = {p.env.name: p for p in parts}
     for e in jr.entries:
+        if e["env"] not in by_env:
+            raise PreflightError(f"cannot resume: environment {e['env']!r} measured runs before the interruption "
+                                 "but fails its pre-flight worker now; fix it (see the line above) and resume again")
         p = by_env[e["env"]]
         p.rows.extend(e["rows"])
         p.runs.append(RunRecord.from_dict(e["run"]))
@@ -289,49 +393,59 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
                     scratch: Path, jr: journal.Journal) -> float:
     """Round-robin: every open condition of every environment gets one more
     worker per round; with a precision target, rounds go on while some
-    condition of some environment still needs runs.  Runs already in the
-    journal are not measured again.  Returns the measuring seconds (those of
-    earlier, interrupted attempts included)."""
-    from tqdm import tqdm
-
+    condition of some environment still needs runs.  Within a round, each
+    environment gets its open conditions of one placement as one group
+    (`Session.run_round`: a sandbox may boot once for the group), groups
+    interleaved across environments.  Runs already in the journal are not
+    measured again.  Returns the measuring seconds (those of earlier,
+    interrupted attempts included)."""
     target = cfg.precision()
     max_runs = target.max_runs if target else cfg.runs
     done = {_run_key(e["env"], e["run"]["probe"], e["run"]["params_json"], e["run"]["placement"], e["run"]["run"])
             for e in jr.entries}
     open_ = {id(p): list(p.conditions) for p in parts}
-    bar = tqdm(total=max_runs * sum(len(v) for v in open_.values()), desc="measuring", unit="worker",
-               disable=not progress, file=sys.stderr, dynamic_ncols=True, initial=len(done))
+    bar = progress_bar(max_runs * sum(len(v) for v in open_.values()), len(done), progress)
     earlier_s = jr.entries[-1]["measuring_s"] if jr.entries else 0.0
     run, t0 = 0, time.monotonic() - earlier_s
+    started: dict[str, float] = {}
     try:
         while any(open_.values()):
-            n_conditions = max(len(v) for v in open_.values())
-            for i in range(n_conditions):  # interleave environments condition by condition
+            for placement in dict.fromkeys(c.placement for v in open_.values() for c in v):
                 for p in parts:
-                    if i < len(open_[id(p)]):
-                        cond = open_[id(p)][i]
-                        if _run_key(p.env.name, cond.probe, cond.params_json, cond.placement, run) in done:
-                            continue
-                        bar.set_postfix_str(f"{p.env.name} {cond.probe} {cond.placement} run {run + 1}")
-                        rows, record, facts = _measure_one(p, cond, run, cfg, cpus, scratch)
-                        # durable before it counts: a kill from here on loses nothing measured
-                        jr.append({"env": p.env.name, "run": asdict(record), "rows": rows, "facts": facts,
-                                   "measuring_s": round(time.monotonic() - t0, 3),
-                                   "utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")})
-                        p.rows.extend(rows)
-                        p.runs.append(record)
-                        if facts and not p.facts:
-                            p.facts = facts
-                        bar.update(1)
+                    group = [c for c in open_[id(p)] if c.placement == placement
+                             and _run_key(p.env.name, c.probe, c.params_json, c.placement, run) not in done]
+                    if not group:
+                        continue
+                    if p.env.name not in started:
+                        started[p.env.name] = time.monotonic()
+                        bar.write(f"{p.env.name}: measuring {len(p.conditions)} condition(s)")
+                    bar.set_postfix_str(f"{p.env.name} {placement} run {run + 1}", refresh=True)
+                    with contextlib.closing(_measure_group(p, group, run, cfg, cpus, scratch)) as results:
+                        for cond, rows, record, facts in results:
+                            # durable before it counts: a kill from here on loses nothing measured
+                            jr.append({"env": p.env.name, "run": asdict(record), "rows": rows, "facts": facts,
+                                       "measuring_s": round(time.monotonic() - t0, 3),
+                                       "utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")})
+                            p.rows.extend(rows)
+                            p.runs.append(record)
+                            if facts and not p.facts:
+                                p.facts = facts
+                            bar.set_postfix_str(f"{p.env.name} {placement} run {run + 1}: {cond.probe}",
+                                                refresh=False)
+                            bar.update(1)
             run += 1
             if target is None or run < cfg.runs:
                 if run >= cfg.runs:
+                    _say_finished(bar, parts, [p for p in parts if open_[id(p)]], started)
                     open_ = {k: [] for k in open_}
                 continue
             elapsed = time.monotonic() - t0
             for p in parts:
+                was_open = bool(open_[id(p)])
                 p.report = _precision_report(p, target, elapsed, elapsed / run)
                 open_[id(p)] = [] if p.report.stop else [c for c in p.conditions if _needs_more(p, c)]
+                if was_open and not open_[id(p)]:
+                    _say_finished(bar, parts, [p], started)
             bar.total = bar.n + sum(len(v) for v in open_.values()) * (target.max_runs - run)
             bar.refresh()
     finally:
@@ -339,15 +453,43 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
     return time.monotonic() - t0
 
 
+def progress_bar(total: int, initial: int, progress: bool):
+    """The measuring bar: a widget in Jupyter, text on a terminal (tqdm.auto);
+    under papermill, whose kernel's output goes into the output notebook, a
+    second, text bar goes to the terminal papermill runs in (progress.py)."""
+    from osbench_analysis import progress as progress_mod
+
+    return progress_mod.bar(total=total, initial=initial, desc="measuring", unit="worker", disable=not progress)
+
+
+def _say_finished(bar, parts: list[_EnvRun], finished: list[_EnvRun], started: dict[str, float]) -> None:
+    for p in finished:
+        failed = sum(r.status != "ok" for r in p.runs)
+        took = time.monotonic() - started.get(p.env.name, time.monotonic())
+        bar.write(f"{p.env.name}: finished, {len(p.runs)} worker run(s), {failed} failed, {took:.0f} s")
+
+
 def _precision_report(p: _EnvRun, target, elapsed_s: float, seconds_per_round: float):
+    import numpy as np
+    import pandas as pd
+
     from osbench_analysis import precision
 
     samples = p.samples()
     # Only batches of workers that finished: a crashed worker's partial batches are not a run.
     ok = {(r.probe, r.variant, r.placement, r.run) for r in p.runs if r.status == "ok"}
-    keep = [k in ok for k in zip(samples["probe"], samples["variant"], samples["placement"], samples["run"])]
+    keep = np.array([k in ok for k in zip(samples["probe"], samples["variant"], samples["placement"],
+                                           samples["run"])], dtype=bool)
+    if not keep.any():  # every worker failed: nothing to judge, nothing more to add
+        return precision.CampaignPrecision(target, pd.DataFrame(columns=[*precision.CONDITION_KEYS, *_STATUS_COLUMNS]),
+                                           True, "no_successful_run", elapsed_s)
     return precision.campaign_precision(samples[keep], target, elapsed_s=elapsed_s,
                                         seconds_per_round=seconds_per_round)
+
+
+#: the per-condition columns CampaignPrecision.to_manifest reads
+_STATUS_COLUMNS = ("n_runs", "n_batches", "estimate_ns", "halfwidth_rel", "met", "reason", "runs_needed",
+                   "heterogeneous", "runs_needed_heterogeneity", "stop")
 
 
 def _needs_more(p: _EnvRun, cond: Condition) -> bool:
@@ -367,39 +509,82 @@ def _placement_cpus(placement: str, cpus: list[int]) -> tuple[int | None, int, s
     return None, -1, None
 
 
-def _measure_one(p: _EnvRun, cond: Condition, run: int, cfg: CampaignConfig, cpus: list[int],
-                 scratch: Path) -> tuple[list[dict], RunRecord, dict]:
-    """One worker: its sample rows, its run record and the facts it saw."""
-    spec, env, sess = cond.spec, p.env, p.session
-    worker_cpu, child_cpu, env_cpus = _placement_cpus(cond.placement, cpus)
+def _measure_group(p: _EnvRun, conds: list[Condition], run: int, cfg: CampaignConfig, cpus: list[int],
+                   scratch: Path):
+    """One round's workers of one environment and placement, through
+    `Session.run_round`; yields (condition, sample rows, run record, facts)
+    per worker as each finishes.  A `run_round` that raises or stops early
+    never takes the runner down: the workers it gave no outcome for are
+    failed runs that say why."""
+    env, sess = p.env, p.session
+    worker_cpu, child_cpu, env_cpus = _placement_cpus(conds[0].placement, cpus)
     if not env.pins_inside:  # affinity inside a sandbox is emulated: confine the sandbox instead
         worker_cpu, child_cpu = None, -1
     workdir_root = sess.workdir_root or cfg.workdir or default_workdir()
-    output = scratch / env.name / f"worker-{cond.probe}-{cond.placement}-{run}.jsonl"
-    how = private = None
+    privates: list[str | None] = []
+    jobs: list[RoundJob] = []
     try:
-        if spec.uses_workdir:
-            # Ctrl-C waits until `private` names the new folder, so the finally below removes it
-            # (no moment where it exists and this function does not know it)
-            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-            try:
-                private = str(owners.private_dir("osbench-", workdir_root))
-            finally:
-                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-        host_fs = host.filesystem_type(private) if private else ""
-        req = WorkerRequest(probe=cond.probe, params=cond.params, min_batch_ns=int(cfg.min_batch_ms * 1e6),
-                            warmup=cfg.warmup, batches=cfg.batches, max_iterations=spec.max_iterations,
-                            worker_cpu=worker_cpu, child_cpu=child_cpu,
-                            workdir=sess.inside(private) if private else None, settle_s=env.settle_s)
-        how = sess.launch(launch.worker_argv(req, cfg.command_prefix), cpus=env_cpus, output=output)
-        outcome = launch.run(how, cfg.worker_timeout_s(env.startup_s))
-        if private and os.listdir(private) and outcome.status == "ok":
-            outcome = replace(outcome, status="error", message=f"probe left files in {private}")
+        for i, cond in enumerate(conds):
+            private = None
+            if cond.spec.uses_workdir:
+                # Ctrl-C waits until `privates` holds the new folder, so the finally below removes it
+                # (no moment where it exists and this function does not know it)
+                blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+                try:
+                    private = str(owners.private_dir("osbench-", workdir_root))
+                    privates.append(private)
+                finally:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+            else:
+                privates.append(None)
+            req = WorkerRequest(probe=cond.probe, params=cond.params, min_batch_ns=int(cfg.min_batch_ms * 1e6),
+                                warmup=cfg.warmup, batches=cfg.batches, max_iterations=cond.spec.max_iterations,
+                                worker_cpu=worker_cpu, child_cpu=child_cpu,
+                                workdir=sess.inside(private) if private else None, settle_s=env.settle_s)
+            jobs.append(RoundJob(req, launch.worker_argv(req, cfg.command_prefix),
+                                 scratch / env.name / f"worker-{i}-{cond.probe}-{cond.placement}-{run}.jsonl",
+                                 cfg.worker_timeout_s(env.startup_s)))
+        with contextlib.closing(_outcomes(sess, jobs, env_cpus)) as outcomes:
+            for cond, private, outcome in zip(conds, privates, outcomes):
+                host_fs = host.filesystem_type(private) if private else ""
+                if private and os.listdir(private) and outcome.status == "ok":
+                    outcome = replace(outcome, status="error", message=f"probe left files in {private}")
+                if private:
+                    shutil.rmtree(private, ignore_errors=True)
+                yield (cond, *_record(cond, run, outcome, private, host_fs))
     finally:
-        if private:
-            shutil.rmtree(private, ignore_errors=True)
-        for f in {output, how.output_file if how and how.output_file else output}:
-            Path(f).unlink(missing_ok=True)
+        for private in privates:
+            if private:
+                shutil.rmtree(private, ignore_errors=True)
+        for job in jobs:
+            job.output.unlink(missing_ok=True)
+
+
+def _outcomes(sess: Session, jobs: list[RoundJob], cpus: set[int] | None):
+    """Exactly one outcome per job, whatever `run_round` does."""
+    got, why = 0, "the environment's run_round ended without an outcome for this worker"
+    rounds = None
+    try:
+        rounds = sess.run_round(jobs, cpus=cpus)
+        for outcome in rounds:
+            if got == len(jobs):
+                break
+            got += 1
+            yield outcome
+    except Exception as e:  # an environment's fault, not the campaign's: its workers fail, the runner goes on
+        why = f"the environment's run_round failed: {type(e).__name__}: {e}"
+    finally:
+        close = getattr(rounds, "close", None)
+        if close is not None:
+            close()
+    for _ in jobs[got:]:
+        yield launch.WorkerOutcome("error", None, why, [], 0.0)
+
+
+def _record(cond: Condition, run: int, outcome, private: str | None, host_fs: str
+            ) -> tuple[list[dict], RunRecord, dict]:
+    """A worker's sample rows, its run record and the facts it saw."""
+    spec = cond.spec
     # The filesystem as the probe saw it (inside a sandbox it is not the host's).
     fs_type = (outcome.facts.get("workdir_fs_type") or host_fs) if private else ""
     variant = registry.variant_label(spec, cond.params, fs_type)

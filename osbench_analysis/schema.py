@@ -88,4 +88,13 @@ def _run_columns() -> dict[str, str]:
 # Per (probe, variant, placement, run) worker outcome: records.RunRecord as a DataFrame.
 RUN_COLUMNS: dict[str, str] = _run_columns()
 
-from osbench_analysis.environments.base import ARCH_CLASSES, PLACEMENTS  # noqa: E402  (re-exported)
+
+
+def __getattr__(name: str):
+    """ARCH_CLASSES and PLACEMENTS, re-exported lazily: the worker imports this
+    module inside every sandbox and must not pay for importing every environment."""
+    if name in ("ARCH_CLASSES", "PLACEMENTS"):
+        from osbench_analysis.environments import base
+
+        return getattr(base, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -30,9 +30,14 @@ def test_gvisor_sandbox_has_a_read_only_root_no_network_and_one_writable_volume(
     assert spec["process"]["args"] == WORKER
     assert spec["root"] == {"path": "/", "readonly": True}
     assert {"type": "network"} in spec["linux"]["namespaces"]
-    writable = [m for m in spec["mounts"] if m["type"] == "bind"]
+    writable = [m for m in spec["mounts"] if m["type"] == "bind" and "rw" in m["options"]]
     assert writable == [{"destination": str(tmp_path), "type": "bind", "source": str(tmp_path),
                          "options": ["rbind", "rw"]}]
+    # what the worker reads is bound explicitly, read-only, at its own path (a checkout under /tmp)
+    worker = [m["source"] for m in spec["mounts"] if m["type"] == "bind" and "ro" in m["options"]]
+    assert worker == hostops.worker_paths()
+    names = [m["destination"] for m in spec["mounts"]]
+    assert names.index("/tmp") < names.index(worker[0])  # after the tmpfs that would hide it
     flags = env.runsc_flags(tmp_path)
     assert {"--network=none", "--rootless", "--platform=systrap", "--directfs=false"} <= set(flags)
     assert "--directfs=true" in environments.get("gvisor").runsc_flags(tmp_path)
@@ -52,13 +57,28 @@ def test_uml_mounts_the_host_root_read_only_and_only_the_output_folder_writable(
     args = env.kernel_args(Path("/s/init-0.sh"), Path("/s/uml"), "osbench1-0")
     assert {"rootfstype=hostfs", "rootflags=/", "ro", "init=/s/init-0.sh", "uml_dir=/s/uml"} <= set(args)
     rw, out = tmp_path / "rw", tmp_path / "rw" / "worker-0.jsonl"
-    script = env.init_script(WORKER, rw, out)
+    body = f"{shlex.join([*WORKER, '--out', str(out)])} 2>&1"
+    script = env.init_script(body, rw)
     hostfs_mounts = [line for line in script.splitlines() if "-t hostfs" in line]
-    assert hostfs_mounts == [f"mkdir -p {rw} && mount -t hostfs -o {rw} hostfs {rw}"]
+    assert hostfs_mounts[-1] == f"mkdir -p {rw} && mount -t hostfs -o {rw} hostfs {rw}"
+    # the worker's folders, read-only at their own paths, after the guest's tmpfs on /tmp
+    assert hostfs_mounts[:-1] == [f"mkdir -p {shlex.quote(p)} && mount -t hostfs -o ro,{shlex.quote(p)} hostfs "
+                                  f"{shlex.quote(p)}" for p in hostops.worker_paths()]
+    lines = script.splitlines()
+    assert lines.index("mount -t tmpfs tmp /tmp") < lines.index(hostfs_mounts[0])
     worker_line = next(line for line in script.splitlines() if "osbench_analysis.worker" in line)
     assert shlex.split(worker_line) == [*WORKER, "--out", str(out), "2>&1"]
-    lines = script.splitlines()
     assert lines.index("echo o > /proc/sysrq-trigger") > lines.index(worker_line)  # powers off after the worker
+
+
+def test_worker_paths_cover_the_package_the_venv_and_the_interpreter_without_nesting():
+    import sys
+
+    paths = [Path(p) for p in hostops.worker_paths()]
+    for needed in (Path(environments.__file__).resolve(), Path(sys.prefix), Path(os.path.realpath(sys.executable))):
+        assert any(needed == p or needed.is_relative_to(p) for p in paths), needed
+    assert not any(a != b and a.is_relative_to(b) for a in paths for b in paths)
+    assert Path("/") not in paths
 
 
 def test_options_outside_what_is_accepted_are_refused():

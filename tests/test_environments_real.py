@@ -203,3 +203,59 @@ def test_ctrl_c_leaves_nothing(name, tmp_path):
             proc.communicate()
     assert proc.returncode != 0 and "KeyboardInterrupt" in err, err[-2000:]
     assert hostops.wait_until(lambda: leftovers(proc.pid) == NOTHING, 10), leftovers(proc.pid)
+
+
+ROUND_FROM_CLONE = textwrap.dedent("""
+    import json, sys, tempfile
+    from pathlib import Path
+    import osbench_analysis
+    from osbench_analysis import environments, launch
+    from osbench_analysis.environments import RoundJob, hostops
+    from osbench_analysis.worker import WorkerRequest
+    env = environments.get(sys.argv[1])
+    req = WorkerRequest(probe="null_syscall", params={}, min_batch_ns=1_000_000, warmup=0, batches=1,
+                        max_iterations=10**8, settle_s=env.settle_s)
+    with env.session(Path(tempfile.mkdtemp()) / "s") as sess:
+        jobs = [RoundJob(req, launch.worker_argv(req), Path("unused"), 60) for _ in range(2)]
+        out = [[o.status, o.message, len(o.batches)] for o in sess.run_round(jobs, cpus=None)]
+    print(json.dumps({"package": osbench_analysis.__file__, "mounted": hostops.worker_paths(), "outcomes": out}))
+""")
+
+
+@pytest.fixture(scope="module")
+def clone_under_tmp(tmp_path_factory):
+    """This checkout's package and a virtualenv of its own, under /tmp in a folder with a space
+    (what gVisor and UML hide behind their own tmpfs), the interpreter the venv links to elsewhere."""
+    import shutil
+
+    root = Path(tempfile_mkdtemp(prefix="osbench clone ", dir="/tmp"))
+    checkout = root / "x y" / "osbench"
+    shutil.copytree(Path(environments.__file__).resolve().parents[1], checkout / "osbench_analysis",
+                    ignore=shutil.ignore_patterns("__pycache__"), symlinks=True)
+    # the sandboxes' own binaries (runsc, the shim) are the runner's, not the worker's: shared
+    (checkout / "build").symlink_to(hostops.BIN.parent.parent)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(checkout / ".venv")], check=True)
+    site = next((checkout / ".venv" / "lib").glob("python*/site-packages"))
+    # the clone first; the third-party packages (cffi) from this venv, without its editable finder
+    here = next(p for p in sys.path if p.endswith("site-packages") and Path(p, "cffi").exists())
+    (site / "osbench_clone.pth").write_text(f"{checkout}\n{here}\n")
+    yield checkout
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def tempfile_mkdtemp(**kw) -> str:
+    import tempfile
+
+    return tempfile.mkdtemp(**kw)
+
+
+@pytest.mark.parametrize("name", ["gvisor", "uml"])
+def test_a_checkout_under_tmp_in_a_path_with_a_space_runs_inside(name, clone_under_tmp):
+    python = clone_under_tmp / ".venv" / "bin" / "python"
+    done = subprocess.run([str(python), "-c", ROUND_FROM_CLONE, name], capture_output=True, text=True, timeout=180,
+                          cwd="/")
+    assert done.returncode == 0, done.stderr[-2000:]
+    got = json.loads(done.stdout.splitlines()[-1])
+    assert got["package"].startswith(str(clone_under_tmp) + "/")
+    assert str(clone_under_tmp) in got["mounted"]
+    assert [o[0] for o in got["outcomes"]] == ["ok", "ok"], got["outcomes"]

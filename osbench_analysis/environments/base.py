@@ -11,6 +11,8 @@ The runner's use of an environment, once per campaign::
         # run launch.argv with launch.env; read the worker's JSON lines from
         # launch.output_file (or stdout when None); the process group is killed
         # on timeout, then launch.cleanup() runs.
+        for outcome in sess.run_round(jobs, cpus={0}):   # what the runner calls: one round's
+            ...                                           # workers of one placement, one outcome each
 
 Placement under a sandbox: the runner passes the host CPUs the *whole*
 environment is confined to (`cpus`); an environment whose guest cannot pin
@@ -91,7 +93,13 @@ class Session:
         round overrides this (one boot, a fresh worker process per job inside
         it; a guest that runs every job of the round in one boot parses its
         output into one outcome per job).  Each job keeps its own status,
-        message and batches: one job's failure is not the others'."""
+        message and batches: one job's failure is not the others'.
+
+        Deadlines: each job's timeout_s already holds the environment's
+        startup_s; an override that boots once adds env.round_startup_s once,
+        to its boot's first job.  The runner copes with an override that
+        raises or stops early: the jobs it got no outcome for become failed
+        runs carrying the reason."""
         from osbench_analysis import launch
 
         for job in jobs:
@@ -118,8 +126,15 @@ class Environment:
     placements: tuple[str, ...] = PLACEMENTS
     pins_inside: bool = True      # False: sched_setaffinity inside is not real; the runner pins from outside
     settle_s: float = 0.0         # the worker waits this long before calibrating (e.g. gVisor's vDSO clock)
-    startup_s: float = 0.0        # expected start-up time of one worker inside (boot, sandbox), added to timeouts
+    startup_s: float = 0.0        # expected start-up time of one worker launched on its own (boot included), added
+                                  # to every worker's timeout
+    # An environment whose run_round boots once for a whole round: that boot's start-up, added once to the
+    # deadline of the boot's first job (the runner adds startup_s to every job; a preflight adds both).
+    round_startup_s: float = 0.0
     time_unit: str = "ns"         # what elapsed_ns counts: host ns, or "guest instructions" (QEMU icount)
+    # what to do when the environment is available but its pre-flight worker fails (runner._preflight)
+    fix_hint: str = ("reinstall the sandboxes with `make envs`; see docs/environments.md, "
+                     "'When the pre-flight fails'")
     session_class: type[Session] = Session
 
     def availability(self) -> Availability:

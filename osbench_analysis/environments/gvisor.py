@@ -2,10 +2,14 @@
 a kernel written in Go running as a separate host process (a user-space
 kernel reached by one IPC-like trap per call).
 
-Each worker runs in its own sandbox (`runsc run` of an OCI bundle): the host
-root read-only, /tmp and /dev/shm the Sentry's own tmpfs, no network, and one
-read-write volume, a host tmpfs folder, where file probes get their private
-folder.  With `directfs` (gVisor's default) the Sentry opens volume files
+Each round's workers of one placement run in one sandbox (`runsc run` of an
+OCI bundle whose process is the round's shell driver, rounds.py; a fresh worker
+process per condition): the host root read-only, /tmp and /dev/shm the
+Sentry's own tmpfs, no network, the folders the worker reads (checkout,
+virtualenv, interpreter: hostops.worker_paths) bound explicitly read-only at
+their own paths, so a checkout under /tmp is seen too, and one read-write
+volume, a host tmpfs folder, where file probes get their private folder and
+the driver its workers' output.  With `directfs` (gVisor's default) the Sentry opens volume files
 itself; with directfs off every file operation on the volume goes on to the
 gofer, a second process (the multi-server pattern: file system as its own
 server).  The sandbox is confined to the placement's CPUs from outside."""
@@ -17,10 +21,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
-from osbench_analysis.environments import hostops
-from osbench_analysis.environments.base import Availability, Environment, Launch, Session
+from osbench_analysis.environments import hostops, rounds
+from osbench_analysis.environments.base import Availability, Environment, Launch, RoundJob, Session
 
 #: the runsc module has no tags; this pseudo-version is what `@latest` resolved to on 2026-11-22
 RUNSC_VERSION = "v0.0.0-20260905035102-160fafc42237"
@@ -57,12 +61,24 @@ class GVisorSession(Session):
         return str(self.volume)
 
     def launch(self, worker_argv: Sequence[str], *, cpus: set[int] | None, output: Path) -> Launch:
+        return self._sandbox(list(worker_argv), cpus)
+
+    def run_round(self, jobs: Sequence[RoundJob], *, cpus: set[int] | None) -> Iterator:
+        """One sandbox for the round's jobs: its process is the driver running them in turn."""
+        def boot(script: str, folder: Path) -> Launch:
+            driver = folder / "driver.sh"
+            driver.write_text(script)
+            return self._sandbox(["/bin/sh", str(driver)], cpus)
+
+        return rounds.run_booted(jobs, self.volume / f"round-{next(self._ids)}", boot, self.env.round_startup_s)
+
+    def _sandbox(self, argv: list[str], cpus: set[int] | None) -> Launch:
         cid = f"osbench-{os.getpid()}-{next(self._ids)}"
         bundle = self.bundles / cid
         bundle.mkdir()
-        (bundle / "config.json").write_text(json.dumps(self.env.oci_spec(list(worker_argv), self.volume), indent=1))
-        argv = hostops.pinned([str(RUNSC), *self.env.runsc_flags(self.state), "run", "--bundle", str(bundle), cid],
-                              cpus)
+        (bundle / "config.json").write_text(json.dumps(self.env.oci_spec(argv, self.volume), indent=1))
+        runsc = hostops.pinned([str(RUNSC), *self.env.runsc_flags(self.state), "run", "--bundle", str(bundle), cid],
+                               cpus)
 
         def cleanup() -> None:
             # the process group is gone by now; this drops the container's state
@@ -73,7 +89,7 @@ class GVisorSession(Session):
                 pass  # close() removes the whole state folder anyway
             hostops.remove_tree(bundle)
 
-        return Launch(argv, env=self.env.runsc_env(), output_file=None, cleanup=cleanup)
+        return Launch(runsc, env=self.env.runsc_env(), output_file=None, cleanup=cleanup)
 
     def facts(self) -> dict:
         return {**self.env.facts(), "volume": str(self.volume)}
@@ -95,6 +111,7 @@ class GVisor(Environment):
     # gVisor's vDSO clock becomes active some time after the sandbox starts (0.8 s measured here, 1-2 s reported)
     settle_s = 1.5
     startup_s = 5.0
+    round_startup_s = 5.0   # one sandbox boot per round: 0.5-1 s here, more on a busy host
     session_class = GVisorSession
 
     def __init__(self, name: str = "gvisor", platform: str = "systrap", directfs: bool = True, description: str = ""):
@@ -129,6 +146,9 @@ class GVisor(Environment):
                 {"destination": "/proc", "type": "proc", "source": "proc"},
                 {"destination": "/tmp", "type": "tmpfs", "source": "tmpfs"},
                 {"destination": "/dev/shm", "type": "tmpfs", "source": "tmpfs"},
+                # what the worker reads, wherever it lives (under /tmp it would be hidden by the tmpfs above)
+                *({"destination": p, "type": "bind", "source": p, "options": ["rbind", "ro"]}
+                  for p in hostops.worker_paths()),
                 {"destination": str(volume), "type": "bind", "source": str(volume), "options": ["rbind", "rw"]},
             ],
             "linux": {"namespaces": [{"type": t} for t in ("pid", "ipc", "uts", "mount", "network")]},
@@ -162,6 +182,8 @@ class GVisor(Environment):
             "directfs": self.directfs,
             "flags": self.runsc_flags(Path("STATE"))[1:],
             "root_mount": "host / read-only (gofer), /tmp and /dev/shm: Sentry tmpfs",
+            "worker_mounts": "checkout, virtualenv and interpreter bound read-only at their own paths",
+            **rounds.boot_facts(self),
             "workdir_mount": ("bind volume on host tmpfs, Sentry opens files itself (directfs)" if self.directfs
                               else "bind volume on host tmpfs, every file operation served by the gofer"),
             "file_access_mounts": "shared (gVisor default: volume dentries revalidated against the host)",

@@ -36,6 +36,29 @@ def pinned(argv: list[str], cpus: set[int] | None) -> list[str]:
     return [which("taskset") or "taskset", "-c", ",".join(map(str, allowed)), *argv]
 
 
+def worker_paths() -> list[str]:
+    """The host folders a worker started by this interpreter reads: the
+    checkout (the package, its probes and helpers), the virtualenv, the
+    interpreter it links to and every folder on sys.path; nested ones left
+    out (their parent covers them).  A sandbox mounts these explicitly, at the
+    same path, read-only: a checkout under /tmp (a sandbox's own tmpfs) or
+    under $HOME is then seen like one anywhere else."""
+    import sys
+
+    import osbench_analysis
+
+    found = {Path(osbench_analysis.__file__).resolve().parent.parent, Path(sys.prefix), Path(sys.base_prefix),
+             Path(sys.exec_prefix), Path(sys.base_exec_prefix), Path(os.path.realpath(sys.executable)).parent.parent,
+             *(Path(p) for p in sys.path if p and os.path.isdir(p))}
+    found = {Path(os.path.realpath(p)) for p in found} | found  # a symlinked venv: the link and its target
+    found = sorted({p for p in found if p.is_dir() and p != Path("/") and p.is_absolute()}, key=lambda p: len(p.parts))
+    kept: list[Path] = []
+    for p in found:
+        if not any(p.is_relative_to(k) for k in kept):
+            kept.append(p)
+    return [str(p) for p in sorted(kept)]
+
+
 def private_shm_dir() -> Path:
     """A folder owned by this process on the same tmpfs native file probes use
     (swept by the next runner if this one dies)."""

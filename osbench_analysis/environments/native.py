@@ -10,6 +10,7 @@ class Native(Environment):
     name = "native"
     arch_class = "monolithic"
     description = "the host's Linux kernel, probes as ordinary processes"
+    fix_hint = "rebuild the probes with `make install` (or `pip install -e .`)"
 
     def facts(self) -> dict:
         return {"kernel_release": platform.release()}

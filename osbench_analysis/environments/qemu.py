@@ -311,7 +311,7 @@ class GuestEnvironment(Environment):
     placements = ("same_cpu",)   # one emulated CPU: no second CPU for a second party
     session_class = GuestSession
     kernel = ""                  # mach | linux: the guest's hello line
-    round_startup_s = 0.0        # one boot's start-up, once per round (the runner's run_round deadline)
+    round_startup_s = 0.0        # one boot's start-up, once per round (subclasses set it)
     #: the probe that stands for the runner's pre-flight null system call in a guest that has none
     preflight_stand_in = ""
 

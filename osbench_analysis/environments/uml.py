@@ -2,10 +2,14 @@
 guest processes ptraced by it (Linux hosted as a process, as L4Linux and
 MkLinux were).
 
-Each worker boots its own UML instance: the host's root through hostfs,
-read-only; one host tmpfs folder read-write through a second hostfs, holding
-the worker's output and the file probes' folders; an init script that runs
-the worker (with --out into that folder) and powers the guest off.  The UML
+Each round's workers of one placement share one UML boot (rounds.py): the
+host's root through hostfs, read-only; the folders the worker reads
+(checkout, virtualenv, interpreter: hostops.worker_paths) mounted again
+explicitly through hostfs at their own paths, after the guest's own tmpfs on
+/tmp, so a checkout under /tmp is seen too; one host tmpfs folder read-write
+through another hostfs, holding the workers' output and the file probes'
+folders; an init script that runs the round's driver (a fresh worker process
+per condition, with --out into that folder) and powers the guest off.  The UML
 process and everything it starts are pinned from outside.  On hosts whose
 XSAVE area is larger than the 832 bytes Debian's UML assumes, a small
 LD_PRELOAD shim (probes/environments/uml_xsave_shim.c) makes its FPU-state
@@ -16,11 +20,12 @@ import ctypes
 import itertools
 import os
 import shlex
+import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
-from osbench_analysis.environments import hostops
-from osbench_analysis.environments.base import Availability, Environment, Launch, Session
+from osbench_analysis.environments import hostops, rounds
+from osbench_analysis.environments.base import Availability, Environment, Launch, RoundJob, Session
 
 UML_KERNEL = "/usr/bin/linux.uml"
 XSAVE_SHIM = hostops.tool("osbench-uml-xsave.so")
@@ -69,9 +74,20 @@ class UMLSession(Session):
     def launch(self, worker_argv: Sequence[str], *, cpus: set[int] | None, output: Path) -> Launch:
         n = next(self._ids)
         out = self.rw / f"worker-{n}.jsonl"
+        how = self._boot(n, f"{shlex.join([*worker_argv, '--out', str(out)])} 2>&1", cpus)
+        how.output_file = out
+        return how
+
+    def run_round(self, jobs: Sequence[RoundJob], *, cpus: set[int] | None) -> Iterator:
+        """One guest boot for the round's jobs: its init runs the driver, then powers off."""
+        n = next(self._ids)
+        return rounds.run_booted(jobs, self.rw / f"round-{n}", lambda script, _: self._boot(n, script, cpus),
+                                 self.env.round_startup_s)
+
+    def _boot(self, n: int, body: str, cpus: set[int] | None) -> Launch:
         # not under /dev: the guest mounts its own devtmpfs there before running init
         init = self.scratch / f"init-{n}.sh"
-        init.write_text(self.env.init_script(list(worker_argv), self.rw, out))
+        init.write_text(self.env.init_script(body, self.rw))
         init.chmod(0o755)
         argv = hostops.pinned([UML_KERNEL, *self.env.kernel_args(init, self.shm / "uml", f"osbench{os.getpid()}-{n}")],
                               cpus)
@@ -87,7 +103,7 @@ class UMLSession(Session):
             init.unlink(missing_ok=True)
             hostops.remove_tree(self.shm / "uml" / f"osbench{os.getpid()}-{n}")
 
-        return Launch(argv, env=env, output_file=out, cleanup=cleanup)
+        return Launch(argv, env=env, output_file=None, cleanup=cleanup)
 
     def facts(self) -> dict:
         return {**self.env.facts(), "rw_folder": str(self.rw)}
@@ -105,6 +121,7 @@ class UML(Environment):
     # the guest kernel has one CPU: a second host CPU is no second party's CPU
     placements = ("same_cpu", "unpinned")
     startup_s = 10.0   # boot + power-off: 1.3-1.9 s pinned, more on a busy host
+    round_startup_s = 10.0  # the same boot, once per round
     session_class = UMLSession
 
     def __init__(self, name: str = "uml", mem_mb: int = 512, xsave_shim: str = "auto", description: str = ""):
@@ -126,23 +143,25 @@ class UML(Environment):
                 "con0=null,fd:2", "con=null", "ssl=null", "quiet"]
 
     @staticmethod
-    def init_script(worker_argv: list[str], rw: Path, out: Path) -> str:
-        """The guest's PID 1: mount what the worker needs, run it, power off
-        (if init exits, the guest kernel panics)."""
-        worker = shlex.join([*worker_argv, "--out", str(out)])
+    def init_script(body: str, rw: Path) -> str:
+        """The guest's PID 1: mount what the worker needs, run `body` (shell
+        lines starting workers), power off (if init exits, the guest kernel panics)."""
         q = shlex.quote
+        python = sys.executable
         return "\n".join([
             "#!/bin/sh",
             "mount -t proc proc /proc",
             "mount -t sysfs sys /sys",
             "mount -t tmpfs tmp /tmp",
             "mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm",
+            # what the worker reads, wherever it lives (under /tmp the tmpfs above hides it)
+            *(f"mkdir -p {q(p)} && mount -t hostfs -o ro,{q(p)} hostfs {q(p)}" for p in hostops.worker_paths()),
             f"mkdir -p {q(str(rw))} && mount -t hostfs -o {q(str(rw))} hostfs {q(str(rw))}",
             f"export PATH={q(os.environ.get('PATH', '/usr/bin:/bin'))} HOME=/tmp TMPDIR=/tmp LANG=C.UTF-8",
             f"export PYTHONDONTWRITEBYTECODE=1 GLIBC_TUNABLES={q(GLIBC_TUNABLES)}",
-            f"{q(worker_argv[0])} -c {q(LO_UP)}",
+            f"{q(python)} -c {q(LO_UP)}",
             "cd /",
-            f"{worker} 2>&1",
+            body,
             "echo o > /proc/sysrq-trigger",
             "sleep 60",
             "",
@@ -172,6 +191,8 @@ class UML(Environment):
             "mem_mb": self.mem_mb,
             "kernel_args": self.kernel_args(Path("INIT"), Path("UML_DIR"), "UMID"),
             "root_mount": "hostfs / read-only",
+            "worker_mounts": "checkout, virtualenv and interpreter: hostfs read-only at their own paths",
+            **rounds.boot_facts(self),
             "workdir_mount": "hostfs read-write on a host tmpfs folder (guest path = host path)",
             "host_xsave_bytes": xsave_size(),
             "xsave_shim": self.shim_needed(),

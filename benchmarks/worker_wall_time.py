@@ -1,0 +1,146 @@
+"""Where a campaign's worker time goes, per environment: wall time per worker
+(start-up and boot included), and the timed share (batch time, calibration
+and warm-ups included, over worker wall time).
+
+Reads sealed campaigns (nothing is measured unless --measure is given):
+
+    .venv/bin/python benchmarks/worker_wall_time.py data/campaigns/20261123T135922Z-vm-*      # before (one worker per boot)
+    .venv/bin/python benchmarks/worker_wall_time.py --measure --output /tmp/scratch          # a short all-environment set now
+    .venv/bin/python benchmarks/worker_wall_time.py BEFORE_DIRS... --after AFTER_DIRS...      # side by side
+    .venv/bin/python benchmarks/worker_wall_time.py --startup native,gvisor,uml               # where start-up goes
+
+Per environment it prints the workers, their total wall time, the mean wall
+per worker with its 95% t interval over workers, the timed share, and the
+measuring seconds of the campaign set.  With --after, the ratio after/before
+of the total wall per worker-run (the campaigns must measure the same
+conditions for it to mean "same work").  Timing on a shared host is noisy:
+compare sets measured side by side.
+
+Measured on this 2-vCPU VM, quick profile, all seven environments (2026-11-24, six other
+jobs sharing the VM, load average 4-6; before: the committed set 20261123T135922Z, one
+boot per sandbox worker; after: `make all` from a clone under "/tmp/fresh y", one boot per
+round).  Wall per worker, mean [95% t interval]; timed share = batch time / worker wall:
+
+    environment     before                       after
+    native          0.330 s [0.325, 0.335] 44 %  0.405 s [0.392, 0.419] 50 %  (662 / 516 workers)
+    gvisor          2.187 s [2.169, 2.206]  7 %  0.510 s [0.442, 0.579] 34 %
+    gvisor-ptrace   2.236 s [2.214, 2.257]  7 %  0.589 s [0.525, 0.653] 32 %
+    gvisor-gofer    2.250 s [2.201, 2.300]  6 %  0.765 s [0.551, 0.979] 20 %
+    uml             2.780 s [2.738, 2.823]  5 %  1.208 s [1.015, 1.401] 17 %
+    fuse(-nocache)  0.31-0.33 s            45 %  0.35-0.43 s             45-50 %
+    all             932 s worker wall, 16 %      403 s (0.43x), 38 %; measuring 947 s -> 408 s
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sst
+
+from osbench_analysis import store
+
+
+def wall_table(paths: list[str]) -> pd.DataFrame:
+    rows = []
+    for path in paths:
+        c = store.load_campaign(Path(path))
+        runs = pd.DataFrame([r.__dict__ for r in c.manifest.runs])
+        wall = runs["wall_s"].to_numpy(dtype=float)
+        timed = float(c.samples["elapsed_ns"].sum()) / 1e9
+        n = len(wall)
+        mean = float(wall.mean()) if n else math.nan
+        half = float(sst.t.ppf(0.975, n - 1) * wall.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan
+        rows.append({"environment": c.environment, "workers": n, "failed": int((runs["status"] != "ok").sum()),
+                     "wall_s": round(float(wall.sum()), 1), "per_worker_s": round(mean, 3),
+                     "ci95_low": round(mean - half, 3), "ci95_high": round(mean + half, 3),
+                     "timed_s": round(timed, 1), "timed_share": round(timed / wall.sum(), 3) if n else math.nan,
+                     "measuring_s": c.manifest.measuring_seconds})
+    table = pd.DataFrame(rows).set_index("environment")
+    total = table[["workers", "failed", "wall_s", "timed_s"]].sum()
+    table.loc["(all)"] = {**total.to_dict(), "per_worker_s": round(total["wall_s"] / total["workers"], 3),
+                          "ci95_low": np.nan, "ci95_high": np.nan,
+                          "timed_share": round(total["timed_s"] / total["wall_s"], 3),
+                          "measuring_s": table["measuring_s"].max()}
+    return table
+
+
+def measure(output: str) -> list[str]:
+    from osbench_analysis import runner
+
+    campaigns = runner.measure("quick", environment="all", output=output, wait=True)
+    return [str(c.path) for c in campaigns]
+
+
+def startup_table(names: list[str], repeats: int = 3) -> pd.DataFrame:
+    """Wall time of the steps of a worker's start-up, inside each environment, as
+    run_round runs them (the first job of each boot, which pays the boot, is
+    reported on its own): a program that does nothing, the interpreter without
+    and with site, importing the worker, and a whole worker of one short batch."""
+    from osbench_analysis import environments, launch
+    from osbench_analysis.environments import RoundJob
+    from osbench_analysis.worker import WorkerRequest
+
+    py = sys.executable
+    req = WorkerRequest(probe="null_syscall", params={}, min_batch_ns=1_000_000, warmup=0, batches=1,
+                        max_iterations=10**8)
+    steps = {"/bin/true": ["/bin/true"], "python -S -c pass": [py, "-S", "-c", "pass"],
+             "python -c pass": [py, "-c", "pass"],
+             "import osbench_analysis.worker": [py, "-c", "import osbench_analysis.worker"],
+             "worker, 1 batch of 1 ms": launch.worker_argv(req)}
+    rows = []
+    for name in names:
+        env = environments.get(name)
+        with env.session(Path(tempfile.mkdtemp(prefix="osbench-startup-")) / "s") as sess:
+            order = ["/bin/true", *list(steps) * repeats]
+            jobs = [RoundJob(req, steps[k], Path(tempfile.gettempdir()) / "unused", 60) for k in order]
+            walls = [o.wall_s for o in sess.run_round(jobs, cpus=None)]
+        rows.append({"environment": name, "step": "first job of the round (boot)", "wall_s": walls[0]})
+        rows += [{"environment": name, "step": k, "wall_s": w} for k, w in zip(order[1:], walls[1:])]
+    t = pd.DataFrame(rows).groupby(["environment", "step"], sort=False)["wall_s"]
+    return pd.DataFrame({"median_s": t.median().round(3), "min_s": t.min().round(3), "max_s": t.max().round(3),
+                         "n": t.size()})
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("before", nargs="*", help="campaign folders (one campaign set)")
+    ap.add_argument("--after", nargs="*", default=[], help="campaign folders of a second set, to compare")
+    ap.add_argument("--measure", action="store_true", help="measure a quick all-environment set first (as --after)")
+    ap.add_argument("--output", default=None, help="with --measure: where its campaigns go (default: a temp folder)")
+    ap.add_argument("--startup", default=None, help="comma-separated environments: time each start-up step inside")
+    args = ap.parse_args()
+    if args.startup:
+        pd.set_option("display.width", 160)
+        print("start-up steps per environment (wall per job of one boot; min and max over repeats)")
+        print(startup_table(args.startup.split(",")).to_string())
+        return 0
+    if args.measure:
+        args.after = measure(args.output or tempfile.mkdtemp(prefix="osbench-wall-"))
+    if not args.before and not args.after:
+        ap.error("give campaign folders, or --measure")
+    pd.set_option("display.width", 160)
+    tables = {}
+    for label, paths in (("before", args.before), ("after", args.after)):
+        if paths:
+            tables[label] = wall_table(paths)
+            print(f"{label}: worker wall time per environment (per_worker_s: mean, 95% t interval over workers)")
+            print(tables[label].to_string())
+            print()
+    if len(tables) == 2:
+        b, a = tables["before"], tables["after"]
+        common = b.index.intersection(a.index)
+        ratio = (a.loc[common, "wall_s"] / a.loc[common, "workers"]) / (b.loc[common, "wall_s"] / b.loc[common, "workers"])
+        print("after / before, wall per worker run:")
+        print(ratio.round(3).to_string())
+        print(f"total worker wall time: {b.loc['(all)', 'wall_s']:.0f} s before, {a.loc['(all)', 'wall_s']:.0f} s "
+              f"after ({a.loc['(all)', 'wall_s'] / b.loc['(all)', 'wall_s']:.2f}x)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,43 @@
+"""What notebooks/run_campaign.ipynb shows after measuring: one table of what
+was measured across environments, and the failed workers (or one sentence
+saying none failed)."""
+from __future__ import annotations
+
+import pandas as pd
+
+COUNTS = ("runs", "batches", "failed_workers")
+
+
+class Sentence(str):
+    """A line of text a notebook shows as text (not as a quoted string, not as an empty table)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_markdown_(self) -> str:
+        return str(self)
+
+
+def summary(campaigns) -> pd.DataFrame:
+    """analysis.overview of every campaign, environment first, one row per
+    (environment, condition) with a fresh index and counts as integers."""
+    from osbench_analysis import analysis
+
+    frames = [analysis.overview(c).assign(environment=c.environment) for c in campaigns]
+    if not frames:
+        return pd.DataFrame(columns=["environment", *COUNTS])
+    table = pd.concat(frames, ignore_index=True)
+    for col in COUNTS:
+        if col in table:
+            table[col] = table[col].fillna(0).astype(int)
+    return table[["environment", *[c for c in table.columns if c != "environment"]]]
+
+
+def failures(campaigns):
+    """Every failed worker (environment, condition, run, status, message), or
+    the sentence "no worker failed"."""
+    frames = [c.errors.assign(environment=c.environment) for c in campaigns]
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if table.empty:
+        return Sentence("no worker failed")
+    return table[["environment", *[c for c in table.columns if c != "environment"]]]

@@ -1,0 +1,25 @@
+"""What run_campaign.ipynb shows after measuring (issue 21): one row per
+(environment, condition) with a fresh index and whole-number counts, and the
+failed workers, or one sentence when none failed."""
+import pandas as pd
+
+from osbench_analysis import run_report
+
+
+def test_the_summary_has_one_index_and_whole_counts_across_environments(tiny_campaign):
+    table = run_report.summary([tiny_campaign, tiny_campaign])
+    assert list(table.index) == list(range(len(table)))
+    assert table.columns[0] == "environment"
+    for col in run_report.COUNTS:
+        assert pd.api.types.is_integer_dtype(table[col]), col
+    assert "0.0" not in table[list(run_report.COUNTS)].to_string()
+
+
+def test_failures_are_a_table_and_none_is_one_sentence(tiny_campaign):
+    # tiny_campaign holds test_crash_segv's crashed workers
+    failed = run_report.failures([tiny_campaign, tiny_campaign])
+    assert isinstance(failed, pd.DataFrame) and list(failed.index) == list(range(len(failed)))
+    assert set(failed["probe"]) == {"test_crash_segv"} and failed.columns[0] == "environment"
+    shown = run_report.failures([])
+    assert shown == "no worker failed" and repr(shown) == "no worker failed"
+    assert shown._repr_markdown_() == "no worker failed"

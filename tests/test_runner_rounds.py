@@ -1,0 +1,112 @@
+"""The runner over `Session.run_round` (issue 18): an environment's round that
+raises or stops early fails only the workers it gave no outcome for; an
+environment whose workers all fail is sealed, not a crash; the pre-flight
+worker stops a named environment before anything is measured and leaves an
+unusable one out of `all`, saying why and recording it."""
+from __future__ import annotations
+
+import pytest
+
+from osbench_analysis import environments, launch, run_report, runner, store
+from osbench_analysis.environments import Environment, Launch, Session
+
+pytestmark = pytest.mark.slow  # real native workers
+
+
+class _Stops(Session):
+    """Yields the first job's real outcome, then raises or just ends (env.mode)."""
+
+    def run_round(self, jobs, *, cpus):
+        for i, outcome in enumerate(super().run_round(jobs, cpus=cpus)):
+            if i == 1 and len(jobs) > 1:
+                if self.env.mode == "raise":
+                    raise RuntimeError("guest driver lost")
+                return
+            yield outcome
+
+
+class _FailsProbe(Session):
+    """Every pipe_pingpong worker fails inside (the pre-flight's null_syscall works)."""
+
+    def launch(self, worker_argv, *, cpus, output):
+        if "pipe_pingpong" in worker_argv[-1]:
+            return Launch(["sh", "-c", "echo 'pipe: not in this guest' >&2; exit 5"])
+        return Launch(list(worker_argv))
+
+
+class _NoGo(Session):
+    def launch(self, worker_argv, *, cpus, output):
+        return Launch(["sh", "-c", "echo 'failed to load /tmp/c/.venv/bin/python: no such file' >&2; exit 1"])
+
+
+def _env(name: str, session: type[Session], mode: str = "") -> Environment:
+    env = type(name.title(), (Environment,), {"name": name, "arch_class": "user-space-kernel",
+                                                "session_class": session, "placements": ("same_cpu",),
+                                                "fix_hint": "reinstall it"})()
+    env.mode = mode
+    return env
+
+
+@pytest.fixture
+def registered(monkeypatch):
+    def add(*envs):
+        for env in envs:
+            monkeypatch.setitem(environments.REGISTRY._envs, env.name, env)
+    return add
+
+
+def _measure(tmp_path, environment, **kw):
+    params = dict(probes=["null_syscall", "pipe_pingpong"], runs=2, batches=1, min_batch_ms=1.0, warmup=0,
+                  precision_target=0, placements=["same_cpu"], variants={}, sandbox_probes="all")
+    return runner.measure("quick", progress=True, environment=environment, output=str(tmp_path / "c"),
+                          **{**params, **kw})
+
+
+@pytest.mark.parametrize("mode, why", [("raise", "run_round failed: RuntimeError: guest driver lost"),
+                                       ("stop", "run_round ended without an outcome for this worker")])
+def test_a_round_that_raises_or_stops_early_fails_only_the_workers_without_an_outcome(tmp_path, registered,
+                                                                                      mode, why):
+    registered(_env("halfway", _Stops, mode))
+    (c,) = _measure(tmp_path, "halfway")
+    statuses = [(r.probe, r.run, r.status) for r in c.manifest.runs]
+    assert statuses == [("null_syscall", 0, "ok"), ("pipe_pingpong", 0, "error"),
+                        ("null_syscall", 1, "ok"), ("pipe_pingpong", 1, "error")]
+    assert all(why in r.message for r in c.manifest.runs if r.status == "error")
+    assert set(c.samples["probe"]) == {"null_syscall"}
+    failed = run_report.failures([c])  # what the notebook's failures cell shows
+    assert list(failed["environment"]) == ["halfway", "halfway"] and list(failed.index) == [0, 1]
+
+
+def test_an_environment_whose_workers_all_fail_is_sealed_with_its_failures(tmp_path, registered):
+    registered(_env("nopipe", _FailsProbe))
+    (c,) = _measure(tmp_path, "nopipe", probes=["pipe_pingpong"], precision_target=0.05, max_runs=4)
+    assert [r.status for r in c.manifest.runs] == ["error", "error"]
+    assert "pipe: not in this guest" in c.manifest.runs[0].message
+    assert len(c.samples) == 0 and c.manifest.precision["stop_reason"] == "no_successful_run"
+
+
+def test_an_environment_named_that_fails_its_preflight_stops_before_measuring(tmp_path, registered):
+    registered(_env("nogo", _NoGo))
+    with pytest.raises(runner.PreflightError) as e:
+        _measure(tmp_path, "native,nogo")
+    msg = str(e.value)
+    assert "nogo" in msg and "failed to load /tmp/c/.venv/bin/python" in msg and "To fix: reinstall it" in msg
+    assert "\n" not in msg
+    assert not (tmp_path / "c").exists() or store.catalog(tmp_path / "c").empty
+    assert not list((tmp_path / "c").glob("*")) if (tmp_path / "c").exists() else True
+
+
+def test_all_leaves_out_an_environment_that_fails_its_preflight_and_records_why(tmp_path, registered, monkeypatch,
+                                                                                capsys):
+    monkeypatch.setattr(environments.REGISTRY, "_envs", {"native": environments.get("native")})
+    registered(_env("nogo", _NoGo))
+    campaigns = _measure(tmp_path, "all", probes=["null_syscall"], runs=1)
+    assert [c.environment for c in campaigns] == ["native"]
+    pre = campaigns[0].manifest.config["preflight"]
+    assert pre["native"]["status"] == "ok" and pre["nogo"]["left_out"] is True
+    assert "failed to load" in pre["nogo"]["message"]
+    err = capsys.readouterr().err
+    assert "leaving out nogo: its pre-flight worker failed (error): worker exited with status 1: failed to load" in err
+    assert "To fix: reinstall it" in err
+    assert "native: measuring 1 condition(s)" in err and "native: finished, 1 worker run(s), 0 failed" in err
+    assert launch.GUARD.exists()
