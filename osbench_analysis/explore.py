@@ -46,8 +46,13 @@ def _one_of(name: str, value, known) -> None:
 
 
 def campaigns(root: str | Path | None = None) -> pd.DataFrame:
-    """The sealed campaigns under root, newest first (id, environment, host, when, size)."""
+    """The sealed campaigns timed in host ns under root, newest first (id,
+    environment, host, when, size).  Campaigns of an emulated guest count
+    instructions instead: microkernel.from_campaigns compares those."""
+    from osbench_analysis.analysis import GUEST_ENVIRONMENTS
+
     cat = store.catalog(root)
+    cat = cat[~cat["environment"].isin(GUEST_ENVIRONMENTS)]
     return cat.drop(columns=["path"]).sort_values(["created_utc", "campaign_id"], ascending=False,
                                                   ignore_index=True)
 
