@@ -425,8 +425,9 @@ def resolve_params(probe: Probe, given: dict | None) -> dict:
 def variant_label(probe: Probe, params: dict, fs_type: str = "") -> str:
     """Short label of what distinguishes this condition: non-default parameters
     and, for file probes, the filesystem (results differ by orders of magnitude)."""
-    # workdir_fs is named by the file system the worker saw (fs=tmpfs inside a sandbox: the guest's own)
-    parts = [f"{k}={v}" for k, v in sorted(params.items()) if v != probe.defaults().get(k) and k != WORKDIR_FS]
+    # workdir_fs=guest-tmpfs stays in the label beside fs=<type>: analysis.without_fs drops only fs=, and the
+    # guest tmpfs must not merge with the host volume when environments are compared on the probe's parameters
+    parts = [f"{k}={v}" for k, v in sorted(params.items()) if v != probe.defaults().get(k)]
     if probe.uses_workdir and fs_type:
         parts.append(f"fs={fs_type}")
     return ",".join(parts)

@@ -35,8 +35,9 @@ def test_file_probes_run_on_the_guest_tmpfs_and_the_host_volume(tmp_path):
                 for p, pj, fs in zip(files["probe"], files["params_json"], files["fs_type"])}
         assert seen == {(p, where, fs) for p in PROBES[:2] for where, fs in expected.items()}, (name, seen)
         # every table names the file system: the variant says it, so the two are two conditions
-        for fs in expected.values():
-            assert set(files.loc[files["fs_type"] == fs, "variant"]) == {f"fs={fs}"}
+        for where, fs in expected.items():
+            named = f"fs={fs}" if where == registry.FS_HOST_VOLUME else f"workdir_fs={where},fs={fs}"
+            assert set(files.loc[files["fs_type"] == fs, "variant"]) == {named}
         expected_work = [registry.get_probe(p).expected_work(n, json.loads(pj))
                          for p, n, pj in zip(files["probe"], files["iterations"], files["params_json"])]
         assert (files["work_done"] == expected_work).all()
