@@ -41,6 +41,9 @@ def add_campaign_parameters(p):
     p.add_argument("--sandbox-probes", type=_csv(),
                    help="what environments other than native measure: comma-separated probes or 'all' "
                         "(quick profile: the architecture primitives; --probes given: all of them)")
+    p.add_argument("--sandbox-fs", type=_csv(),
+                   help="where gVisor's and UML's file probes run: host-volume,guest-tmpfs (default both: the "
+                        "guest kernel's own tmpfs separates the crossing to the host)")
     p.add_argument("--environment", help="kernel environment: native (default), a name from `osbench envs`, "
                                          "several comma-separated, or 'all' (interleaved, one campaign each)")
     p.add_argument("--variants", type=json.loads,

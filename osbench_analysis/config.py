@@ -38,6 +38,11 @@ class CampaignConfig:
     # a list = those of `probes` in it (the quick profile: registry.ARCHITECTURE_PROBES,
     # because a sandbox worker pays a 1-2 s boot).  Native always measures `probes`.
     sandbox_probes: list[str] | None = None
+    # Where file probes' private folder is inside a sandbox with a kernel of its own (gVisor, UML; issue #22):
+    # "host-volume" (the host-backed folder: directfs/gofer, hostfs) and/or "guest-tmpfs" (a tmpfs the guest
+    # kernel serves).  Both by default, so every file probe in a sandbox is measured on both and the crossing
+    # to the host is separated from the guest's own VFS; native and FUSE always use their one folder.
+    sandbox_fs: list[str] = field(default_factory=lambda: list(registry.WORKDIR_FS_CHOICES))
     profile: str = "custom"
     timeout_s: float | None = None      # per worker; None: derived from the batch plan
     command_prefix: list[str] = field(default_factory=list)  # wraps the worker inside its environment (e.g. nice)
@@ -65,6 +70,17 @@ class CampaignConfig:
         if env.arch_class != "monolithic" and self.sandbox_probes is not None and probe not in self.sandbox_probes:
             return False
         return env.serves(registry.get_probe(probe))
+
+    def measures_condition(self, env, cond: "Condition") -> bool:
+        """`measures_in` for one condition: a file probe's folder on a file system this environment can give
+        (env.workdir_filesystems) and this campaign asks sandboxes for (sandbox_fs)."""
+        if not self.measures_in(env, cond.probe):
+            return False
+        fs = registry.workdir_fs(cond.params)
+        if fs not in env.workdir_filesystems:
+            return False
+        # an environment with one folder (native, FUSE) measures it whatever sandbox_fs says
+        return len(env.workdir_filesystems) == 1 or not cond.spec.uses_workdir or fs in self.sandbox_fs
 
     def precision(self):
         """The PrecisionTarget, or None for a fixed number of runs."""
@@ -225,6 +241,10 @@ def validate(cfg: CampaignConfig) -> list[Condition]:
             raise ConfigError(f"variants given for {name!r}, which is not among the probes {cfg.probes}")
         if not isinstance(sets, list) or not all(isinstance(v, dict) for v in sets):
             raise ConfigError(f"variants[{name!r}] must be a list of parameter dicts (got {sets!r})")
+    if (isinstance(cfg.sandbox_fs, str) or not isinstance(cfg.sandbox_fs, (list, tuple)) or not cfg.sandbox_fs
+            or any(fs not in registry.WORKDIR_FS_CHOICES for fs in cfg.sandbox_fs)):
+        raise ConfigError(f"sandbox_fs must be a non-empty list of {list(registry.WORKDIR_FS_CHOICES)} "
+                          f"(got {cfg.sandbox_fs!r})")
     if any(s.uses_workdir for s in specs):
         wd = cfg.workdir or default_workdir()
         if not os.path.isdir(wd) or not os.access(wd, os.W_OK | os.X_OK):
@@ -238,6 +258,9 @@ def validate(cfg: CampaignConfig) -> list[Condition]:
             param_sets = [registry.resolve_params(spec, v) for v in cfg.variants.get(spec.name, [{}])]
         except registry.ProbeError as e:
             raise ConfigError(str(e)) from None
+        if spec.uses_workdir and registry.FS_GUEST_TMPFS in cfg.sandbox_fs:  # the sandboxes' own-kernel control
+            param_sets += [{**p, registry.WORKDIR_FS: registry.FS_GUEST_TMPFS} for p in param_sets
+                           if registry.WORKDIR_FS not in p]
         for params in param_sets:
             for placement in cfg.placements:
                 if placement == "cross_cpu" and not spec.two_party:

@@ -6,6 +6,7 @@ beside the host's view that host.py gathers.  Standard library only: this
 runs inside sandboxes before anything else is imported."""
 from __future__ import annotations
 
+import hashlib
 import os
 import platform
 import socket
@@ -47,6 +48,48 @@ def current_cpu() -> int:
         return -1
 
 
+def sha256_prefix(path: str | Path, chars: int = 16) -> str:
+    """The first `chars` hex digits of a file's SHA-256 ('' if unreadable): enough to tell two builds apart."""
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return ""
+    return h.hexdigest()[:chars]
+
+
+def mapped_libc() -> str:
+    """The C library file this process has mapped (from /proc/self/maps), '' if none is named there."""
+    for line in read_text("/proc/self/maps").splitlines():
+        parts = line.split(None, 5)
+        path = parts[5] if len(parts) == 6 else ""
+        name = os.path.basename(path)
+        if name.startswith("libc.so") or (name.startswith("libc-") and name.endswith(".so")):
+            return path
+    return ""
+
+
+def binaries_facts() -> dict:
+    """Which probe binaries and C library the probes run with, as this process sees them (issue #22: the
+    same files in every environment; the sandboxes mount the host's / read-only, so the checkout's
+    compiled extension and the host's libc are the very files native uses).  Comparing these between
+    environments' manifests proves it, or shows a guest with binaries of its own."""
+    here = Path(__file__).resolve().parent
+    libc = mapped_libc()
+    name, version = platform.libc_ver()
+    ext = sorted(here.glob("_probes.*so"))
+    return {
+        "libc": f"{name} {version}".strip(),
+        "libc_path": os.path.realpath(libc) if libc else "",
+        "libc_sha256": sha256_prefix(libc) if libc else "",
+        "probe_extension": str(ext[0]) if ext else "",
+        "probe_extension_sha256": sha256_prefix(ext[0]) if ext else "",
+        "probe_parent_sha256": sha256_prefix(here / "_bin" / "osbench-parent"),
+    }
+
+
 def environment_facts(workdir: str | None = None) -> dict:
     u = platform.uname()
     facts = {
@@ -61,6 +104,7 @@ def environment_facts(workdir: str | None = None) -> dict:
         "cpu_count": os.cpu_count() or 0,
         "pid": os.getpid(),
         "python": platform.python_version(),
+        **binaries_facts(),
     }
     if workdir:
         facts["workdir"] = workdir

@@ -257,7 +257,7 @@ def _measure_and_seal(cfg, conditions, envs, ids, root, cpus, host_info, created
             parts = []
             for env, cid in zip(envs, ids):
                 sess = stack.enter_context(env.session(scratch_root / env.name))
-                conds = [c for c in conditions if c.placement in env.placements and cfg.measures_in(env, c.probe)]
+                conds = [c for c in conditions if c.placement in env.placements and cfg.measures_condition(env, c)]
                 parts.append(_EnvRun(env, sess, cid, conditions=conds))
             parts = _preflight(parts, cfg, jr, progress, scratch_root)
             _replay(parts, jr)
@@ -525,8 +525,11 @@ def _measure_group(p: _EnvRun, conds: list[Condition], run: int, cfg: CampaignCo
     jobs: list[RoundJob] = []
     try:
         for i, cond in enumerate(conds):
-            private = None
-            if cond.spec.uses_workdir:
+            private, inside = None, None
+            if registry.workdir_fs(cond.params) == registry.FS_GUEST_TMPFS:  # made by the worker, in the guest
+                inside = sess.guest_workdir(f"{run}-{i}")
+                privates.append(None)
+            elif cond.spec.uses_workdir:
                 # Ctrl-C waits until `privates` holds the new folder, so the finally below removes it
                 # (no moment where it exists and this function does not know it)
                 blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
@@ -540,7 +543,8 @@ def _measure_group(p: _EnvRun, conds: list[Condition], run: int, cfg: CampaignCo
             req = WorkerRequest(probe=cond.probe, params=cond.params, min_batch_ns=int(cfg.min_batch_ms * 1e6),
                                 warmup=cfg.warmup, batches=cfg.batches, max_iterations=cond.spec.max_iterations,
                                 worker_cpu=worker_cpu, child_cpu=child_cpu,
-                                workdir=sess.inside(private) if private else None, settle_s=env.settle_s)
+                                workdir=sess.inside(private) if private else inside, make_workdir=bool(inside),
+                                settle_s=env.settle_s)
             jobs.append(RoundJob(req, launch.worker_argv(req, cfg.command_prefix),
                                  scratch / env.name / f"worker-{i}-{cond.probe}-{cond.placement}-{run}.jsonl",
                                  cfg.worker_timeout_s(env.startup_s)))
@@ -586,7 +590,7 @@ def _record(cond: Condition, run: int, outcome, private: str | None, host_fs: st
     """A worker's sample rows, its run record and the facts it saw."""
     spec = cond.spec
     # The filesystem as the probe saw it (inside a sandbox it is not the host's).
-    fs_type = (outcome.facts.get("workdir_fs_type") or host_fs) if private else ""
+    fs_type = (outcome.facts.get("workdir_fs_type") or host_fs) if spec.uses_workdir else ""
     variant = registry.variant_label(spec, cond.params, fs_type)
     rows = [{**b, "probe": cond.probe, "variant": variant, "params_json": cond.params_json,
              "placement": cond.placement, "fs_type": fs_type, "run": run} for b in outcome.batches]

@@ -23,6 +23,7 @@ import json
 import math
 import mmap
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -49,6 +50,9 @@ class WorkerRequest:
     workdir: str | None = None      # private directory for file probes
     iterations: int | None = None   # fixed batch size: skips calibration
     settle_s: float = 0.0           # wait before calibrating (an environment's clock or caches settling)
+    # workdir is on a file system only the guest sees (registry.FS_GUEST_TMPFS): this worker makes it, checks
+    # the probe left it empty and removes it (the runner does that for a host folder)
+    make_workdir: bool = False
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -231,6 +235,20 @@ def settle(max_s: float) -> float:
 
 
 def run_request(req: WorkerRequest, emit) -> None:
+    if req.make_workdir and req.workdir:
+        os.makedirs(req.workdir, mode=0o700)
+        try:
+            _run_request(req, emit)
+        finally:
+            left = os.listdir(req.workdir)
+            shutil.rmtree(req.workdir, ignore_errors=True)
+        if left:
+            raise ProbeFailed(f"probe left files in {req.workdir}: {sorted(left)[:3]}")
+        return
+    _run_request(req, emit)
+
+
+def _run_request(req: WorkerRequest, emit) -> None:
     if req.worker_cpu is not None:
         os.sched_setaffinity(0, {req.worker_cpu})
     emit({"kind": "environment", **facts.environment_facts(req.workdir)})

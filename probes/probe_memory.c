@@ -49,7 +49,12 @@ static int malloc_setup(osb_ctx *c)
 /* Blocks of 4..128 bytes, each touched, allocated in groups and each group
  * then freed.  One iteration = one malloc + its free.
  * size = 0: one group of the whole batch, sizes 4 + (i*37 % 125) (the
- *   original probe: the group's size follows the calibrated batch);
+ *   original probe: the group's size follows the calibrated batch, so its
+ *   work per block does too -- a heap trimmed and faulted back each batch
+ *   or not -- and two environments calibrated differently did different
+ *   work: issue #22, UML 0.36x native.  The registry's default is now a
+ *   fixed group, 1,000 blocks; this comment changing the probes' source
+ *   hash keeps campaigns of the old default from pooling with the new);
  * size = G > 0: groups of G blocks, sizes ((i % 32) + 1) * 4 -- osbench
  *   mem_alloc with G = 1,000,000, exactly (a batch of n blocks is n / G of its
  *   rounds; a batch not a multiple of G ends with a smaller group). */

@@ -129,7 +129,8 @@ def test_batches_of_a_grouped_probe_are_whole_groups():
     assert next_iterations(100, 1_000, 10**9, 250, multiple=100) == 200      # cap: whole groups
     assert next_iterations(1, 1_000, 10_000, 10**6) == 12                    # ungrouped: unchanged
     assert registry.PROBES["malloc_free_small"].batch_multiple({"blocks": 1000}) == 1000
-    assert registry.PROBES["malloc_free_small"].batch_multiple() == 1        # blocks=0: the whole batch
+    assert registry.PROBES["malloc_free_small"].batch_multiple({"blocks": 0}) == 1   # blocks=0: the whole batch
+    assert registry.PROBES["malloc_free_small"].batch_multiple() == 1000     # the default: a fixed group
     assert registry.PROBES["null_syscall"].batch_multiple() == 1
     for probe, group in (("malloc_free_small", {"blocks": 1000}), ("thread_create_join", {"outstanding": 10})):
         out = []

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
+from osbench_analysis.registry import FS_HOST_VOLUME, ProbeError
+
 if TYPE_CHECKING:  # launch and worker import this module
     from osbench_analysis.launch import WorkerOutcome
     from osbench_analysis.worker import WorkerRequest
@@ -77,6 +79,13 @@ class Session:
     def workdir_root(self) -> str | None:
         """Host folder under which file probes get their private folder; None: the runner's default."""
         return None
+
+    def guest_workdir(self, name: str) -> str:
+        """A folder path, inside the environment, on a tmpfs its own kernel serves (registry.FS_GUEST_TMPFS):
+        the host cannot see it, so the worker makes it and removes it (WorkerRequest.make_workdir), and it
+        dies with the boot anyway.  Only for environments listing FS_GUEST_TMPFS in `workdir_filesystems`."""
+        raise ProbeError(f"environment {self.env.name!r} has no guest tmpfs for file probes "
+                         f"(its work folders: {list(self.env.workdir_filesystems)})")
 
     def inside(self, host_path: str | Path) -> str:
         """How a host path is seen by the worker inside the environment."""
@@ -131,6 +140,10 @@ class Environment:
     # An environment whose run_round boots once for a whole round: that boot's start-up, added once to the
     # deadline of the boot's first job (the runner adds startup_s to every job; a preflight adds both).
     round_startup_s: float = 0.0
+    # Where its file probes' private folder can be (registry.WORKDIR_FS_CHOICES): the host-backed folder the
+    # runner makes (workdir_root), and for a sandbox with a kernel of its own, a tmpfs that kernel serves
+    # (Session.guest_workdir), so a campaign separates the crossing to the host from the guest's own VFS.
+    workdir_filesystems: tuple[str, ...] = (FS_HOST_VOLUME,)
     time_unit: str = "ns"         # what elapsed_ns counts: host ns, or "guest instructions" (QEMU icount)
     # what to do when the environment is available but its pre-flight worker fails (runner._preflight)
     fix_hint: str = ("reinstall the sandboxes with `make envs`; see docs/environments.md, "

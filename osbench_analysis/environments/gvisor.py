@@ -25,6 +25,7 @@ from typing import Iterator, Sequence
 
 from osbench_analysis.environments import hostops, rounds
 from osbench_analysis.environments.base import Availability, Environment, Launch, RoundJob, Session
+from osbench_analysis.registry import FS_GUEST_TMPFS, FS_HOST_VOLUME
 
 #: the runsc module has no tags; this pseudo-version is what `@latest` resolved to on 2026-11-22
 RUNSC_VERSION = "v0.0.0-20260905035102-160fafc42237"
@@ -59,6 +60,10 @@ class GVisorSession(Session):
     @property
     def workdir_root(self) -> str:
         return str(self.volume)
+
+    def guest_workdir(self, name: str) -> str:
+        # /tmp is a tmpfs mount of the OCI spec: the Sentry's own tmpfs, no host file behind it
+        return f"/tmp/osbench-guest-{name}"
 
     def launch(self, worker_argv: Sequence[str], *, cpus: set[int] | None, output: Path) -> Launch:
         return self._sandbox(list(worker_argv), cpus)
@@ -113,6 +118,7 @@ class GVisor(Environment):
     startup_s = 5.0
     round_startup_s = 5.0   # one sandbox boot per round: 0.5-1 s here, more on a busy host
     session_class = GVisorSession
+    workdir_filesystems = (FS_HOST_VOLUME, FS_GUEST_TMPFS)
 
     def __init__(self, name: str = "gvisor", platform: str = "systrap", directfs: bool = True, description: str = ""):
         self.name, self.platform, self.directfs = name, platform, directfs
@@ -186,6 +192,7 @@ class GVisor(Environment):
             **rounds.boot_facts(self),
             "workdir_mount": ("bind volume on host tmpfs, Sentry opens files itself (directfs)" if self.directfs
                               else "bind volume on host tmpfs, every file operation served by the gofer"),
+            "guest_tmpfs_workdir": "/tmp: the Sentry's own tmpfs (workdir_fs=guest-tmpfs), no host file behind it",
             "file_access_mounts": "shared (gVisor default: volume dentries revalidated against the host)",
             "network": "none",
             "pinned": "whole sandbox with taskset from outside (pins_inside=False)",

@@ -26,6 +26,7 @@ from typing import Iterator, Sequence
 
 from osbench_analysis.environments import hostops, rounds
 from osbench_analysis.environments.base import Availability, Environment, Launch, RoundJob, Session
+from osbench_analysis.registry import FS_GUEST_TMPFS, FS_HOST_VOLUME
 
 UML_KERNEL = "/usr/bin/linux.uml"
 XSAVE_SHIM = hostops.tool("osbench-uml-xsave.so")
@@ -70,6 +71,10 @@ class UMLSession(Session):
     @property
     def workdir_root(self) -> str:
         return str(self.rw)
+
+    def guest_workdir(self, name: str) -> str:
+        # init mounts a tmpfs on /tmp inside the guest: served by the guest kernel (Linux 6.1), not hostfs
+        return f"/tmp/osbench-guest-{name}"
 
     def launch(self, worker_argv: Sequence[str], *, cpus: set[int] | None, output: Path) -> Launch:
         n = next(self._ids)
@@ -123,6 +128,7 @@ class UML(Environment):
     startup_s = 10.0   # boot + power-off: 1.3-1.9 s pinned, more on a busy host
     round_startup_s = 10.0  # the same boot, once per round
     session_class = UMLSession
+    workdir_filesystems = (FS_HOST_VOLUME, FS_GUEST_TMPFS)
 
     def __init__(self, name: str = "uml", mem_mb: int = 512, xsave_shim: str = "auto", description: str = ""):
         if xsave_shim not in ("auto", "always", "never"):
@@ -194,6 +200,7 @@ class UML(Environment):
             "worker_mounts": "checkout, virtualenv and interpreter: hostfs read-only at their own paths",
             **rounds.boot_facts(self),
             "workdir_mount": "hostfs read-write on a host tmpfs folder (guest path = host path)",
+            "guest_tmpfs_workdir": "/tmp: a tmpfs inside the guest, served by the guest kernel (workdir_fs=guest-tmpfs)",
             "host_xsave_bytes": xsave_size(),
             "xsave_shim": self.shim_needed(),
             "glibc_tunables": GLIBC_TUNABLES,
