@@ -86,6 +86,13 @@ PRINT_NAMES = {
     "file_write": "file write", "file_read": "file read", "file_copy": "file copy", "files_in_folder": "files in one folder",
     "memcpy_bw": "memcpy bandwidth", "malloc_memcpy": "malloc + copy", "socket_bind_open": "socket + bind",
     "mmap_window_maps": "mmap of a file window", "thread_create_alive": "thread create with threads alive",
+    # host-state canaries (issue #20)
+    "canary_cpu": "canary: CPU loop", "canary_memcpy": "canary: 2~MiB copy", "canary_syscall": "canary: getppid",
+    # GNU Mach's bootstrap task (probes/mach), guest instructions
+    "mach_null_trap": "Mach null trap", "mach_task_self": "mach\\_task\\_self", "mach_msg_self": "Mach message to self",
+    "mach_rpc_thread": "Mach RPC across threads", "mach_rpc_task": "Mach RPC across tasks",
+    "mach_vm_touch": "vm\\_allocate + touch + deallocate", "mach_port_alloc": "port allocate + destroy",
+    "mach_thread_create": "Mach thread create + terminate", "mach_task_create": "Mach task create + terminate",
 }
 
 #: Bandwidth probes: the bytes one operation moves, a number or the parameter that holds it.  The paper

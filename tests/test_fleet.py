@@ -182,7 +182,7 @@ def test_local_cluster_of_worker_processes_measures_and_returns_real_campaigns(t
         assert (tmp_path / h / f"lc-{h}" / store.SEAL_FILE).is_file()  # the host keeps its own copy
     a, b, c = (store.load_campaign(i, out).manifest.config for i in ("lc-h1", "cli-h1", "nb-h1"))
     for cfg in (a, b, c):
-        for k in ("campaign_id", "campaign_set", "note"):
+        for k in ("campaign_id", "campaign_set", "note", "preflight"):   # preflight: what it found, not a parameter
             cfg.pop(k)
     assert a == b == c
 

@@ -182,7 +182,7 @@ def test_analysis_pools_the_hosts_comparable_campaigns(tmp_path):
         synthetic.write_synthetic(tmp_path, f"{base.id}-syn{i}", base=base, seed=seed, sigma=0.2)
     a = analysis.analyze(root=tmp_path)
     assert len(a.campaigns) == 1 and a.pooling.n_campaigns_max == 3
-    table = a.table()
+    table = a.table(full=True)
     single, pooled = table[~table["pooled"].astype(bool)], table[table["pooled"].astype(bool)]
     assert (single["interval_over"] == WITHIN_ONE_CAMPAIGN).all() and (single["n_campaigns"] == 1).all()
     assert (pooled["interval_over"] == OVER_CAMPAIGNS).all() and (pooled["n_campaigns"] == 3).all()
