@@ -299,6 +299,28 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
           "none in the reference tables (McGarry's thread creation vs threads alive, a figure)",
           params=(Param("threads", 0, (), "threads kept alive during the batch"),), size_param="threads",
           sweep=("threads", (0, 100, 1000))),
+    # ---- mechanism (issue #22): the native pieces a sandbox's crossing is made of
+    # (osbench_analysis/mechanism.py adds them up beside each environment's crossing).
+    Probe("seccomp_trap", "mechanism", "getpid(MAGIC) trapped by a seccomp filter (SECCOMP_RET_TRAP): SIGSYS "
+          "delivered to a handler in the same process, which sets the return value, + sigreturn", False,
+          "none in the reference tables (what gVisor's systrap platform pays per system call before the Sentry "
+          "sees it: filter + trap + signal delivery + sigreturn)",
+          # the filter lasts as long as the process: osbench-parent, which ends with its run
+          params=(PARENT,), native_parent=True),
+    Probe("signal_trap_self", "mechanism", "a breakpoint instruction (int3/brk) raising SIGTRAP, handled, "
+          "returned from", False,
+          "none in the reference tables (signal delivery + sigreturn with no system call; compare signal_catch, "
+          "which adds kill(2))"),
+    Probe("ptrace_syscall_stop", "mechanism", "one system call of a tracee under PTRACE_SYSCALL: two stops "
+          "(entry, exit), each a waitpid + ptrace resume by the tracer", True,
+          "none in the reference tables (the ptrace round trips of UML and gVisor's ptrace platform, "
+          "strace-style: two stops per call)",
+          params=forking(), forks=True, max_iterations=1_000_000),
+    Probe("ptrace_sysemu_stop", "mechanism", "one system call of a tracee under PTRACE_SYSEMU: one stop at "
+          "entry (the call is not performed), a waitpid + ptrace resume by the tracer", True,
+          "none in the reference tables (what UML and gVisor's ptrace platform pay per guest system call "
+          "before their own handling: one PTRACE_SYSEMU stop)",
+          params=forking(), forks=True, max_iterations=1_000_000),
     # ---- GNU Mach's side of the emulated-CPU comparison (environments/mach.py):
     # counted in guest instructions under QEMU -icount, beside linux-tcg's.
     Probe("mach_null_trap", "mach", "one null_port trap (-10): kernel entry and exit, returns MACH_PORT_NULL", False,
