@@ -89,6 +89,8 @@ PRINT_NAMES = {
     "mmap_window_maps": "mmap of a file window", "thread_create_alive": "thread create with threads alive",
     "seccomp_trap": "seccomp trap to a handler", "signal_trap_self": "breakpoint signal to a handler",
     "ptrace_syscall_stop": "ptrace system-call stops", "ptrace_sysemu_stop": "ptrace SYSEMU stop",
+    "app_compile": "compile of a small C file", "app_tar": "tar of a small tree",
+    "app_kv": "key-value session on loopback",
 }
 
 #: Bandwidth probes: the bytes one operation moves, a number or the parameter that holds it.  The paper

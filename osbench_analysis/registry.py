@@ -321,6 +321,21 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
           "none in the reference tables (what UML and gVisor's ptrace platform pay per guest system call "
           "before their own handling: one PTRACE_SYSEMU stop)",
           params=forking(), forks=True, max_iterations=1_000_000),
+    # ---- applications (issue #22): one iteration is one whole run of something a user runs, in
+    # every environment (the host's own programs, seen through each sandbox's view of the host's root)
+    Probe("app_compile", "apps", "one compile of a small C file (60 lines): fork + exec /usr/bin/cc -O0 -pipe -c "
+          "+ waitpid", True,
+          "none in the reference tables (an application workload: the published compile rows are whole builds)",
+          uses_workdir=True, params=forking(), forks=True, max_iterations=10_000),
+    Probe("app_tar", "apps", "one archive of a tree of `files` files of 1 KiB: fork + exec /bin/tar -cf + waitpid",
+          True, "none in the reference tables (an application workload)", uses_workdir=True,
+          params=forking(Param("files", 100, (), "files of 1 KiB in the archived tree")), size_param="files",
+          forks=True, max_iterations=10_000),
+    Probe("app_kv", "apps", "one client session with a key-value server process on 127.0.0.1 (TCP): connect, "
+          "`requests` requests (SET, then GET of the same key, alternately), each answered, close", True,
+          "none in the reference tables (an application workload: a small key-value server on loopback)",
+          params=forking(Param("requests", 100, (), "requests per session")), size_param="requests",
+          work_param="requests", forks=True, max_iterations=100_000),
     # ---- GNU Mach's side of the emulated-CPU comparison (environments/mach.py):
     # counted in guest instructions under QEMU -icount, beside linux-tcg's.
     Probe("mach_null_trap", "mach", "one null_port trap (-10): kernel entry and exit, returns MACH_PORT_NULL", False,
@@ -385,6 +400,12 @@ ARCHITECTURE_PROBES = ("null_syscall", "syscall_mix", "stat", "open_close", "fil
                        "malloc_free_small", "pipe_pingpong", "fork_exit", "fork_exec", "thread_create_join",
                        # GNU Mach's primitives (the mach environment is a microkernel: sandbox_probes apply)
                        *(n for n, p in PROBES.items() if p.guest == "mach"))
+
+
+#: The application workloads (issue #22): whole runs of real programs, for every environment when asked
+#: (``--sandbox-probes`` or ``sandbox_probes``); not in the quick profile's sandbox set: in a sandbox one
+#: compile takes longer than that profile's whole budget per condition allows.
+APPLICATION_PROBES = tuple(n for n, p in PROBES.items() if p.family == "apps")
 
 
 class ProbeError(OsbenchError, ValueError):
