@@ -26,7 +26,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from osbench_analysis import formatting, registry, stats
-from osbench_analysis.architectures import CROSSING_PROBE, FILE_CROSSING_PROBE
+from osbench_analysis.architectures import CROSSING_PROBE, CROSSING_PROBES, FILE_CROSSING_PROBE
 from osbench_analysis.errors import OsbenchError
 
 
@@ -300,3 +300,26 @@ def write_mechanism_table(samples: pd.DataFrame, out_dir: str | Path | None = No
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(mechanism_tex(summary, terms))
     return path
+
+
+APPLICATION_COLUMNS = ["host", "environment", "probe", "variant", "placement", "ratio", "ci_low", "ci_high",
+                       "crossing_probe", "crossing_ratio", "crossing_ci_low", "crossing_ci_high", "estimate_ns",
+                       "baseline_estimate_ns"]
+
+
+def applications_table(environment_ratios: pd.DataFrame) -> pd.DataFrame:
+    """The application workloads' slowdown per environment (``Analysis.environment_ratios`` rows of
+    registry.APPLICATION_PROBES), each beside the same environment's crossing factor (its null system
+    call's, else, for a file server, its stat's: architectures.CROSSING_PROBES): the micro factor next
+    to what a user running the program feels."""
+    r = environment_ratios
+    if r is None or r.empty:
+        return pd.DataFrame(columns=APPLICATION_COLUMNS)
+    apps = r[r["probe"].isin(registry.APPLICATION_PROBES)].copy()
+    micro = r[r["probe"].isin(CROSSING_PROBES) & (r["variant"].fillna("").map(_without_fs) == "")].copy()
+    micro["_rank"] = micro["probe"].map(CROSSING_PROBES.index)
+    micro = micro.sort_values("_rank").drop_duplicates(["host", "environment", "placement"])
+    micro = micro.set_index(["host", "environment", "placement"])[["probe", "ratio", "ci_low", "ci_high"]]
+    micro.columns = ["crossing_probe", "crossing_ratio", "crossing_ci_low", "crossing_ci_high"]
+    apps = apps.join(micro, on=["host", "environment", "placement"])
+    return apps[APPLICATION_COLUMNS].reset_index(drop=True)

@@ -120,3 +120,22 @@ def test_the_tex_table_carries_every_figure_with_its_interval(tmp_path):
     assert "seccomp trap to a handler" in tex and "does not add up" in tex and r"\label{tab:mechanism}" in tex
     assert tex.count("[") >= 6      # crossing, 4 pieces, sum, rest: each with its interval
     assert r"95\%" in tex
+
+
+def test_applications_sit_beside_their_environments_micro_factor():
+    def ratio(env, probe, r, placement="same_cpu"):
+        return {"host": "h", "environment": env, "probe": probe, "variant": "", "placement": placement,
+                "ratio": r, "ci_low": r * 0.9, "ci_high": r * 1.1, "estimate_ns": r * 10.0,
+                "baseline_estimate_ns": 10.0}
+    ratios = pd.DataFrame([ratio("gvisor", "null_syscall", 90.0), ratio("gvisor", "app_tar", 7.0),
+                           ratio("uml", "null_syscall", 150.0), ratio("uml", "app_compile", 17.0),
+                           ratio("uml", "stat", 20.0), ratio("fuse", "stat", 3.0), ratio("fuse", "app_tar", 2.0)])
+    t = mechanism.applications_table(ratios)
+    assert sorted(t["probe"]) == ["app_compile", "app_tar", "app_tar"]
+    by = t.set_index("environment")
+    # a file server's crossing is its stat; everywhere else the null system call, even beside a stat
+    assert by.loc["fuse", "crossing_probe"] == "stat" and by.loc["fuse", "crossing_ratio"] == 3.0
+    assert by.loc["uml", "crossing_probe"] == "null_syscall"
+    assert by.loc["gvisor", "crossing_ratio"] == 90.0 and by.loc["uml", "crossing_ratio"] == 150.0
+    assert by.loc["uml", "ratio"] == 17.0
+    assert mechanism.applications_table(pd.DataFrame()).empty
