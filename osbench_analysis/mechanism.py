@@ -253,6 +253,19 @@ def _verdict(un: Combination, cx: Combination, adds_up: bool, recipe: Recipe) ->
             + (f"; {recipe.caveat}" if recipe.caveat else ""))
 
 
+def from_analysis(result, **kw) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """`decompose` of an ``Analysis`` (its samples, every campaign selected), host by host, with a
+    ``host`` column: the native pieces may be a campaign of their own beside the sandboxes' round."""
+    kw.setdefault("baseline", result.settings.baseline)
+    kw.setdefault("level", result.settings.level)
+    parts = [(host, *decompose(g, **kw)) for host, g in result.samples.groupby("host", sort=False)]
+    if not parts:
+        return pd.DataFrame(columns=["host", *SUMMARY_COLUMNS]), pd.DataFrame(columns=["host", *TERM_COLUMNS])
+    summary = pd.concat([sm.assign(host=h) for h, sm, _ in parts], ignore_index=True)
+    terms = pd.concat([tm.assign(host=h) for h, _, tm in parts], ignore_index=True)
+    return summary, terms
+
+
 def mechanism_table(samples: pd.DataFrame, **kw) -> pd.DataFrame:
     """The summary of `decompose` alone: one row per sandbox environment and placement."""
     return decompose(samples, **kw)[0]

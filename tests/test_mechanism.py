@@ -139,3 +139,13 @@ def test_applications_sit_beside_their_environments_micro_factor():
     assert by.loc["gvisor", "crossing_ratio"] == 90.0 and by.loc["uml", "crossing_ratio"] == 150.0
     assert by.loc["uml", "ratio"] == 17.0
     assert mechanism.applications_table(pd.DataFrame()).empty
+
+
+def test_an_analysis_is_decomposed_host_by_host():
+    from types import SimpleNamespace
+
+    s = pd.concat([systrap_samples(1000.0).assign(host="a"), systrap_samples(700.0, seed=5).assign(host="b")])
+    result = SimpleNamespace(samples=s, settings=SimpleNamespace(baseline="native", level=0.95))
+    summary, terms = mechanism.from_analysis(result)
+    assert list(summary["host"]) == ["a", "b"] and set(terms["host"]) == {"a", "b"}
+    assert list(summary["adds_up"].astype(bool)) == [False, True]
