@@ -120,6 +120,8 @@ def test_the_tex_table_carries_every_figure_with_its_interval(tmp_path):
     assert "seccomp trap to a handler" in tex and "does not add up" in tex and r"\label{tab:mechanism}" in tex
     assert tex.count("[") >= 6      # crossing, 4 pieces, sum, rest: each with its interval
     assert r"95\%" in tex
+    negative = mechanism.mechanism_tex(*mechanism.decompose(systrap_samples(300.0)))  # pieces exceed it
+    assert "$-$" in negative and " -" not in negative.replace("$-$", "")
 
 
 def test_applications_sit_beside_their_environments_micro_factor():
