@@ -324,11 +324,11 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
     # ---- applications (issue #22): one iteration is one whole run of something a user runs, in
     # every environment (the host's own programs, seen through each sandbox's view of the host's root)
     Probe("app_compile", "apps", "one compile of a small C file (60 lines): fork + exec /usr/bin/cc -O0 -pipe -c "
-          "+ waitpid", True,
+          "+ waitpid", False,   # the program inherits the worker's CPU: one placement, as a user runs it
           "none in the reference tables (an application workload: the published compile rows are whole builds)",
           uses_workdir=True, params=forking(), forks=True, max_iterations=10_000),
     Probe("app_tar", "apps", "one archive of a tree of `files` files of 1 KiB: fork + exec /bin/tar -cf + waitpid",
-          True, "none in the reference tables (an application workload)", uses_workdir=True,
+          False, "none in the reference tables (an application workload)", uses_workdir=True,
           params=forking(Param("files", 100, (), "files of 1 KiB in the archived tree")), size_param="files",
           forks=True, max_iterations=10_000),
     Probe("app_kv", "apps", "one client session with a key-value server process on 127.0.0.1 (TCP): connect, "
