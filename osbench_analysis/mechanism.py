@@ -175,6 +175,9 @@ def decompose(samples: pd.DataFrame, *, baseline: str = "native", level: float =
         recipe = RECIPES[ENVIRONMENT_MECHANISM[env]]
         crossing_variant = _variant(recipe.crossing_probe, {})
         env_s = samples[(samples["environment"] == env) & (samples["probe"] == recipe.crossing_probe)]
+        if env_s.empty:   # said, not dropped: a reader sees which sandbox has no breakdown and why
+            summary.append(_undecomposed(env, recipe, "", level, f"no crossing: {recipe.crossing_probe} "
+                                         f"was not measured in {env}"))
         for placement in sorted(env_s["placement"].unique()):
             sub = _condition(samples, env, recipe.crossing_probe, crossing_variant, placement)
             if sub.empty:
@@ -208,11 +211,8 @@ def decompose(samples: pd.DataFrame, *, baseline: str = "native", level: float =
                    "crossing_high_ns": cx.ci_high, "unexplained_is": recipe.unexplained, "caveat": recipe.caveat,
                    "level": level}
             if missing:
-                nan = float("nan")
-                row.update(pieces_ns=nan, pieces_low_ns=nan, pieces_high_ns=nan, unexplained_ns=nan,
-                           unexplained_low_ns=nan, unexplained_high_ns=nan, adds_up=None,
-                           verdict=f"not decomposed: native pieces not measured on this host: {', '.join(missing)}")
-                summary.append(row)
+                summary.append({**row, **_undecomposed(env, recipe, placement, level, "native pieces not "
+                                                       f"measured on this host: {', '.join(missing)}", crossing=False)})
                 continue
             ps = linear_combination_ci([(c, stats.run_data(d)) for c, d in pieces.values()], level)
             rest = _merged(crossing, pieces)
@@ -224,6 +224,19 @@ def decompose(samples: pd.DataFrame, *, baseline: str = "native", level: float =
             summary.append(row)
     return (pd.DataFrame(summary, columns=SUMMARY_COLUMNS).reset_index(drop=True),
             pd.DataFrame(term_rows, columns=TERM_COLUMNS))
+
+
+def _undecomposed(env: str, recipe: Recipe, placement: str, level: float, why: str, crossing: bool = True) -> dict:
+    """A summary row without a breakdown (NaN figures, adds_up None), saying why."""
+    nan = float("nan")
+    row = {"environment": env, "mechanism": recipe.mechanism, "placement": placement,
+           "crossing_probe": recipe.crossing_probe, "pieces_ns": nan, "pieces_low_ns": nan, "pieces_high_ns": nan,
+           "unexplained_ns": nan, "unexplained_low_ns": nan, "unexplained_high_ns": nan, "adds_up": None,
+           "verdict": f"not decomposed: {why}", "unexplained_is": recipe.unexplained, "caveat": recipe.caveat,
+           "level": level}
+    if crossing:
+        row.update(crossing_ns=nan, crossing_low_ns=nan, crossing_high_ns=nan)
+    return row
 
 
 def _merged(crossing: dict, pieces: dict) -> list[tuple[float, pd.DataFrame]]:

@@ -151,3 +151,13 @@ def test_an_analysis_is_decomposed_host_by_host():
     summary, terms = mechanism.from_analysis(result)
     assert list(summary["host"]) == ["a", "b"] and set(terms["host"]) == {"a", "b"}
     assert list(summary["adds_up"].astype(bool)) == [False, True]
+
+
+def test_a_sandbox_without_its_crossing_probe_is_named_not_dropped():
+    s = pd.concat([systrap_samples(1000.0),
+                   pd.DataFrame(condition("uml", "stat", 5000.0, campaign="20261124T000000Z-h-uml"))])
+    summary, _ = mechanism.decompose(s)
+    r = row_of(summary, "uml")
+    assert r["verdict"] == "not decomposed: no crossing: null_syscall was not measured in uml"
+    assert math.isnan(r["crossing_ns"]) and r["adds_up"] is None
+    assert bool(row_of(summary)["adds_up"]) is False   # gvisor's row is still there, decomposed
