@@ -20,6 +20,7 @@ PROBE_FAMILY = {
     "file": "Memory and files", "files": "Memory and files", "memory": "Memory and files",
     "memory_bw": "Memory and files", "fstime": "Memory and files",
     "sweep": "Scalability", "sweeps": "Scalability",
+    "mechanism": "Kernel entry", "apps": "Applications",
 }
 
 #: reference primitive vocabulary (data/reference) -> paper family.
@@ -86,6 +87,10 @@ PRINT_NAMES = {
     "file_write": "file write", "file_read": "file read", "file_copy": "file copy", "files_in_folder": "files in one folder",
     "memcpy_bw": "memcpy bandwidth", "malloc_memcpy": "malloc + copy", "socket_bind_open": "socket + bind",
     "mmap_window_maps": "mmap of a file window", "thread_create_alive": "thread create with threads alive",
+    "seccomp_trap": "seccomp trap to a handler", "signal_trap_self": "breakpoint signal to a handler",
+    "ptrace_syscall_stop": "ptrace system-call stops", "ptrace_sysemu_stop": "ptrace SYSEMU stop",
+    "app_compile": "compile of a small C file", "app_tar": "tar of a small tree",
+    "app_kv": "key-value session on loopback",
     # host-state canaries (issue #20)
     "canary_cpu": "canary: CPU loop", "canary_memcpy": "canary: 2~MiB copy", "canary_syscall": "canary: getppid",
     # GNU Mach's bootstrap task (probes/mach), guest instructions

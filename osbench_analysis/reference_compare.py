@@ -44,6 +44,10 @@ PROBE_PRIMITIVE = {
     "file_read": "file_throughput", "file_copy": "file_throughput", "files_in_folder": "file_create",
     "memcpy_bw": "memory_copy", "malloc_memcpy": "malloc", "socket_bind_open": "socket_create",
     "mmap_window_maps": "mmap", "thread_create_alive": "thread_create",
+    # mechanism (issue #22): the pieces of a sandbox's crossing (mechanism.py), no published rows
+    "seccomp_trap": "syscall_trap", "signal_trap_self": "signal", "ptrace_syscall_stop": "ptrace_stop",
+    "ptrace_sysemu_stop": "ptrace_stop",
+    "app_compile": "compile", "app_tar": "application_archive", "app_kv": "application_kv",
     # GNU Mach's primitives, counted in guest instructions (microkernel.py compares them with
     # linux-tcg's): a primitive of their own each, never beside a host figure in ns
     "mach_null_trap": "mach_null_trap", "mach_task_self": "mach_task_self", "mach_msg_self": "mach_msg_self",

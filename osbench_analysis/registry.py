@@ -304,6 +304,43 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
           "none in the reference tables (McGarry's thread creation vs threads alive, a figure)",
           params=(Param("threads", 0, (), "threads kept alive during the batch"),), size_param="threads",
           sweep=("threads", (0, 100, 1000))),
+    # ---- mechanism (issue #22): the native pieces a sandbox's crossing is made of
+    # (osbench_analysis/mechanism.py adds them up beside each environment's crossing).
+    Probe("seccomp_trap", "mechanism", "getpid(MAGIC) trapped by a seccomp filter (SECCOMP_RET_TRAP): SIGSYS "
+          "delivered to a handler in the same process, which sets the return value, + sigreturn", False,
+          "none in the reference tables (what gVisor's systrap platform pays per system call before the Sentry "
+          "sees it: filter + trap + signal delivery + sigreturn)",
+          # the filter lasts as long as the process: osbench-parent, which ends with its run
+          params=(PARENT,), native_parent=True),
+    Probe("signal_trap_self", "mechanism", "a breakpoint instruction (int3/brk) raising SIGTRAP, handled, "
+          "returned from", False,
+          "none in the reference tables (signal delivery + sigreturn with no system call; compare signal_catch, "
+          "which adds kill(2))"),
+    Probe("ptrace_syscall_stop", "mechanism", "one system call of a tracee under PTRACE_SYSCALL: two stops "
+          "(entry, exit), each a waitpid + ptrace resume by the tracer", True,
+          "none in the reference tables (the ptrace round trips of UML and gVisor's ptrace platform, "
+          "strace-style: two stops per call)",
+          params=forking(), forks=True, max_iterations=1_000_000),
+    Probe("ptrace_sysemu_stop", "mechanism", "one system call of a tracee under PTRACE_SYSEMU: one stop at "
+          "entry (the call is not performed), a waitpid + ptrace resume by the tracer", True,
+          "none in the reference tables (what UML and gVisor's ptrace platform pay per guest system call "
+          "before their own handling: one PTRACE_SYSEMU stop)",
+          params=forking(), forks=True, max_iterations=1_000_000),
+    # ---- applications (issue #22): one iteration is one whole run of something a user runs, in
+    # every environment (the host's own programs, seen through each sandbox's view of the host's root)
+    Probe("app_compile", "apps", "one compile of a small C file (60 lines): fork + exec /usr/bin/cc -O0 -pipe -c "
+          "+ waitpid", False,   # the program inherits the worker's CPU: one placement, as a user runs it
+          "none in the reference tables (an application workload: the published compile rows are whole builds)",
+          uses_workdir=True, params=forking(), forks=True, max_iterations=10_000),
+    Probe("app_tar", "apps", "one archive of a tree of `files` files of 1 KiB: fork + exec /bin/tar -cf + waitpid",
+          False, "none in the reference tables (an application workload)", uses_workdir=True,
+          params=forking(Param("files", 100, (), "files of 1 KiB in the archived tree")), size_param="files",
+          forks=True, max_iterations=10_000),
+    Probe("app_kv", "apps", "one client session with a key-value server process on 127.0.0.1 (TCP): connect, "
+          "`requests` requests (SET, then GET of the same key, alternately), each answered, close", True,
+          "none in the reference tables (an application workload: a small key-value server on loopback)",
+          params=forking(Param("requests", 100, (), "requests per session")), size_param="requests",
+          work_param="requests", forks=True, max_iterations=100_000),
     # ---- GNU Mach's side of the emulated-CPU comparison (environments/mach.py):
     # counted in guest instructions under QEMU -icount, beside linux-tcg's.
     Probe("mach_null_trap", "mach", "one null_port trap (-10): kernel entry and exit, returns MACH_PORT_NULL", False,
@@ -368,6 +405,12 @@ ARCHITECTURE_PROBES = ("null_syscall", "syscall_mix", "stat", "open_close", "fil
                        "malloc_free_small", "pipe_pingpong", "fork_exit", "fork_exec", "thread_create_join",
                        # GNU Mach's primitives (the mach environment is a microkernel: sandbox_probes apply)
                        *(n for n, p in PROBES.items() if p.guest == "mach"))
+
+
+#: The application workloads (issue #22): whole runs of real programs, for every environment when asked
+#: (``--sandbox-probes`` or ``sandbox_probes``); not in the quick profile's sandbox set: in a sandbox one
+#: compile takes longer than that profile's whole budget per condition allows.
+APPLICATION_PROBES = tuple(n for n, p in PROBES.items() if p.family == "apps")
 
 
 class ProbeError(OsbenchError, ValueError):
