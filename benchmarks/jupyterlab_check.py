@@ -53,7 +53,9 @@ def checkout_state() -> tuple:
     (paper/generated/ and .ipynb_checkpoints/ are ignored), and the generated files' times."""
     status = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=REPO, capture_output=True,
                             text=True).stdout
-    ignored_noise = ("__pycache__", "build/")   # bytecode, and this script's own screenshots
+    # bytecode, this script's own screenshots, and JupyterLab's checkpoint of an opened notebook (git-ignored:
+    # the server's, made on the first open in a fresh clone, not anything a notebook writes)
+    ignored_noise = ("__pycache__", "build/", ".ipynb_checkpoints/")
     lines = tuple(sorted(x for x in status.splitlines() if not any(n in x for n in ignored_noise)))
     generated = REPO / "paper" / "generated"
     return lines, tuple(sorted((str(p), p.stat().st_mtime_ns) for p in generated.rglob("*")))
