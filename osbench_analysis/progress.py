@@ -100,7 +100,9 @@ def bar(*, total: int, initial: int = 0, desc: str, unit: str, disable: bool = F
     except ImportError:  # a notebook without ipywidgets: the text bar, in the cell's output
         main = tqdm(**common, file=sys.stderr, dynamic_ncols=True)
     # a widget's lines are plain output (stdout), not stderr's error-coloured stream
-    widget = type(main).__module__.startswith("tqdm.notebook")
+    from tqdm.notebook import tqdm as notebook_tqdm   # tqdm.auto's class is defined in tqdm.auto, not here
+
+    widget = isinstance(main, notebook_tqdm)
     bars, line_files = [main], [sys.stdout if widget else sys.stderr]
     stream = None if disable else terminal_stream()
     if stream is not None:
