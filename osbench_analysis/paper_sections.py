@@ -183,11 +183,17 @@ def value_cell(probe: str, variant: str, ns: float, lo: float, hi: float) -> str
 
 def results_tex(result) -> str:
     """The appendix of every condition measured natively: per family one table, ordered by cost."""
+    from osbench_analysis.stats.pooled import WITHIN_ONE_CAMPAIGN
+
     lvl = percent_tex(result.settings.level)
     out = [r"\section{Every condition measured on native Linux}\label{sec:all-native}",
            f"Tables~\\ref{{tab:res-first}}--\\ref{{tab:res-last}} give, family by family, the {ESTIMAND} of every "
-           f"condition measured on native Linux with its {lvl} interval; bandwidth probes are given in bytes per "
-           "second. The file system a file probe ran on is named in its own column.", ""]
+           f"condition measured on native Linux in the baseline campaign with its {lvl} interval "
+           f"{WITHIN_ONE_CAMPAIGN}; bandwidth probes are given in bytes per "
+           "second. The file system a file probe ran on is named in its own column."
+           + (f" How far the host's {result.pooling.n_campaigns_max} comparable campaigns spread is in "
+              "Table~\\ref{tab:spread} and Figure~\\ref{fig:reproducibility}."
+              if getattr(result, "pooling", None) is not None and result.pooling.n_campaigns_max > 1 else ""), ""]
     fams = _family_estimates(result)
     names = list(fams)
     for i, (family, est) in enumerate(fams.items()):
@@ -206,7 +212,7 @@ def results_tex(result) -> str:
                         f"{runs} \\\\")
         out.append(_table("lllllr", rf"Probe & Variant & File system & Placement & Per operation [{lvl} CI] & Runs",
                           rows, f"{tex_escape(family)} on native Linux: the {ESTIMAND} per operation with its {lvl} "
-                          "interval, ordered by cost ($\\dagger$: the runs are not alike or too few; the runs a slow "
+                          f"interval {WITHIN_ONE_CAMPAIGN}, ordered by cost ($\\dagger$: the runs are not alike or too few; the runs a slow "
                           "minority would need in brackets).", label, size=r"\scriptsize", placement="!htbp"))
     return "\n".join(out)
 
@@ -564,7 +570,7 @@ def _crossing_sentences(inp: SectionInputs) -> str:
     from osbench_analysis.plots_architectures import env_short
 
     result = inp.result
-    cc = result.crossing_costs
+    cc = quoted_crossing_costs(result)
     if cc is None or not len(cc):
         return ""
     cc = cc[(cc["host"] == result.hosts[0]) & (cc["placement"] == MAIN_PLACEMENT)].sort_values("cost_ns", ascending=False)
@@ -582,7 +588,33 @@ def _crossing_sentences(inp: SectionInputs) -> str:
                    + " no added cost is measurable"
                    + f" ({'; '.join(time_with_ci_tex(r.cost_ns, r.ci_low_ns, r.ci_high_ns) for r in free)})"
                    if free else "") + ".")
+    if sentences:
+        k = int(cc["n_campaigns"].max()) if "n_campaigns" in cc else 1
+        sentences.append(f" These intervals are over the host's {k} campaigns." if k > 1 else
+                         " These intervals are within one campaign.")
     return "".join(sentences)
+
+
+def quoted_crossing_costs(result) -> pd.DataFrame | None:
+    """The crossing costs the prose quotes: pooled over the host's comparable campaigns where a condition
+    pools (the same estimand, the geometric mean of run medians, combined over campaigns, with its interval
+    over campaigns), else the one campaign's; ``n_campaigns`` says which."""
+    cc = result.crossing_costs
+    if cc is None or not len(cc):
+        return cc
+    cc = cc.assign(n_campaigns=1)
+    p = getattr(result, "pooling", None)
+    pc = p.crossing_costs if p is not None else None
+    if pc is None or not len(pc):
+        return cc
+    pc = pc[pc["n_campaigns"] > 1]
+    keys = ["host", "environment", "probe", "placement"]
+    cols = ["cost_ns", "ci_low_ns", "ci_high_ns", "n_campaigns"]
+    m = cc.drop(columns=cols[1:] + ["cost_ns"]).merge(pc[[*keys, *cols]], on=keys, how="left")
+    same = cc.reset_index(drop=True)
+    for c in cols:
+        m[c] = m[c].where(m[c].notna(), same[c])
+    return m
 
 
 def _service_range(result):

@@ -75,4 +75,50 @@ def reproducibility_figures(pooling) -> dict:
     return figs
 
 
-__all__ = ["campaigns_forest", "reproducibility_figures"]
+def _deviations(values: pd.DataFrame, pooled: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Each campaign's value of a pooled condition relative to the pooled value (log scale)."""
+    p = pooled[pooled["n_campaigns"] > 1]
+    m = values.merge(p[[*keys, "estimate"]], on=keys)
+    return m.assign(deviation=np.exp(m["y"] - np.log(m["estimate"])))
+
+
+def spread_overview(pooling):
+    """The body's one reproducibility figure: for every pooled condition, each campaign's value divided by
+    the pooled value, per environment, for absolute times (left) and for ratios to the baseline paired
+    within rounds (right): campaign-to-campaign spread at a glance, on one relative axis."""
+    import matplotlib.pyplot as plt
+
+    from osbench_analysis import reproducibility as repro
+
+    keys = repro.CONDITION
+    est = pooling.estimates.rename(columns={"estimate_ns": "estimate"})
+    absolute = _deviations(pooling.values, est, keys)
+    paired = repro.paired_values(pooling.values, pooling.rounds, pooling.baseline)
+    paired = paired.assign(campaign_id=paired["round"])
+    ratios = _deviations(paired, pooling.ratios.rename(columns={"ratio": "estimate"}), keys) \
+        if len(pooling.ratios) else pd.DataFrame(columns=[*keys, "deviation", "campaign_id"])
+    envs = list(dict.fromkeys([*absolute["environment"], *ratios["environment"]]))
+    campaigns = sorted(set(absolute["campaign_id"]) | set(ratios["campaign_id"]))
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, 2.9), sharey=True)
+    cmap = plt.get_cmap("viridis", max(len(campaigns), 2))
+    rng = np.random.default_rng(0)          # jitter only: fixed, so the figure is the same on every build
+    for ax, d, title in ((axes[0], absolute, "absolute time per operation"),
+                         (axes[1], ratios, f"ratio to {pooling.baseline} (same round)")):
+        for x, env in enumerate(envs):
+            part = d[d["environment"] == env]
+            for k, cid in enumerate(sorted(part["campaign_id"].unique())):
+                v = part[part["campaign_id"] == cid]["deviation"].to_numpy(float)
+                ax.scatter(x + (k - 1) * 0.22 + rng.uniform(-0.07, 0.07, len(v)), v, s=5, alpha=0.6,
+                           color=cmap(campaigns.index(cid) if cid in campaigns else k), linewidths=0)
+        ax.axhline(1.0, color="0.3", lw=0.8)
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(envs)), envs, rotation=30, ha="right", fontsize=7)
+        ax.set_title(title, fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+    n = pooling.n_campaigns_max
+    axes[0].set_ylabel(f"campaign / pooled over {n} campaigns", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+__all__ = ["campaigns_forest", "reproducibility_figures", "spread_overview"]
