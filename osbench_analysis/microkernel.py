@@ -149,13 +149,18 @@ def table_tex(tab: pd.DataFrame) -> str:
 
 
 def published_tex(pub: pd.DataFrame) -> str:
-    """The published figures, each in its own unit and on its own hardware."""
-    lines = [r"\begin{tabular}{lllp{6cm}}", r"\toprule", r"System & As published & Unit & What, where \\",
+    """The published figures, one row per published comparison (the systems it sets side by side), each
+    in its own unit, with what was measured as the source states it."""
+    lines = [r"\begin{tabular}{p{3.2cm}p{2.2cm}p{9.4cm}}", r"\toprule", r"Systems, as published & Unit & What was measured \\",
              r"\midrule"]
-    for _, r in pub.iterrows():
-        lines.append(f"{tex_escape(r['system_as_published'])} & {tex_escape(r['cell_as_published'])} & "
-                     f"{tex_escape(r.get('unit_label', ''))} & {tex_escape(r.get('semantics', ''))} "
-                     f"({tex_escape(r.get('hardware', ''))}) \\\\")
+    # a table without the comparison it belongs to: each row its own
+    key = pub["metric_id"] if "metric_id" in pub else pd.Series(range(len(pub)), index=pub.index)
+    for _, g in pub.groupby(key, sort=False):
+        r = g.iloc[0]
+        systems = ", ".join(f"{tex_escape(s)} {tex_escape(c)}" for s, c in zip(g["system_as_published"],
+                                                                           g["cell_as_published"]))
+        what = str(r.get("semantics", ""))
+        lines.append(f"{systems} & {tex_escape(r.get('unit_label', ''))} & {tex_escape(what)} \\\\")
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     return "\n".join(lines)
 
@@ -260,11 +265,8 @@ def section_tex(tab: pd.DataFrame, pub: pd.DataFrame) -> str:
     the unit, the findings, the pair table, the figure, the published figures and the caveats."""
     lines = [
         "This comparison runs GNU Mach~\\citep{accetta1986mach}, a microkernel, and Linux, a monolithic kernel, "
-        "as guests of the same CPU emulator, so that the kernel is the main thing that differs between them. "
-        "Its unit is not time: it is the number of guest instructions each kernel and its user program retire "
-        "per operation, counted by the emulator. Every instruction is one tick, so caches, TLBs and the cost of "
-        "privileged instructions do not enter; the unit measures path length, and it never shares an axis or a "
-        "column with the host's nanoseconds.",
+        "as guests of the same CPU emulator and counts the guest instructions each retires per operation: a path "
+        "length, not a time (what the unit leaves out is stated below the tables).",
         findings_tex(tab),
         "",
         r"\begin{table}[t]", r"\centering", r"\scriptsize", r"\setlength{\tabcolsep}{3pt}",
@@ -290,9 +292,9 @@ def section_tex(tab: pd.DataFrame, pub: pd.DataFrame) -> str:
             "or time-stamp-counter ticks are in Table~\\ref{tab:published-ipc}): another unit on other "
             "hardware, not comparable with instruction counts.",
             r"\begin{table}[t]", r"\centering", r"\scriptsize",
-            r"\resizebox{\linewidth}{!}{\input{generated/microkernel_published}}",
-            r"\caption{Published microkernel IPC figures (Mach against L3 and L4, as the MINIX~3 study's "
-            r"background cites them), in their authors' units and on their hardware; no intervals published.}",
+            r"\input{generated/microkernel_published}",
+            r"\caption{Published microkernel IPC figures (Mach against L3 and L4) as the MINIX~3 study's "
+            r"background cites them from Liedtke's work, in the cited unit; hardware not stated, no intervals.}",
             r"\label{tab:microkernel-published}", r"\end{table}", ""]
     lines += [r"\input{generated/microkernel_caveats}", ""]
     return "\n".join(lines)
