@@ -167,9 +167,10 @@ def write_generated(result, out_dir: str | Path | None = None, campaigns_root: s
     for name, fig in result.figures().items():
         written += plots.save_figure(fig, out, name)
         plots.close(fig)
-    written += paper_sections.write_sections(result, out)
+    micro = microkernel.from_campaigns(root=campaigns_root)
+    written += paper_sections.write_sections(result, out, microkernel_table=micro[0])
     written += write_reproducibility(result, out)
-    written += microkernel.write_section(out, root=campaigns_root)
+    written += microkernel.write_section(out, loaded=micro)
     return written
 
 

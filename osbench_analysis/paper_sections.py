@@ -707,8 +707,11 @@ def abstract_tex(inp: SectionInputs) -> str:
     return text + "\n"
 
 
-def conclusion_tex(inp: SectionInputs) -> str:
-    """The Conclusion: the findings, each with its interval, generated from the same numbers as the abstract."""
+def conclusion_tex(inp: SectionInputs, micro: pd.DataFrame | None = None) -> str:
+    """The Conclusion: the findings, each with its interval, generated from the same numbers as the abstract;
+    `micro`: section (a)'s comparison (microkernel.comparison), when measured."""
+    from osbench_analysis import microkernel
+
     out = [r"\section{Conclusion}\label{sec:conclusion}",
            "Moving a kernel service out of the kernel costs, on present hardware, what the crossing to the server "
            "costs, and the crossing is what the designs differ in."]
@@ -724,7 +727,8 @@ def conclusion_tex(inp: SectionInputs) -> str:
     out.append("Third, the published factors most often quoted for `microkernels' come from xnu, a hybrid that serves "
                "these calls in its kernel; they bound a different design and cannot be compared with ours as if they "
                "measured the same one. A real microkernel on the same emulated CPU as Linux "
-               "(Section~\\ref{sec:microkernel}) is the comparison that answers the question directly.")
+               "(Section~\\ref{sec:microkernel}) is the comparison that answers the question directly."
+               + microkernel.conclusion_sentence(micro))
     return "\n".join(out) + "\n"
 
 
@@ -788,8 +792,9 @@ def validation_tex(cells: pd.DataFrame) -> str:
     return " ".join(out) + "\n"
 
 
-def write_sections(result, out_dir: str | Path, reference_root=None) -> list[Path]:
-    """Write every generated section and its figures into out_dir."""
+def write_sections(result, out_dir: str | Path, reference_root=None, microkernel_table=None) -> list[Path]:
+    """Write every generated section and its figures into out_dir (microkernel_table: section (a)'s
+    comparison, for the Conclusion)."""
     from osbench_analysis import plots
 
     out = Path(out_dir)
@@ -797,7 +802,7 @@ def write_sections(result, out_dir: str | Path, reference_root=None) -> list[Pat
     inp = SectionInputs.build(result, reference_root)
     texts = {"abstract": abstract_tex(inp), "background_studies": background_tex(inp),
              "results": results_tex(result), "architectures": architectures_tex(inp),
-             "scalability": scalability_tex(result), "conclusion": conclusion_tex(inp),
+             "scalability": scalability_tex(result), "conclusion": conclusion_tex(inp, microkernel_table),
              "architectures_figure": architectures_figure_tex(inp),
              "environments": environments_tex(result), "reproduce": reproduce_tex(result),
              "validation": validation_tex(load_validation())}

@@ -135,3 +135,12 @@ def test_published_table_has_one_row_per_published_comparison():
                            "unit_label": "µs", "semantics": "smallest message"}])
     body = microkernel.published_tex(pub).split("\\midrule")[1].split("\\bottomrule")[0]
     assert body.count("\\\\") == 2 and "Mach 230, L4 10" in body
+
+
+def test_conclusion_sentence_quotes_the_tables_range_or_nothing():
+    tab = microkernel.comparison(samples())
+    ratios = tab["ratio"].dropna()
+    s = microkernel.conclusion_sentence(tab)
+    assert f"{microkernel.sig3(ratios.min())}--{microkernel.sig3(ratios.max())} times" in s and "over 2 pairs" in s
+    assert microkernel.conclusion_sentence(tab.assign(ratio=np.nan)) == ""
+    assert microkernel.conclusion_sentence(None) == ""
