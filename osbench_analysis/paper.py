@@ -198,6 +198,23 @@ def reproducibility_tex(result) -> str:
         r"\label{fig:reproducibility}", r"\end{figure}", ""])
 
 
+def _family_of(figure_name: str) -> str:
+    """The family a per-family reproducibility figure is of (its name is reproducibility_<slug>[_<part>])."""
+    from osbench_analysis import families
+    from osbench_analysis.plots_reproducibility import _slug
+
+    slug = figure_name.removeprefix("reproducibility_")
+    return next((f for f in families.FAMILIES if slug == _slug(f) or slug.startswith(_slug(f) + "_")),
+                slug.replace("_", " "))
+
+
+def _family_rank(figure_name: str) -> int:
+    from osbench_analysis import families
+
+    fam = _family_of(figure_name)
+    return list(families.FAMILIES).index(fam) if fam in families.FAMILIES else len(families.FAMILIES)
+
+
 def write_reproducibility(result, out: Path) -> list[Path]:
     from osbench_analysis import plots, plots_reproducibility
 
@@ -207,16 +224,19 @@ def write_reproducibility(result, out: Path) -> list[Path]:
         fig = plots_reproducibility.spread_overview(p)
         written += plots.save_figure(fig, out, "reproducibility_overview")
         plots.close(fig)
-        # the per-family figures Analysis.figures() named, written above by write_generated
-        names = sorted(f.stem for f in out.glob("reproducibility_*.pdf") if f.stem != "reproducibility_overview")
+        # the per-family figures Analysis.figures() named (written above by write_generated), in the families' order
+        names = sorted((f.stem for f in out.glob("reproducibility_*.pdf") if f.stem != "reproducibility_overview"),
+                       key=lambda n: (_family_rank(n), n))
     else:
         names = []
     body = [r"\section{Campaign to campaign, per family}\label{sec:reproducibility}",
             "Each condition pooled over campaigns: every campaign's estimate with its interval over runs, and "
             "the pooled estimate with its interval over campaigns.", ""] if names else []
-    body += [r"\begin{figure}[p]\centering\includegraphics[width=\linewidth,height=0.9\textheight,keepaspectratio]"
-             f"{{generated/{n}}}\\caption{{Campaign to campaign: {tex_escape(n.removeprefix('reproducibility_').replace('_', ' '))}.}}"
-             r"\end{figure}" for n in names]
+    lvl = f"{p.level:.0%}".replace("%", r"\%") if p is not None else ""
+    body += [r"\begin{figure}[p]\centering\includegraphics[width=\linewidth,height=0.85\textheight,keepaspectratio]"
+             f"{{generated/{n}}}\\caption{{Campaign to campaign, {tex_escape(_family_of(n))}: each campaign's estimate "
+             f"with its {lvl} interval over runs (colour) and the value pooled over {p.n_campaigns_max} campaigns with "
+             "its interval over campaigns (black).}" r"\end{figure}" for n in names]
     written.append(write_text(out / "reproducibility_appendix.tex", "\n".join(body) + "\n"))
     return written
 

@@ -122,7 +122,7 @@ def spread_overview(pooling):
         ax.set_xticks(range(len(envs)), envs, rotation=30, ha="right", fontsize=7)
         ax.set_title(title, fontsize=8)
         ax.grid(axis="y", alpha=0.3)
-    axes[0].set_yticks([0.25, 0.5, 0.8, 1, 1.25, 2])
+    axes[0].set_yticks([0.25, 0.5, 1, 2])
     n = pooling.n_campaigns_max
     axes[0].set_ylabel(f"campaign / pooled over {n}", fontsize=8)
     handles = [plt.Line2D([], [], ls="", marker="o", ms=4, color=cmap(k)) for k in range(len(rounds))]
