@@ -168,10 +168,24 @@ def write_generated(result, out_dir: str | Path | None = None, campaigns_root: s
         written += plots.save_figure(fig, out, name)
         plots.close(fig)
     micro = microkernel.from_campaigns(root=campaigns_root)
-    written += paper_sections.write_sections(result, out, microkernel_table=micro[0])
+    written += paper_sections.write_sections(result, out, microkernel_table=micro[0],
+                                             other_campaigns=other_campaigns(result, campaigns_root))
     written += write_reproducibility(result, out)
     written += microkernel.write_section(out, loaded=micro)
     return written
+
+
+def other_campaigns(result, root=None) -> dict:
+    """campaign id -> (Manifest, use) of the campaigns the paper reads beside the analysis' own: the
+    earlier campaigns pooled with them and section (a)'s guest campaigns (for the reproduction table)."""
+    from osbench_analysis import microkernel, reproducibility
+
+    every = reproducibility.catalog_manifests(root)
+    p = getattr(result, "pooling", None)
+    pooled = {c for ids in (p.campaigns.values() if p is not None else []) for c in ids}
+    out = {cid: (every[cid], "pooled") for cid in pooled if cid in every}
+    out.update({cid: (mf, "microkernel comparison") for cid, mf in every.items() if mf.environment in microkernel.GUEST_ENVIRONMENTS})
+    return out
 
 
 def reproducibility_tex(result) -> str:

@@ -559,15 +559,19 @@ def _same_binaries_sentence(result) -> str:
             "run natively with only the probes' folder served by the FUSE server.\n")
 
 
-def reproduce_tex(result) -> str:
-    """Campaign ids, their sealed files' checksums, the code commit and the command."""
+def reproduce_tex(result, other_campaigns: dict | None = None) -> str:
+    """Campaign ids, their sealed files' checksums, the code commit and the command; other_campaigns:
+    campaign id -> (Manifest, what it is used for) for the campaigns read beside the analysis' own
+    (the earlier campaigns pooled with them, section (a)'s guest campaigns)."""
     rows = []
-    for cid in result.campaign_ids:
-        mf = result.manifests[cid]
+    own = [(cid, result.manifests[cid], "") for cid in result.campaign_ids]
+    more = [(cid, mf, use) for cid, (mf, use) in sorted((other_campaigns or {}).items()) if cid not in result.manifests]
+    for cid, mf, use in own + more:
         sums = "; ".join(f"{name} {v.get('sha256', '')[:16]}" for name, v in sorted(mf.files.items()))
         git = mf.host.get("git", {}) or {}
         commit = (git.get("commit") or "")[:10] + ("+dirty" if git.get("dirty") else "")
-        rows.append(f"\\texttt{{{tex_escape(cid)}}} & {tex_escape(mf.environment)} & {tex_escape(commit)} & "
+        rows.append(f"\\texttt{{{tex_escape(cid)}}} & {tex_escape(mf.environment)}"
+                    + (f" ({tex_escape(use)})" if use else "") + f" & {tex_escape(commit)} & "
                     f"\\texttt{{{tex_escape(sums)}}} \\\\")
     return ("Every number, table and figure of this paper is regenerated from the sealed campaigns below by "
             "\\texttt{make paper} (\\texttt{osbench paper}); a campaign's seal lists the SHA-256 of each of its "
@@ -792,9 +796,10 @@ def validation_tex(cells: pd.DataFrame) -> str:
     return " ".join(out) + "\n"
 
 
-def write_sections(result, out_dir: str | Path, reference_root=None, microkernel_table=None) -> list[Path]:
+def write_sections(result, out_dir: str | Path, reference_root=None, microkernel_table=None,
+                   other_campaigns: dict | None = None) -> list[Path]:
     """Write every generated section and its figures into out_dir (microkernel_table: section (a)'s
-    comparison, for the Conclusion)."""
+    comparison, for the Conclusion; other_campaigns: for the reproduction table, see reproduce_tex)."""
     from osbench_analysis import plots
 
     out = Path(out_dir)
@@ -804,7 +809,7 @@ def write_sections(result, out_dir: str | Path, reference_root=None, microkernel
              "results": results_tex(result), "architectures": architectures_tex(inp),
              "scalability": scalability_tex(result), "conclusion": conclusion_tex(inp, microkernel_table),
              "architectures_figure": architectures_figure_tex(inp),
-             "environments": environments_tex(result), "reproduce": reproduce_tex(result),
+             "environments": environments_tex(result), "reproduce": reproduce_tex(result, other_campaigns),
              "validation": validation_tex(load_validation())}
     written = []
     for name, text in texts.items():
