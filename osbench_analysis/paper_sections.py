@@ -576,8 +576,10 @@ def reproduce_tex(result, other_campaigns: dict | None = None) -> str:
     return ("Every number, table and figure of this paper is regenerated from the sealed campaigns below by "
             "\\texttt{make paper} (\\texttt{osbench paper}); a campaign's seal lists the SHA-256 of each of its "
             "files, checked on every load.\n"
-            + _table("llll", "Campaign & Environment & Code commit & Sealed files (SHA-256, first 16 hex digits)",
-                     rows, "The sealed campaigns this paper is computed from.", "tab:campaigns",
+            + _table("lllp{3.2cm}", "Campaign & Environment & Code commit & Sealed files (SHA-256, first 16 hex digits)",
+                     rows, "The sealed campaigns this paper is computed from"
+                     + ("; pooled: an earlier campaign pooled with the analysis' own; guest: a campaign of the "
+                        "microkernel comparison (Section~\\ref{sec:microkernel})" if more else "") + ".", "tab:campaigns",
                      size=r"\scriptsize"))
 
 

@@ -141,9 +141,9 @@ def test_reproduction_table_lists_the_pooled_and_guest_campaigns_beside_the_anal
 
     result = types.SimpleNamespace(campaign_ids=["c3-native"], manifests={"c3-native": manifest("native", "aa")})
     other = {"c1-native": (manifest("native", "bb"), "pooled"), "c3-native": (manifest("native", "aa"), "pooled"),
-             "g1-mach": (manifest("mach", "cc"), "microkernel comparison")}
+             "g1-mach": (manifest("mach", "cc"), "guest")}
     tex = paper_sections.reproduce_tex(result, other)
     rows = [line for line in tex.splitlines() if line.startswith("\\texttt{")]
     assert [r.split("}")[0] for r in rows] == ["\\texttt{c3-native", "\\texttt{c1-native", "\\texttt{g1-mach"]
-    assert "native (pooled)" in rows[1] and "mach (microkernel comparison)" in rows[2] and "bbbbbbbbbbbbbbbb" in rows[1]
+    assert "native (pooled)" in rows[1] and "mach (guest)" in rows[2] and "bbbbbbbbbbbbbbbb" in rows[1]
     assert "(pooled)" not in rows[0]          # the analysis' own campaign is listed once, as its own
