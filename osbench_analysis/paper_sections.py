@@ -580,7 +580,7 @@ def reproduce_tex(result, other_campaigns: dict | None = None) -> str:
                      rows, "The sealed campaigns this paper is computed from"
                      + ("; pooled: an earlier campaign pooled with the analysis' own; guest: a campaign of the "
                         "microkernel comparison (Section~\\ref{sec:microkernel})" if more else "") + ".", "tab:campaigns",
-                     size=r"\scriptsize"))
+                     size=r"\scriptsize", placement="!ht"))
 
 
 def _crossing_sentences(inp: SectionInputs) -> str:
