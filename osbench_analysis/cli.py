@@ -146,7 +146,7 @@ def _analyze(args) -> None:
         written = reference_compare.write_reference(result, args.reference_root, args.out_dir)
     else:
         result = analysis.analyze(args.campaigns or None, **_analysis_kwargs(args))
-        written = paper.write_generated(result, out_dir=args.out_dir)
+        written = paper.write_generated(result, out_dir=args.out_dir, campaigns_root=args.root)
         if args.command == "paper":
             written += reference_compare.write_reference(result, args.reference_root, args.out_dir)
     print(f"wrote {len(written)} files to {written[0].parent if written else args.out_dir}")

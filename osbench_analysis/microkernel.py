@@ -149,13 +149,18 @@ def table_tex(tab: pd.DataFrame) -> str:
 
 
 def published_tex(pub: pd.DataFrame) -> str:
-    """The published figures, each in its own unit and on its own hardware."""
-    lines = [r"\begin{tabular}{lllp{6cm}}", r"\toprule", r"System & As published & Unit & What, where \\",
+    """The published figures, one row per published comparison (the systems it sets side by side), each
+    in its own unit, with what was measured as the source states it."""
+    lines = [r"\begin{tabular}{p{3.2cm}p{2.2cm}p{9.4cm}}", r"\toprule", r"Systems, as published & Unit & What was measured \\",
              r"\midrule"]
-    for _, r in pub.iterrows():
-        lines.append(f"{tex_escape(r['system_as_published'])} & {tex_escape(r['cell_as_published'])} & "
-                     f"{tex_escape(r.get('unit_label', ''))} & {tex_escape(r.get('semantics', ''))} "
-                     f"({tex_escape(r.get('hardware', ''))}) \\\\")
+    # a table without the comparison it belongs to: each row its own
+    key = pub["metric_id"] if "metric_id" in pub else pd.Series(range(len(pub)), index=pub.index)
+    for _, g in pub.groupby(key, sort=False):
+        r = g.iloc[0]
+        systems = ", ".join(f"{tex_escape(s)} {tex_escape(c)}" for s, c in zip(g["system_as_published"],
+                                                                           g["cell_as_published"]))
+        what = str(r.get("semantics", ""))
+        lines.append(f"{systems} & {tex_escape(r.get('unit_label', ''))} & {tex_escape(what)} \\\\")
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     return "\n".join(lines)
 
@@ -213,7 +218,115 @@ def from_campaigns(campaigns: list[str] | None = None, root: str | Path | None =
 
     cat = store.catalog(root)
     if campaigns is None:
-        campaigns = list(cat[cat["environment"].isin([MACH, LINUX, LINUX_NOMITIG])]["campaign_id"])
+        campaigns = list(cat[cat["environment"].isin([MACH, LINUX, LINUX_NOMITIG])]["campaign_id"]) if len(cat) else []
+    if not campaigns:
+        return pd.DataFrame(), {}
     manifests, samples = store.load_campaigns(campaigns, root)
     facts = next((m.environment_facts for m in manifests.values() if m.environment == MACH), {})
     return comparison(samples), facts
+
+
+# ------------------------------------------------------------------ the paper's section (a)
+
+def _ratio_range(tab: pd.DataFrame, column: str = "ratio") -> tuple[float, float] | None:
+    r = tab[column].to_numpy(float)
+    r = r[np.isfinite(r)]
+    return (float(r.min()), float(r.max())) if len(r) else None
+
+
+def measured(tab: pd.DataFrame | None) -> bool:
+    """Whether `tab` (comparison) holds at least one pair measured on both kernels."""
+    return tab is not None and len(tab) > 0 and "ratio" in tab and bool(np.isfinite(tab["ratio"].to_numpy(float)).any())
+
+
+def conclusion_sentence(tab: pd.DataFrame | None) -> str:
+    """The Conclusion's sentence on section (a): the range of Linux / Mach in instructions, or ''."""
+    if not measured(tab):
+        return ""
+    lo, hi = _ratio_range(tab)
+    n = int(np.isfinite(tab["ratio"].to_numpy(float)).sum())
+    return (f" On it, Linux retires {sig3(lo)}--{sig3(hi)} times as many instructions per operation as GNU Mach "
+            f"over {n} pairs of primitives: a path length without caches or TLBs, not a time.")
+
+
+def findings_tex(tab: pd.DataFrame) -> str:
+    """The sentences with numbers of section (a), every number from `tab`: how many pairs,
+    the range of Linux / Mach, and the same with mitigations=off."""
+    ok = tab[np.isfinite(tab["ratio"].to_numpy(float))]
+    if ok.empty:
+        return ""
+    lo, hi = _ratio_range(ok)
+    exact = int(ok["ratio_exact"].astype(bool).sum())
+    below = ok[ok["ratio"] < 1]
+    s = (f"Over the {len(ok)} pairs measured, Linux retires {sig3(lo)}--{sig3(hi)} times as many instructions "
+         f"per operation as GNU Mach (Table~\\ref{{tab:microkernel}}, Figure~\\ref{{fig:microkernel}}); "
+         f"{exact} of the {len(ok)} ratios are exact, every boot of both kernels counting the same.")
+    if len(below):
+        s += (f" Mach's path is the longer one for "
+              + ", ".join(f"\\texttt{{{tex_escape(p)}}}" for p in below["mach_probe"]) + ".")
+    off = ok["linux_nomitig_median"].to_numpy(float) / ok["mach_median"].to_numpy(float)
+    change = ok["linux_nomitig_median"].to_numpy(float) / ok["linux_median"].to_numpy(float) - 1
+    has = np.isfinite(off)
+    if has.any():
+        worst = float(np.max(np.abs(change[has])))
+        s += (f" With \\texttt{{mitigations=off}} the factor is {sig3(off[has].min())}--{sig3(off[has].max())}: "
+              f"Linux's speculative-execution defences, which this Mach lacks, change its counts by at most "
+              f"{sig3(100 * worst)}\\%" + (", a small part of the difference." if worst < 0.1 else "."))
+    return s
+
+
+def section_tex(tab: pd.DataFrame, pub: pd.DataFrame) -> str:
+    """paper/generated/microkernel.tex: the body of section (a) (paper.tex gives its heading and label):
+    the unit, the findings, the pair table, the figure, the published figures and the caveats."""
+    lines = [
+        "This comparison runs GNU Mach~\\citep{accetta1986mach}, a microkernel, and Linux, a monolithic kernel, "
+        "as guests of the same CPU emulator and counts the guest instructions each retires per operation: a path "
+        "length, not a time (what the unit leaves out is stated below the tables).",
+        findings_tex(tab),
+        "",
+        r"\begin{table}[t]", r"\centering", r"\scriptsize", r"\setlength{\tabcolsep}{3pt}",
+        r"\resizebox{\linewidth}{!}{\input{generated/microkernel_table}}",
+        r"\caption{Microkernel and monolithic kernel on one emulated CPU: " + UNIT + ", per GNU Mach primitive "
+        r"and its Linux counterpart (median over boots, with the range of the boots' medians, or exact when every "
+        r"boot counted the same; second line: min / mean), their ratio, and Linux with \texttt{mitigations=off}. "
+        r"A count of instructions, not a time.}",
+        r"\label{tab:microkernel}", r"\end{table}",
+        "",
+        r"\begin{figure}[t]", r"\centering",
+        r"\includegraphics[width=0.9\linewidth]{generated/microkernel}",
+        r"\caption{Microkernel and monolithic kernel on one emulated CPU: guest instructions per operation "
+        r"(left, logarithmic; filled markers exact counts, bars the range over boots) and Linux / Mach (right). "
+        r"The axis is instructions, not time; it is not comparable with the host's nanoseconds.}",
+        r"\label{fig:microkernel}", r"\end{figure}",
+        "",
+    ]
+    if len(pub):
+        lines += [
+            "The published microkernel figures are set beside ours in their own units and on their own "
+            "hardware (Table~\\ref{tab:microkernel-published}; the IPC costs of seL4, L4Re and L3 in cycles "
+            "or time-stamp-counter ticks are in Table~\\ref{tab:published-ipc}): another unit on other "
+            "hardware, not comparable with instruction counts.",
+            r"\begin{table}[t]", r"\centering", r"\scriptsize",
+            r"\input{generated/microkernel_published}",
+            r"\caption{Published microkernel IPC figures (Mach against L3 and L4) as the MINIX~3 study's "
+            r"background cites them from Liedtke's work, in the cited unit; hardware not stated, no intervals.}",
+            r"\label{tab:microkernel-published}", r"\end{table}", ""]
+    lines += [r"\input{generated/microkernel_caveats}", ""]
+    return "\n".join(lines)
+
+
+def write_section(out_dir: str | Path, campaigns: list[str] | None = None, root: str | Path | None = None,
+                  reference: pd.DataFrame | None = None, loaded: tuple[pd.DataFrame, dict] | None = None) -> list[Path]:
+    """Section (a) of the paper from the sealed mach / linux-tcg campaigns (or `loaded`, what
+    from_campaigns returned): its tables, figure and microkernel.tex; nothing (and no stale
+    microkernel.tex) when no Mach campaign is stored."""
+    out = Path(out_dir)
+    tab, facts = loaded if loaded is not None else from_campaigns(campaigns, root)
+    section = out / "microkernel.tex"
+    if tab.empty or "mach_boots" not in tab or not tab["mach_boots"].astype(float).gt(0).any():
+        section.unlink(missing_ok=True)
+        return []
+    pub = published(reference)
+    written = write_tables(tab, pub, out, facts)
+    section.write_text(section_tex(tab, pub))
+    return [*written, section]

@@ -146,9 +146,10 @@ def write_text(path: Path, text: str) -> Path:
     return path
 
 
-def write_generated(result, out_dir: str | Path | None = None) -> list[Path]:
-    """Write tables, macros, methods text and figures of an analysis.Analysis."""
-    from osbench_analysis import plots
+def write_generated(result, out_dir: str | Path | None = None, campaigns_root: str | Path | None = None) -> list[Path]:
+    """Write tables, macros, methods text and figures of an analysis.Analysis, the reproducibility
+    table and figure, and section (a) from the mach / linux-tcg campaigns under campaigns_root."""
+    from osbench_analysis import microkernel, plots
 
     out = Path(out_dir) if out_dir else GENERATED
     out.mkdir(parents=True, exist_ok=True)
@@ -156,7 +157,7 @@ def write_generated(result, out_dir: str | Path | None = None) -> list[Path]:
         write_text(out / "per_op_table.tex", per_op_table_tex(
             paper_estimates(result.primary_estimates), f"Per-operation time on this machine: the {ESTIMAND} with its "
             f"{result.settings.level:.0%} "
-            f"confidence interval ({tex_escape(', '.join(sorted(set(result.estimates['ci_method']))))}; "
+            f"confidence interval within one campaign ({tex_escape(', '.join(sorted(set(result.estimates['ci_method']))))}; "
             "see Methods), flagged batches kept.".replace("%", r"\%"))),
         write_text(out / "macros.tex", macros_tex(paper_macros(result))),
         write_text(out / "methods.tex", result.methods_tex() + "\n"),
@@ -166,7 +167,91 @@ def write_generated(result, out_dir: str | Path | None = None) -> list[Path]:
     for name, fig in result.figures().items():
         written += plots.save_figure(fig, out, name)
         plots.close(fig)
-    written += paper_sections.write_sections(result, out)
+    micro = microkernel.from_campaigns(root=campaigns_root)
+    written += paper_sections.write_sections(result, out, microkernel_table=micro[0],
+                                             other_campaigns=other_campaigns(result, campaigns_root))
+    written += write_reproducibility(result, out)
+    written += microkernel.write_section(out, loaded=micro)
+    return written
+
+
+def other_campaigns(result, root=None) -> dict:
+    """campaign id -> (Manifest, use) of the campaigns the paper reads beside the analysis' own: the
+    earlier campaigns pooled with them and section (a)'s guest campaigns (for the reproduction table)."""
+    from osbench_analysis import microkernel, reproducibility
+
+    every = reproducibility.catalog_manifests(root)
+    p = getattr(result, "pooling", None)
+    pooled = {c for ids in (p.campaigns.values() if p is not None else []) for c in ids}
+    out = {cid: (every[cid], "pooled") for cid in pooled if cid in every}
+    out.update({cid: (mf, "guest") for cid, mf in every.items() if mf.environment in microkernel.GUEST_ENVIRONMENTS})
+    return out
+
+
+def reproducibility_tex(result) -> str:
+    """The spread table and the body's one reproducibility figure (when campaigns pool), and the
+    appendix of per-family figures; '' with one campaign (every interval then says 'within one campaign')."""
+    from osbench_analysis import reproducibility
+
+    p = getattr(result, "pooling", None)
+    table = reproducibility.spread_tex(p)
+    if not table:
+        return ""
+    k = p.n_campaigns_max
+    return "\n".join([
+        r"\begin{table}[t]", r"\centering", r"\small", table,
+        f"\\caption{{Campaign-to-campaign spread on this host, {k} campaigns: per environment the median over its "
+        r"conditions of $\tau$ (the between-campaign standard deviation beyond what the runs explain) and of the "
+        r"plain SD of the campaigns' values, log scale (0.05 is about 5\%), for absolute times and for ratios to "
+        r"native measured in the same round.}", r"\label{tab:spread}", r"\end{table}",
+        r"\begin{figure}[t]", r"\centering", r"\includegraphics[width=0.85\linewidth]{generated/reproducibility_overview}",
+        f"\\caption{{Every pooled condition's campaign values divided by its value pooled over {k} campaigns "
+        r"(one dot per campaign and condition; colour: campaign, oldest darkest), per environment: absolute "
+        r"times (left) drift between campaigns more than ratios to native measured in the same round (right). "
+        r"Per-family figures with each campaign's interval are in Appendix~\ref{sec:reproducibility}.}",
+        r"\label{fig:reproducibility}", r"\end{figure}", ""])
+
+
+def _family_of(figure_name: str) -> str:
+    """The family a per-family reproducibility figure is of (its name is reproducibility_<slug>[_<part>])."""
+    from osbench_analysis import families
+    from osbench_analysis.plots_reproducibility import _slug
+
+    slug = figure_name.removeprefix("reproducibility_")
+    return next((f for f in families.FAMILIES if slug == _slug(f) or slug.startswith(_slug(f) + "_")),
+                slug.replace("_", " "))
+
+
+def _family_rank(figure_name: str) -> int:
+    from osbench_analysis import families
+
+    fam = _family_of(figure_name)
+    return list(families.FAMILIES).index(fam) if fam in families.FAMILIES else len(families.FAMILIES)
+
+
+def write_reproducibility(result, out: Path) -> list[Path]:
+    from osbench_analysis import plots, plots_reproducibility
+
+    p = getattr(result, "pooling", None)
+    written = [write_text(out / "reproducibility.tex", reproducibility_tex(result))]
+    if p is not None and p.n_campaigns_max > 1:
+        fig = plots_reproducibility.spread_overview(p)
+        written += plots.save_figure(fig, out, "reproducibility_overview")
+        plots.close(fig)
+        # the per-family figures Analysis.figures() named (written above by write_generated), in the families' order
+        names = sorted((f.stem for f in out.glob("reproducibility_*.pdf") if f.stem != "reproducibility_overview"),
+                       key=lambda n: (_family_rank(n), n))
+    else:
+        names = []
+    body = [r"\section{Campaign to campaign, per family}\label{sec:reproducibility}",
+            "Each condition pooled over campaigns: every campaign's estimate with its interval over runs, and "
+            "the pooled estimate with its interval over campaigns.", ""] if names else []
+    lvl = f"{p.level:.0%}".replace("%", r"\%") if p is not None else ""
+    body += [r"\begin{figure}[p]\centering\includegraphics[width=\linewidth,height=0.85\textheight,keepaspectratio]"
+             f"{{generated/{n}}}\\caption{{Campaign to campaign, {tex_escape(_family_of(n))}: each campaign's estimate "
+             f"with its {lvl} interval over runs (colour) and the value pooled over {p.n_campaigns_max} campaigns with "
+             "its interval over campaigns (black).}" r"\end{figure}" for n in names]
+    written.append(write_text(out / "reproducibility_appendix.tex", "\n".join(body) + "\n"))
     return written
 
 
@@ -176,7 +261,10 @@ def paper_macros(result) -> dict[str, str]:
     first_host = result.manifests[result.baseline_id].hostname
     est = paper_estimates(result.primary_estimates)
     est = est[est["host"] == first_host] if "host" in est.columns else est
-    return {**estimate_macros(est, result.settings.baseline), **text_macros(result)}
+    from osbench_analysis import reproducibility
+
+    return {**estimate_macros(est, result.settings.baseline), **text_macros(result),
+            **reproducibility.paper_macros(result)}
 
 
 #: What paper.tex \\inputs; the PDF is not built without them.

@@ -183,11 +183,17 @@ def value_cell(probe: str, variant: str, ns: float, lo: float, hi: float) -> str
 
 def results_tex(result) -> str:
     """The appendix of every condition measured natively: per family one table, ordered by cost."""
+    from osbench_analysis.stats.pooled import WITHIN_ONE_CAMPAIGN
+
     lvl = percent_tex(result.settings.level)
     out = [r"\section{Every condition measured on native Linux}\label{sec:all-native}",
            f"Tables~\\ref{{tab:res-first}}--\\ref{{tab:res-last}} give, family by family, the {ESTIMAND} of every "
-           f"condition measured on native Linux with its {lvl} interval; bandwidth probes are given in bytes per "
-           "second. The file system a file probe ran on is named in its own column.", ""]
+           f"condition measured on native Linux in the baseline campaign with its {lvl} interval "
+           f"{WITHIN_ONE_CAMPAIGN}; bandwidth probes are given in bytes per "
+           "second. The file system a file probe ran on is named in its own column."
+           + (f" How far the host's {result.pooling.n_campaigns_max} comparable campaigns spread is in "
+              "Table~\\ref{tab:spread} and Figure~\\ref{fig:reproducibility}."
+              if getattr(result, "pooling", None) is not None and result.pooling.n_campaigns_max > 1 else ""), ""]
     fams = _family_estimates(result)
     names = list(fams)
     for i, (family, est) in enumerate(fams.items()):
@@ -206,7 +212,7 @@ def results_tex(result) -> str:
                         f"{runs} \\\\")
         out.append(_table("lllllr", rf"Probe & Variant & File system & Placement & Per operation [{lvl} CI] & Runs",
                           rows, f"{tex_escape(family)} on native Linux: the {ESTIMAND} per operation with its {lvl} "
-                          "interval, ordered by cost ($\\dagger$: the runs are not alike or too few; the runs a slow "
+                          f"interval {WITHIN_ONE_CAMPAIGN}, ordered by cost ($\\dagger$: the runs are not alike or too few; the runs a slow "
                           "minority would need in brackets).", label, size=r"\scriptsize", placement="!htbp"))
     return "\n".join(out)
 
@@ -305,22 +311,34 @@ def crossing_tex(inp: SectionInputs) -> str:
     cc = result.crossing_costs
     if len(cc):
         cc = cc[(cc["host"] == result.hosts[0]) & (cc["placement"] == MAIN_PLACEMENT)]
+        q = quoted_crossing_costs(result)
+        q = q[(q["host"] == result.hosts[0]) & (q["placement"] == MAIN_PLACEMENT) & (q["n_campaigns"] > 1)]
+        k = int(q["n_campaigns"].max()) if len(q) else 1
+        pooled = {(r.environment, r.probe): time_with_ci_tex(r.cost_ns, r.ci_low_ns, r.ci_high_ns)
+                  for r in q.itertuples()}
         parts = [f"{tex_escape(env_short(r.environment))} {time_with_ci_tex(r.cost_ns, r.ci_low_ns, r.ci_high_ns)}"
                  + (" (one stat)" if r.probe != CROSSING_PROBE else "")
                  + (" (the interval includes zero: no measurable cost)" if r.ci_low_ns <= 0 <= r.ci_high_ns else "")
                  for r in cc.sort_values("cost_ns", ascending=False).itertuples()]
         out.append("One crossing (a \\texttt{getpid} system call; where only the file path changes, one "
                    "\\texttt{stat} on the served file system) costs, beyond its cost on native Linux: "
-                   + "; ".join(parts) + f" ({lvl} intervals; Table~\\ref{{tab:crossing}}).")
-        rows = [f"{tex_escape(env_short(r.environment))} & {tex_escape(r.arch_class)} & "
+                   + "; ".join(parts) + f" ({lvl} intervals within one campaign; Table~\\ref{{tab:crossing}}"
+                   + (f" gives them pooled over the host's {k} campaigns beside" if k > 1 else "") + ").")
+        # the design of each environment is in Table~\ref{tab:environments}; the pooled column needs its width
+        rows = [f"{tex_escape(env_short(r.environment))} & "
                 f"{print_name(r.probe)} & {tex_escape(fs.get(r.environment, '--') if r.probe != CROSSING_PROBE else '--')} & "
                 f"{_time(r.baseline_estimate_ns)} & {_time(r.estimate_ns)} & "
-                f"{time_with_ci_tex(r.cost_ns, r.ci_low_ns, r.ci_high_ns)} \\\\" for r in cc.itertuples()]
-        out.append(_table("lllllll", rf"Environment & Design & Probe & File system & Native & Inside & Added [{lvl} CI]",
+                f"{time_with_ci_tex(r.cost_ns, r.ci_low_ns, r.ci_high_ns)}"
+                + (f" & {pooled.get((r.environment, r.probe), '--')}" if k > 1 else "") + " \\\\" for r in cc.itertuples()]
+        out.append(_table("llllll" + ("l" if k > 1 else ""),
+                          rf"Environment & Probe & File system & Native & Inside & Added [{lvl} CI]"
+                          + (f" & Pooled, {k} campaigns" if k > 1 else ""),
                           rows, f"The cost of one crossing per environment: the difference of the {ESTIMAND_PLURAL} inside "
-                          "the environment and natively (delta-method Welch interval), for a null system call or, where "
-                          "only the file path changes, one stat on the served file system.", "tab:crossing",
-                          size=r"\scriptsize"))
+                          "the environment and natively (delta-method Welch interval) within one campaign, for a null "
+                          "system call or, where only the file path changes, one stat on the served file system"
+                          + (f"; last column: the same difference pooled over the host's {k} campaigns, each paired "
+                             "with native in its own round, with its interval over campaigns" if k > 1 else "") + ".",
+                          "tab:crossing", size=r"\scriptsize"))
     probes = m.assign(rank=[family_rank(f) for f in m["family"]]).sort_values(["rank", "ratio"])
     order = list(dict.fromkeys(probes["probe"]))
     rows = [r"\emph{file system} & " + " & ".join(tex_escape(fs.get(e, "--")) for e in envs) + r" & \\"]
@@ -541,22 +559,28 @@ def _same_binaries_sentence(result) -> str:
             "run natively with only the probes' folder served by the FUSE server.\n")
 
 
-def reproduce_tex(result) -> str:
-    """Campaign ids, their sealed files' checksums, the code commit and the command."""
+def reproduce_tex(result, other_campaigns: dict | None = None) -> str:
+    """Campaign ids, their sealed files' checksums, the code commit and the command; other_campaigns:
+    campaign id -> (Manifest, what it is used for) for the campaigns read beside the analysis' own
+    (the earlier campaigns pooled with them, section (a)'s guest campaigns)."""
     rows = []
-    for cid in result.campaign_ids:
-        mf = result.manifests[cid]
+    own = [(cid, result.manifests[cid], "") for cid in result.campaign_ids]
+    more = [(cid, mf, use) for cid, (mf, use) in sorted((other_campaigns or {}).items()) if cid not in result.manifests]
+    for cid, mf, use in own + more:
         sums = "; ".join(f"{name} {v.get('sha256', '')[:16]}" for name, v in sorted(mf.files.items()))
         git = mf.host.get("git", {}) or {}
         commit = (git.get("commit") or "")[:10] + ("+dirty" if git.get("dirty") else "")
-        rows.append(f"\\texttt{{{tex_escape(cid)}}} & {tex_escape(mf.environment)} & {tex_escape(commit)} & "
+        rows.append(f"\\texttt{{{tex_escape(cid)}}} & {tex_escape(mf.environment)}"
+                    + (f" ({tex_escape(use)})" if use else "") + f" & {tex_escape(commit)} & "
                     f"\\texttt{{{tex_escape(sums)}}} \\\\")
     return ("Every number, table and figure of this paper is regenerated from the sealed campaigns below by "
             "\\texttt{make paper} (\\texttt{osbench paper}); a campaign's seal lists the SHA-256 of each of its "
             "files, checked on every load.\n"
-            + _table("llll", "Campaign & Environment & Code commit & Sealed files (SHA-256, first 16 hex digits)",
-                     rows, "The sealed campaigns this paper is computed from.", "tab:campaigns",
-                     size=r"\scriptsize"))
+            + _table("lllp{3.2cm}", "Campaign & Environment & Code commit & Sealed files (SHA-256, first 16 hex digits)",
+                     rows, "The sealed campaigns this paper is computed from"
+                     + ("; pooled: an earlier campaign pooled with the analysis' own; guest: a campaign of the "
+                        "microkernel comparison (Section~\\ref{sec:microkernel})" if more else "") + ".", "tab:campaigns",
+                     size=r"\scriptsize", placement="!ht"))
 
 
 def _crossing_sentences(inp: SectionInputs) -> str:
@@ -564,7 +588,7 @@ def _crossing_sentences(inp: SectionInputs) -> str:
     from osbench_analysis.plots_architectures import env_short
 
     result = inp.result
-    cc = result.crossing_costs
+    cc = quoted_crossing_costs(result)
     if cc is None or not len(cc):
         return ""
     cc = cc[(cc["host"] == result.hosts[0]) & (cc["placement"] == MAIN_PLACEMENT)].sort_values("cost_ns", ascending=False)
@@ -582,7 +606,33 @@ def _crossing_sentences(inp: SectionInputs) -> str:
                    + " no added cost is measurable"
                    + f" ({'; '.join(time_with_ci_tex(r.cost_ns, r.ci_low_ns, r.ci_high_ns) for r in free)})"
                    if free else "") + ".")
+    if sentences:
+        k = int(cc["n_campaigns"].max()) if "n_campaigns" in cc else 1
+        sentences.append(f" These crossing costs are pooled over the host's {k} campaigns, their intervals over "
+                         "campaigns." if k > 1 else " These intervals are within one campaign.")
     return "".join(sentences)
+
+
+def quoted_crossing_costs(result) -> pd.DataFrame | None:
+    """The crossing costs the prose quotes: pooled over the host's comparable campaigns where a condition
+    pools (the same estimand, the geometric mean of run medians, combined over campaigns, with its interval
+    over campaigns), else the one campaign's; ``n_campaigns`` says which."""
+    cc = result.crossing_costs
+    if cc is None or not len(cc):
+        return cc
+    cc = cc.assign(n_campaigns=1)
+    p = getattr(result, "pooling", None)
+    pc = p.crossing_costs if p is not None else None
+    if pc is None or not len(pc):
+        return cc
+    pc = pc[pc["n_campaigns"] > 1]
+    keys = ["host", "environment", "probe", "placement"]
+    cols = ["cost_ns", "ci_low_ns", "ci_high_ns", "n_campaigns"]
+    m = cc.drop(columns=cols[1:] + ["cost_ns"]).merge(pc[[*keys, *cols]], on=keys, how="left")
+    same = cc.reset_index(drop=True)
+    for c in cols:
+        m[c] = m[c].where(m[c].notna(), same[c])
+    return m
 
 
 def _service_range(result):
@@ -663,8 +713,11 @@ def abstract_tex(inp: SectionInputs) -> str:
     return text + "\n"
 
 
-def conclusion_tex(inp: SectionInputs) -> str:
-    """The Conclusion: the findings, each with its interval, generated from the same numbers as the abstract."""
+def conclusion_tex(inp: SectionInputs, micro: pd.DataFrame | None = None) -> str:
+    """The Conclusion: the findings, each with its interval, generated from the same numbers as the abstract;
+    `micro`: section (a)'s comparison (microkernel.comparison), when measured."""
+    from osbench_analysis import microkernel
+
     out = [r"\section{Conclusion}\label{sec:conclusion}",
            "Moving a kernel service out of the kernel costs, on present hardware, what the crossing to the server "
            "costs, and the crossing is what the designs differ in."]
@@ -680,7 +733,8 @@ def conclusion_tex(inp: SectionInputs) -> str:
     out.append("Third, the published factors most often quoted for `microkernels' come from xnu, a hybrid that serves "
                "these calls in its kernel; they bound a different design and cannot be compared with ours as if they "
                "measured the same one. A real microkernel on the same emulated CPU as Linux "
-               "(Section~\\ref{sec:microkernel}) is the comparison that answers the question directly.")
+               "(Section~\\ref{sec:microkernel}) is the comparison that answers the question directly."
+               + microkernel.conclusion_sentence(micro))
     return "\n".join(out) + "\n"
 
 
@@ -744,8 +798,10 @@ def validation_tex(cells: pd.DataFrame) -> str:
     return " ".join(out) + "\n"
 
 
-def write_sections(result, out_dir: str | Path, reference_root=None) -> list[Path]:
-    """Write every generated section and its figures into out_dir."""
+def write_sections(result, out_dir: str | Path, reference_root=None, microkernel_table=None,
+                   other_campaigns: dict | None = None) -> list[Path]:
+    """Write every generated section and its figures into out_dir (microkernel_table: section (a)'s
+    comparison, for the Conclusion; other_campaigns: for the reproduction table, see reproduce_tex)."""
     from osbench_analysis import plots
 
     out = Path(out_dir)
@@ -753,9 +809,9 @@ def write_sections(result, out_dir: str | Path, reference_root=None) -> list[Pat
     inp = SectionInputs.build(result, reference_root)
     texts = {"abstract": abstract_tex(inp), "background_studies": background_tex(inp),
              "results": results_tex(result), "architectures": architectures_tex(inp),
-             "scalability": scalability_tex(result), "conclusion": conclusion_tex(inp),
+             "scalability": scalability_tex(result), "conclusion": conclusion_tex(inp, microkernel_table),
              "architectures_figure": architectures_figure_tex(inp),
-             "environments": environments_tex(result), "reproduce": reproduce_tex(result),
+             "environments": environments_tex(result), "reproduce": reproduce_tex(result, other_campaigns),
              "validation": validation_tex(load_validation())}
     written = []
     for name, text in texts.items():

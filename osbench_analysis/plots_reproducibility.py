@@ -75,4 +75,61 @@ def reproducibility_figures(pooling) -> dict:
     return figs
 
 
-__all__ = ["campaigns_forest", "reproducibility_figures"]
+def _deviations(values: pd.DataFrame, pooled: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Each campaign's value of a pooled condition relative to the pooled value (log scale)."""
+    p = pooled[pooled["n_campaigns"] > 1]
+    m = values.merge(p[[*keys, "estimate"]], on=keys)
+    return m.assign(deviation=np.exp(m["y"] - np.log(m["estimate"])))
+
+
+def spread_overview(pooling):
+    """The body's one reproducibility figure: for every pooled condition, each campaign's value divided by
+    the pooled value, per environment, for absolute times (left) and for ratios to the baseline paired
+    within rounds (right): campaign-to-campaign spread at a glance, on one relative axis.  A campaign and
+    the round it was measured in share a colour (the round a campaign belongs to: pooling.rounds)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    from osbench_analysis import reproducibility as repro
+
+    keys = repro.CONDITION
+    est = pooling.estimates.rename(columns={"estimate_ns": "estimate"})
+    absolute = _deviations(pooling.values, est, keys)
+    absolute = absolute.assign(round=absolute["campaign_id"].map(pooling.rounds))
+    paired = repro.paired_values(pooling.values, pooling.rounds, pooling.baseline)
+    paired = paired.assign(campaign_id=paired["round"])
+    ratios = _deviations(paired, pooling.ratios.rename(columns={"ratio": "estimate"}), keys) \
+        if len(pooling.ratios) else pd.DataFrame(columns=[*keys, "deviation", "round"])
+    rounds = sorted(set(absolute["round"]) | set(ratios["round"]))
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, 2.9), sharey=True,
+                             gridspec_kw={"width_ratios": [max(absolute["environment"].nunique(), 1),
+                                                           max(ratios["environment"].nunique(), 1)]})
+    cmap = plt.get_cmap("viridis", max(len(rounds), 2))
+    rng = np.random.default_rng(0)          # jitter only: fixed, so the figure is the same on every build
+    for ax, d, title in ((axes[0], absolute, "absolute time per operation"),
+                         (axes[1], ratios, f"ratio to {pooling.baseline}, paired in its round")):
+        envs = list(dict.fromkeys(d["environment"]))
+        for x, env in enumerate(envs):
+            part = d[d["environment"] == env]
+            for k, rnd in enumerate(rounds):
+                v = part[part["round"] == rnd]["deviation"].to_numpy(float)
+                ax.scatter(x + (k - (len(rounds) - 1) / 2) * 0.22 + rng.uniform(-0.07, 0.07, len(v)), v, s=5,
+                           alpha=0.7, color=cmap(k), linewidths=0)
+        ax.axhline(1.0, color="0.3", lw=0.8)
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.set_xticks(range(len(envs)), envs, rotation=30, ha="right", fontsize=7)
+        ax.set_title(title, fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].set_yticks([0.25, 0.5, 1, 2])
+    n = pooling.n_campaigns_max
+    axes[0].set_ylabel(f"campaign / pooled over {n}", fontsize=8)
+    handles = [plt.Line2D([], [], ls="", marker="o", ms=4, color=cmap(k)) for k in range(len(rounds))]
+    fig.legend(handles, [f"campaign {r[:4]}-{r[4:6]}-{r[6:8]} {r[9:11]}:{r[11:13]}" if len(r) >= 13 else r
+                         for r in rounds], loc="lower center", ncol=len(rounds), fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return fig
+
+
+__all__ = ["campaigns_forest", "reproducibility_figures", "spread_overview"]

@@ -96,3 +96,51 @@ def test_boots_that_agree_are_exact_even_when_batches_within_a_boot_differ():
     r = microkernel.comparison(pd.DataFrame(data)).set_index("mach_probe").loc["mach_null_trap"]
     assert r["mach_exact"] and r["linux_exact"] and r["ratio_exact"]
     assert r["mach_min"] == 76 and r["mach_mean"] > 76   # the tail inside a boot is kept
+
+
+def test_section_numbers_come_from_the_table_and_name_the_unit():
+    tab = microkernel.comparison(samples())
+    text = microkernel.section_tex(tab, pd.DataFrame([{"system_as_published": "Mach", "metric_id": "rpc_cost"}]))
+    ratios = tab["ratio"].dropna()
+    # the range of Linux / Mach the prose quotes is the table's, and the one exact ratio is counted as such
+    assert f"{microkernel.sig3(ratios.min())}--{microkernel.sig3(ratios.max())} times" in text
+    assert "1 of the 2 ratios are exact" in text
+    assert "guest instructions" in text and "not a time" in text
+    assert "\\input{generated/microkernel_table}" in text and "\\label{fig:microkernel}" in text
+    assert "tab:microkernel-published" in text
+    assert not re.search(r"\bns\b", text.replace("nanoseconds", ""))
+
+
+def test_mitigations_off_factor_is_reported_when_measured():
+    tab = microkernel.comparison(samples())
+    text = microkernel.findings_tex(tab)
+    off = 10600 / tab.set_index("mach_probe").loc["mach_rpc_task", "mach_median"]
+    assert f"mitigations=off}} the factor is {microkernel.sig3(off)}--{microkernel.sig3(off)}" in text
+    change = 100 * (1 - 10600 / tab.set_index("mach_probe").loc["mach_rpc_task", "linux_median"])
+    assert f"at most {microkernel.sig3(change)}\\%" in text
+
+
+def test_no_mach_campaign_writes_no_section(tmp_path):
+    (tmp_path / "out").mkdir()
+    stale = tmp_path / "out" / "microkernel.tex"
+    stale.write_text("stale")
+    assert microkernel.write_section(tmp_path / "out", root=tmp_path / "empty") == []
+    assert not stale.exists()
+
+
+def test_published_table_has_one_row_per_published_comparison():
+    pub = pd.DataFrame([{"metric_id": "rpc_cost", "system_as_published": s, "cell_as_published": c,
+                         "unit_label": "µs", "semantics": "one RPC"} for s, c in (("Mach", "230"), ("L4", "10"))]
+                       + [{"metric_id": "message_cost", "system_as_published": "L3", "cell_as_published": "10",
+                           "unit_label": "µs", "semantics": "smallest message"}])
+    body = microkernel.published_tex(pub).split("\\midrule")[1].split("\\bottomrule")[0]
+    assert body.count("\\\\") == 2 and "Mach 230, L4 10" in body
+
+
+def test_conclusion_sentence_quotes_the_tables_range_or_nothing():
+    tab = microkernel.comparison(samples())
+    ratios = tab["ratio"].dropna()
+    s = microkernel.conclusion_sentence(tab)
+    assert f"{microkernel.sig3(ratios.min())}--{microkernel.sig3(ratios.max())} times" in s and "over 2 pairs" in s
+    assert microkernel.conclusion_sentence(tab.assign(ratio=np.nan)) == ""
+    assert microkernel.conclusion_sentence(None) == ""

@@ -130,3 +130,20 @@ def test_validation_statement_comes_from_the_saved_simulation_cells(tmp_path):
     assert "91.0--93.5" in text and "(1 of 2 cells in the band or warned)" in text
     assert "at most 1.3" in text and "at least 99.0" in text
     assert "not been validated" in paper_sections.validation_tex(paper_sections.load_validation(tmp_path / "none"))
+
+
+def test_reproduction_table_lists_the_pooled_and_guest_campaigns_beside_the_analysis_own():
+    import types
+
+    def manifest(env, sha):
+        return types.SimpleNamespace(environment=env, files={"samples.parquet": {"sha256": sha * 8}},
+                                     host={"git": {"commit": "0123456789abc", "dirty": False}})
+
+    result = types.SimpleNamespace(campaign_ids=["c3-native"], manifests={"c3-native": manifest("native", "aa")})
+    other = {"c1-native": (manifest("native", "bb"), "pooled"), "c3-native": (manifest("native", "aa"), "pooled"),
+             "g1-mach": (manifest("mach", "cc"), "guest")}
+    tex = paper_sections.reproduce_tex(result, other)
+    rows = [line for line in tex.splitlines() if line.startswith("\\texttt{")]
+    assert [r.split("}")[0] for r in rows] == ["\\texttt{c3-native", "\\texttt{c1-native", "\\texttt{g1-mach"]
+    assert "native (pooled)" in rows[1] and "mach (guest)" in rows[2] and "bbbbbbbbbbbbbbbb" in rows[1]
+    assert "(pooled)" not in rows[0]          # the analysis' own campaign is listed once, as its own
