@@ -2,6 +2,7 @@
 #   make all    install, set up the kernel environments, measure this machine (quick profile,
 #               native and every available environment, interleaved), analyse, regenerate the paper
 #   make test   run the whole test suite (what .ci/run calls); `make test-fast` for the fast tier
+#   make lock   refresh requirements.lock after pyproject.toml's dependencies change
 # Everything installs into .venv and build/ from this repository's own files.
 
 PYTHON   ?= python3
@@ -11,18 +12,34 @@ PROFILE  ?= quick
 ENVIRONMENT ?= all
 RUNS     := build/notebooks
 PAPERMILL := $(PY) -m papermill --log-level WARNING -k python3
+# Every Python package, exact version and hashes (pip-compile); `make lock` refreshes it.
+LOCK     := requirements.lock
+LOCK_VENV := build/lock-venv
+PIP_TOOLS := pip-tools==7.6.2
 TEX_PACKAGES := texlive-latex-base texlive-latex-recommended texlive-fonts-recommended latexmk poppler-utils
 
-.PHONY: all install envs measure analyze reference figures paper pdf tex test test-fast clean-derived
+.PHONY: all install lock envs measure analyze reference figures paper pdf tex test test-fast clean-derived
 all: measure paper
 
-$(VENV)/.installed: pyproject.toml setup.py $(wildcard probes/*.c probes/*.h probes/helpers/*.c probes/*.py)
+$(VENV)/.installed: pyproject.toml setup.py $(LOCK) $(wildcard probes/*.c probes/*.h probes/helpers/*.c probes/*.py)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q --require-hashes -r $(LOCK)
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
+	@$(PY) -m pip check >/dev/null || { $(PY) -m pip check; \
+	  echo "$(LOCK) lacks what pyproject.toml asks for: run make lock"; exit 1; }
 	touch $@
 
 install: $(VENV)/.installed
+
+# After editing pyproject.toml's dependencies: keeps every pin that still fits and adds what
+# is new (`make lock UPGRADE=1` moves everything to the newest versions).  pip-tools lives in
+# its own venv so that .venv holds exactly the lock.  The lock is for CPython 3.11 on Linux.
+lock:
+	test -x $(LOCK_VENV)/bin/python || $(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/python -m pip install -q $(PIP_TOOLS)
+	CUSTOM_COMPILE_COMMAND="make lock" $(LOCK_VENV)/bin/pip-compile --quiet --generate-hashes \
+	  --allow-unsafe --all-build-deps --extra test --strip-extras --no-emit-find-links \
+	  $(if $(UPGRADE),--upgrade) --output-file $(LOCK) pyproject.toml
 
 # gVisor, User-mode Linux, FUSE into build/envs (idempotent; one line per environment: ready or why not)
 envs: install

@@ -13,6 +13,7 @@ import pandas as pd
 from osbench_analysis.formatting import (format_time_ns, macro_name, sig3, tex_escape,  # noqa: F401  (re-exported)
                                          time_unit, time_with_ci_tex)
 from osbench_analysis import paper_sections
+from osbench_analysis import python_env
 from osbench_analysis.paths import GENERATED_DIR as GENERATED, PAPER_DIR
 from osbench_analysis.stats.quote import MIN_RUNS, TYPICAL_RUN, below_level
 
@@ -160,6 +161,7 @@ def write_generated(result, out_dir: str | Path | None = None) -> list[Path]:
         written += plots.save_figure(fig, out, name)
         plots.close(fig)
     written += paper_sections.write_sections(result, out)
+    written.append(python_env.write_tex(out))
     return written
 
 
