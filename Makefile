@@ -76,11 +76,15 @@ tex:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(TEX_PACKAGES) >/dev/null; \
 	else echo "no pdflatex and not root: figures and tables are regenerated, paper/paper.pdf is not"; fi
 
+# The fast tier on every core (pytest-xdist), then the slow tier one test at a time: its
+# campaigns pin CPUs, boot sandboxes and compare timings, which a test beside them would disturb.
+FAST_TIER := -m "not slow" -n auto
 test: install envs tex
-	$(PY) -m pytest
+	$(PY) -m pytest $(FAST_TIER)
+	$(PY) -m pytest -m slow
 
 test-fast: install
-	$(PY) -m pytest -m "not slow"
+	$(PY) -m pytest $(FAST_TIER)
 
 clean-derived:
 	rm -rf paper/generated/* $(RUNS) data/derived

@@ -4,8 +4,6 @@ import json
 import re
 from pathlib import Path
 
-import nbformat
-import papermill as pm
 import pytest
 
 from osbench_analysis import analysis, cli, paper, store
@@ -16,6 +14,9 @@ TINY = dict(probes=["null_syscall", "pipe_pingpong"], runs=2, batches=2, min_bat
 
 @pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.name)
 def test_notebook_is_committed_clean_with_a_tagged_parameters_cell(path):
+    import nbformat  # nbformat and papermill take 1-3 s to import: not at collection
+    import papermill as pm
+
     nb = nbformat.read(path, as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert "parameters" in code[0].metadata.get("tags", [])
@@ -29,6 +30,8 @@ def test_notebook_is_committed_clean_with_a_tagged_parameters_cell(path):
 @pytest.fixture(scope="module")
 def notebook_campaign(tmp_path_factory):
     """run_campaign.ipynb executed with tiny parameters: (campaigns root, tmp folder)."""
+    import papermill as pm
+
     tmp = tmp_path_factory.mktemp("nb")
     root = tmp / "campaigns"
     pm.execute_notebook(str(NOTEBOOKS / "run_campaign.ipynb"), str(tmp / "run.ipynb"), kernel_name="python3",
@@ -58,6 +61,9 @@ def test_run_notebook_and_cli_give_the_same_configuration(notebook_campaign):
 
 @pytest.mark.slow
 def test_analyze_notebook_writes_the_paper_files_without_errors(notebook_campaign):
+    import nbformat
+    import papermill as pm
+
     root, tmp = notebook_campaign
     gen = tmp / "generated"
     pm.execute_notebook(str(NOTEBOOKS / "analyze.ipynb"), str(tmp / "analyze.ipynb"), kernel_name="python3",
