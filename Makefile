@@ -76,15 +76,14 @@ tex:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(TEX_PACKAGES) >/dev/null; \
 	else echo "no pdflatex and not root: figures and tables are regenerated, paper/paper.pdf is not"; fi
 
-# The fast tier on every core (pytest-xdist), then the slow tier one test at a time: its
-# campaigns pin CPUs, boot sandboxes and compare timings, which a test beside them would disturb.
-FAST_TIER := -m "not slow" -n auto
+# On every core (pytest-xdist), one test file per worker at a time (--dist loadfile): the
+# sandbox tests (tests/test_environments_real.py) stay on one worker, in order, so sandboxes
+# never boot side by side and no FUSE mount of another test is taken for a leftover.
 test: install envs tex
-	$(PY) -m pytest $(FAST_TIER)
-	$(PY) -m pytest -m slow
+	$(PY) -m pytest -n auto --dist loadfile
 
 test-fast: install
-	$(PY) -m pytest $(FAST_TIER)
+	$(PY) -m pytest -m "not slow" -n auto
 
 clean-derived:
 	rm -rf paper/generated/* $(RUNS) data/derived
