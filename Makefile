@@ -2,6 +2,7 @@
 #   make all    install, set up the kernel environments, measure this machine (quick profile,
 #               native and every available environment, interleaved), analyse, regenerate the paper
 #   make test   run the whole test suite (what .ci/run calls); `make test-fast` for the fast tier
+#   make lock   refresh requirements.lock after pyproject.toml's dependencies change
 # Everything installs into .venv and build/ from this repository's own files.
 
 PYTHON   ?= python3
@@ -12,20 +13,36 @@ ENVIRONMENT ?= all
 WAIT     ?= False   # True: queue behind a campaign already measuring on this host instead of stopping
 RUNS     := build/notebooks
 PAPERMILL := $(PY) -m papermill --log-level WARNING -k python3
+# Every Python package, exact version and hashes (pip-compile); `make lock` refreshes it.
+LOCK     := requirements.lock
+LOCK_VENV := build/lock-venv
+PIP_TOOLS := pip-tools==7.6.2
 TEX_PACKAGES := texlive-latex-base texlive-latex-recommended texlive-fonts-recommended latexmk poppler-utils
 
 BROWSER_PACKAGES := chromium chromium-driver
 
-.PHONY: all install envs measure analyze reference figures paper pdf tex test test-fast clean-derived browser browser-check
+.PHONY: all install lock envs measure analyze reference figures paper pdf tex test test-fast clean-derived browser browser-check
 all: measure paper
 
-$(VENV)/.installed: pyproject.toml setup.py $(wildcard probes/*.c probes/*.h probes/helpers/*.c probes/*.py)
+$(VENV)/.installed: pyproject.toml setup.py $(LOCK) $(wildcard probes/*.c probes/*.h probes/helpers/*.c probes/*.py)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q --require-hashes -r $(LOCK)
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
+	@$(PY) -m pip check >/dev/null || { $(PY) -m pip check; \
+	  echo "$(LOCK) lacks what pyproject.toml asks for: run make lock"; exit 1; }
 	touch $@
 
 install: $(VENV)/.installed
+
+# After editing pyproject.toml's dependencies: keeps every pin that still fits and adds what
+# is new (`make lock UPGRADE=1` moves everything to the newest versions).  pip-tools lives in
+# its own venv so that .venv holds exactly the lock.  The lock is for CPython 3.11 on Linux.
+lock:
+	test -x $(LOCK_VENV)/bin/python || $(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/python -m pip install -q $(PIP_TOOLS)
+	CUSTOM_COMPILE_COMMAND="make lock" $(LOCK_VENV)/bin/pip-compile --quiet --generate-hashes \
+	  --allow-unsafe --all-build-deps --extra test --strip-extras --no-emit-find-links \
+	  $(if $(UPGRADE),--upgrade) --output-file $(LOCK) pyproject.toml
 
 # gVisor, User-mode Linux, FUSE, and GNU Mach + Linux under QEMU (mach, linux-tcg) into build/envs
 # (idempotent; one line per environment: ready or why not)
@@ -79,11 +96,14 @@ browser: install
 browser-check: browser
 	$(PY) benchmarks/jupyterlab_check.py
 
+# On every core (pytest-xdist), one test file per worker at a time (--dist loadfile): the
+# sandbox tests (tests/test_environments_real.py) stay on one worker, in order, so sandboxes
+# never boot side by side and no FUSE mount of another test is taken for a leftover.
 test: install envs tex
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --dist loadfile
 
 test-fast: install
-	$(PY) -m pytest -m "not slow"
+	$(PY) -m pytest -m "not slow" -n auto
 
 clean-derived:
 	rm -rf paper/generated/* $(RUNS) data/derived

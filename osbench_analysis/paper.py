@@ -17,6 +17,7 @@ from osbench_analysis import paper_sections
 from osbench_analysis.paper_published import VERDICT_WORDS, reference_section_tex, write_reference_section  # noqa: F401
 from osbench_analysis.errors import OsbenchError
 from osbench_analysis.paper_estimand import ESTIMAND, paper_estimates
+from osbench_analysis import python_env
 from osbench_analysis.paths import GENERATED_DIR as GENERATED, PAPER_DIR
 from osbench_analysis.stats.quote import MIN_RUNS, below_level
 
@@ -172,6 +173,7 @@ def write_generated(result, out_dir: str | Path | None = None, campaigns_root: s
                                              other_campaigns=other_campaigns(result, campaigns_root))
     written += write_reproducibility(result, out)
     written += microkernel.write_section(out, loaded=micro)
+    written.append(python_env.write_tex(out))
     return written
 
 

@@ -11,3 +11,6 @@ PAPER_DIR = REPO_ROOT / "paper"
 GENERATED_DIR = PAPER_DIR / "generated"
 PROBES_DIR = REPO_ROOT / "probes"
 ENVS_BUILD_DIR = REPO_ROOT / "build" / "envs"
+PYPROJECT_FILE = REPO_ROOT / "pyproject.toml"
+#: every Python package pinned with hashes: `make install` installs it, `make lock` refreshes it
+LOCK_FILE = REPO_ROOT / "requirements.lock"

@@ -2,8 +2,6 @@ import os
 
 import pytest
 
-from osbench_analysis import runner
-
 
 @pytest.fixture(scope="session", autouse=True)
 def private_host_lock(tmp_path_factory):
@@ -29,6 +27,8 @@ def campaigns_root(tmp_path):
 @pytest.fixture(scope="session")
 def tiny_campaign(tmp_path_factory):
     """One real, small campaign over the probes the store and analysis tests need."""
+    from osbench_analysis import runner  # pandas and scipy: not in the controller of `pytest -n`
+
     root = tmp_path_factory.mktemp("campaigns")
     cfg = runner.make_config("quick", output=str(root), runs=2, batches=3, min_batch_ms=2.0, precision_target=0,
                              probes=["null_syscall", "fork_exit", "fork_exec", "pipe_pingpong", "test_crash_segv"],
@@ -71,10 +71,16 @@ def two_cpus() -> bool:
 _WORKER_FIXTURES = {"tiny_campaign", "tiny_root", "notebook_campaign", "three", "two_environments"}
 
 
+# The sandbox tests are the longest chain of `make test` (two thirds of its serial test
+# time): they go first, so the worker they land on starts them at once.
+_LONGEST_FIRST = ("test_environments_real.py",)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if _WORKER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    items.sort(key=lambda item: item.path.name not in _LONGEST_FIRST)  # stable: the rest keep their order
 
 
 def child_pids() -> set[int]:

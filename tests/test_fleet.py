@@ -12,7 +12,6 @@ import time
 import uuid
 from pathlib import Path
 
-import papermill as pm
 import pytest
 
 from osbench_analysis import cli, fleet, fleet_certs, store, synthetic
@@ -157,6 +156,7 @@ def test_campaign_parameters_become_the_same_osbench_run_options():
 
 @pytest.mark.slow
 def test_local_cluster_of_worker_processes_measures_and_returns_real_campaigns(tmp_path):
+    import papermill as pm  # 1-3 s to import: not at collection
     from distributed import Nanny
 
     opts = {n: {"env": {fleet.FLEET_DIR_ENV: str(tmp_path / n), "OSBENCH_LOCK_FILE": str(tmp_path / f"{n}.lock")}}

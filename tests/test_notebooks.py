@@ -4,8 +4,6 @@ import json
 import re
 from pathlib import Path
 
-import nbformat
-import papermill as pm
 import pytest
 
 from osbench_analysis import analysis, cli, paper, store
@@ -16,6 +14,9 @@ TINY = dict(probes=["null_syscall", "pipe_pingpong"], runs=2, batches=2, min_bat
 
 @pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.name)
 def test_notebook_is_committed_clean_with_a_tagged_parameters_cell(path):
+    import nbformat  # nbformat and papermill take 1-3 s to import: not at collection
+    import papermill as pm
+
     nb = nbformat.read(path, as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert "parameters" in code[0].metadata.get("tags", [])
@@ -37,6 +38,8 @@ def test_notebook_is_stored_as_jupyterlab_saves_it(path):
 
 
 def test_normalising_strips_outputs_and_keeps_the_parameters_tag(tmp_path):
+    import nbformat
+
     from osbench_analysis import notebook_format
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1  # a parameter", id="a1b2c3d4"),
@@ -57,6 +60,8 @@ def test_normalising_strips_outputs_and_keeps_the_parameters_tag(tmp_path):
 @pytest.fixture(scope="module")
 def notebook_campaign(tmp_path_factory):
     """run_campaign.ipynb executed with tiny parameters: (campaigns root, tmp folder)."""
+    import papermill as pm
+
     tmp = tmp_path_factory.mktemp("nb")
     root = tmp / "campaigns"
     pm.execute_notebook(str(NOTEBOOKS / "run_campaign.ipynb"), str(tmp / "run.ipynb"), kernel_name="python3",
@@ -119,6 +124,9 @@ def _tree(folder: Path) -> dict:
 
 @pytest.mark.slow
 def test_analyze_notebook_shows_its_figures_and_writes_the_paper_files_only_when_asked(notebook_campaign):
+    import nbformat
+    import papermill as pm
+
     root, tmp = notebook_campaign
     gen = tmp / "generated"
     pm.execute_notebook(str(NOTEBOOKS / "analyze.ipynb"), str(tmp / "analyze.ipynb"), kernel_name="python3",
@@ -133,6 +141,9 @@ def test_analyze_notebook_shows_its_figures_and_writes_the_paper_files_only_when
 
 @pytest.mark.slow
 def test_analyze_notebook_as_shipped_writes_nothing_into_the_checkout(notebook_campaign):
+    import nbformat
+    import papermill as pm
+
     root, tmp = notebook_campaign
     from osbench_analysis.paths import DERIVED_DIR, GENERATED_DIR
 
@@ -149,6 +160,9 @@ def test_analyze_notebook_as_shipped_writes_nothing_into_the_checkout(notebook_c
 @pytest.mark.slow
 def test_explore_notebook_answers_its_questions_with_figures(notebook_campaign):
     """Two environments and two campaigns of one, sealed by the real store from the notebook's campaign."""
+    import nbformat
+    import papermill as pm
+
     from conftest import relabel
 
     root, tmp = notebook_campaign
@@ -169,6 +183,8 @@ def test_explore_notebook_answers_its_questions_with_figures(notebook_campaign):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["analyze.ipynb", "explore.ipynb", "reference_comparisons.ipynb"])
 def test_a_bad_analysis_option_stops_a_notebook_with_one_line(name, tmp_path):
+    import papermill as pm
+
     parameters = {"analyze.ipynb": dict(level=1.5), "explore.ipynb": dict(probe="no_such_probe"),
                   "reference_comparisons.ipynb": dict(level=1.5)}[name]
     with pytest.raises(pm.PapermillExecutionError) as e:

@@ -3,7 +3,6 @@ package function behind it): checked mechanically, both ways."""
 import argparse
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from osbench_analysis import cli
@@ -38,6 +37,8 @@ def cli_parameters(path: tuple[str, ...]) -> set[str]:
 
 
 def notebook_parameters(name: str) -> set[str]:
+    import nbformat  # 1-3 s to import (jsonschema's IRI grammar): not at collection
+
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
     cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
     return {line.split("=", 1)[0].strip() for line in cell.source.splitlines() if "=" in line and

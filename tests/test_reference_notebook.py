@@ -3,7 +3,6 @@ import ast
 import re
 from pathlib import Path
 
-import nbformat
 import pytest
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "reference_comparisons.ipynb"
@@ -11,6 +10,8 @@ NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "reference_com
 
 @pytest.fixture(scope="module")
 def nb():
+    import nbformat  # 1-3 s to import: not at collection
+
     return nbformat.read(NOTEBOOK, as_version=4)
 
 
@@ -43,6 +44,7 @@ def test_other_cells_only_call_the_package(nb):
 
 
 def _run(tmp_path, **parameters):
+    import nbformat
     import papermill
 
     out = tmp_path / "generated"
