@@ -686,8 +686,10 @@ def _slowdown_sentence(inp: SectionInputs) -> str:
             "change: " + "; ".join(parts) + ".")
 
 
-def abstract_tex(inp: SectionInputs) -> str:
-    """The abstract, every number from the analysis; no count of comparisons."""
+def abstract_tex(inp: SectionInputs, micro: pd.DataFrame | None = None) -> str:
+    """The abstract, every number from the analysis; no count of comparisons.  `micro`: section (a)'s
+    comparison (microkernel.comparison), when measured."""
+    from osbench_analysis import microkernel
     from osbench_analysis.plots_architectures import env_short
 
     result, m = inp.result, inp.measured
@@ -707,6 +709,9 @@ def abstract_tex(inp: SectionInputs) -> str:
                f"user-space file server serves them ({', '.join(tex_escape(env_short(e)) for e in envs)})"
                if envs else "")
             + f", each with a {lvl} confidence interval over repeated worker processes.")
+    if microkernel.measured(micro):
+        text += (" A real microkernel, GNU Mach, runs beside Linux on the same emulated CPU, counted in guest "
+                 "instructions." + microkernel.conclusion_sentence(micro))
     text += _crossing_sentences(inp)
     text += _service_sentence(inp)
     text += _slowdown_sentence(inp)
@@ -807,7 +812,7 @@ def write_sections(result, out_dir: str | Path, reference_root=None, microkernel
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     inp = SectionInputs.build(result, reference_root)
-    texts = {"abstract": abstract_tex(inp), "background_studies": background_tex(inp),
+    texts = {"abstract": abstract_tex(inp, microkernel_table), "background_studies": background_tex(inp),
              "results": results_tex(result), "architectures": architectures_tex(inp),
              "scalability": scalability_tex(result), "conclusion": conclusion_tex(inp, microkernel_table),
              "architectures_figure": architectures_figure_tex(inp),

@@ -69,7 +69,8 @@ def python_env_tex(python: str, installed: dict[str, str | None], locked: dict[s
     text = (f"The analysis and this paper were built with Python~{tex_escape(python)} and {listed} "
             "(the direct dependencies in \\texttt{pyproject.toml}).")
     if not locked:
-        return text + f" No \\texttt{{{tex_escape(lock_name)}}} was found: these versions are not pinned.\n"
+        return ("\\begin{sloppypar}\n" + text + f" No \\texttt{{{tex_escape(lock_name)}}} was found: these "
+                "versions are not pinned.\n\\end{sloppypar}\n")
     others = len(set(locked) - {canonical(n) for n in installed})
     text += (f" These and {others} further packages are pinned to exact versions with their hashes in "
              f"\\texttt{{{tex_escape(lock_name)}}}, which \\texttt{{make install}} installs "
@@ -79,7 +80,8 @@ def python_env_tex(python: str, installed: dict[str, str | None], locked: dict[s
               for n, v in installed.items() if locked.get(canonical(n)) != v]
     if differ:
         text += " Installed here other than locked: " + "; ".join(differ) + "."
-    return text + "\n"
+    # a long list of unbreakable name~version pairs: let the lines stretch rather than run past the margin
+    return "\\begin{sloppypar}\n" + text + "\n\\end{sloppypar}\n"
 
 
 def write_tex(out_dir: str | Path, lock: str | Path = LOCK_FILE, pyproject: str | Path = PYPROJECT_FILE) -> Path:
