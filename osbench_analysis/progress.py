@@ -102,7 +102,7 @@ def bar(*, total: int, initial: int = 0, desc: str, unit: str, disable: bool = F
     # a widget's lines are plain output (stdout), not stderr's error-coloured stream
     from tqdm.notebook import tqdm as notebook_tqdm   # tqdm.auto's class is defined in tqdm.auto, not here
 
-    widget = isinstance(main, notebook_tqdm)
+    widget = _in_kernel() and isinstance(main, notebook_tqdm)
     bars, line_files = [main], [sys.stdout if widget else sys.stderr]
     stream = None if disable else terminal_stream()
     if stream is not None:

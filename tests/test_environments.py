@@ -128,8 +128,12 @@ def test_a_file_server_serves_only_file_probes_and_the_others_serve_all():
     # the gofer joins only the file path: elsewhere gvisor-gofer is gvisor again
     gofer = environments.get("gvisor-gofer")
     assert {n for n in registry.DEFAULT_PROBES if gofer.serves(registry.get_probe(n))} == file_probes
-    # every probe but those that exist only inside a guest kernel (GNU Mach's task: the mach environment)
+    # every probe but those that exist only inside a guest kernel (GNU Mach's task: the mach environment);
+    # a crossing's native pieces (seccomp traps, ptrace stops) on the monolithic kernel alone
     host_probes = {n for n in registry.DEFAULT_PROBES if not registry.get_probe(n).guest}
-    for name in ("native", "gvisor", "gvisor-ptrace", "uml"):
+    pieces = {n for n in host_probes if registry.get_probe(n).family == "mechanism"}
+    assert pieces
+    assert {n for n in registry.DEFAULT_PROBES if environments.get("native").serves(registry.get_probe(n))} == host_probes
+    for name in ("gvisor", "gvisor-ptrace", "uml"):
         env = environments.get(name)
-        assert {n for n in registry.DEFAULT_PROBES if env.serves(registry.get_probe(n))} == host_probes
+        assert {n for n in registry.DEFAULT_PROBES if env.serves(registry.get_probe(n))} == host_probes - pieces

@@ -161,8 +161,10 @@ class Environment:
         """Whether measuring this probe (a registry.Probe) here tells anything
         native does not: an environment that changes only part of the kernel's
         path (a file server) says False for the probes that never take it.
-        A guest-only probe (registry.Probe.guest: GNU Mach's task) runs only in its guest."""
-        return not probe.guest
+        A guest-only probe (registry.Probe.guest: GNU Mach's task) runs only in its guest, and
+        a crossing's native pieces (family "mechanism": seccomp traps, ptrace stops) only on a
+        monolithic kernel: inside a sandbox they would nest one interception in another."""
+        return not probe.guest and (self.arch_class == "monolithic" or probe.family != "mechanism")
 
     @contextlib.contextmanager
     def session(self, scratch: Path) -> Iterator[Session]:
