@@ -443,7 +443,10 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
             for p in parts:
                 was_open = bool(open_[id(p)])
                 p.report = _precision_report(p, target, elapsed, elapsed / run)
-                open_[id(p)] = [] if p.report.stop else [c for c in p.conditions if _needs_more(p, c)]
+                needs = [] if p.report.stop else [c for c in p.conditions if c.probe not in registry.CANARY_PROBES
+                                                   and _needs_more(p, c)]
+                # the canaries go on with every round that measures something else (they watch the host)
+                open_[id(p)] = needs and [c for c in p.conditions if c in needs or c.probe in registry.CANARY_PROBES]
                 if was_open and not open_[id(p)]:
                     _say_finished(bar, parts, [p], started)
             bar.total = bar.n + sum(len(v) for v in open_.values()) * (target.max_runs - run)
@@ -478,8 +481,10 @@ def _precision_report(p: _EnvRun, target, elapsed_s: float, seconds_per_round: f
     samples = p.samples()
     # Only batches of workers that finished: a crashed worker's partial batches are not a run.
     ok = {(r.probe, r.variant, r.placement, r.run) for r in p.runs if r.status == "ok"}
-    keep = np.array([k in ok for k in zip(samples["probe"], samples["variant"], samples["placement"],
-                                           samples["run"])], dtype=bool)
+    # The host-state canaries are controls measured alongside every round: they never decide the stop.
+    keep = np.array([k in ok and k[0] not in registry.CANARY_PROBES
+                     for k in zip(samples["probe"], samples["variant"], samples["placement"], samples["run"])],
+                    dtype=bool)
     if not keep.any():  # every worker failed: nothing to judge, nothing more to add
         return precision.CampaignPrecision(target, pd.DataFrame(columns=[*precision.CONDITION_KEYS, *_STATUS_COLUMNS]),
                                            True, "no_successful_run", elapsed_s)

@@ -26,6 +26,12 @@ def test_an_unreachable_target_runs_to_max_runs(campaigns_root):
 def test_a_loose_target_stops_at_the_minimum_runs(campaigns_root):
     c = _measure(campaigns_root, precision_target=0.9, max_runs=8)
     p = c.manifest.precision
+    if p["stop_reason"] == "max_runs":
+        # a busy host can give a condition a minority of slow runs: the rule then chases the runs the
+        # minority needs (quality.runs_needed_heterogeneity, beyond 8), which is not the loose target's doing
+        chased = [cond for cond in p["conditions"] if not cond["met"] or cond["heterogeneous"]]
+        assert chased and all(cond["heterogeneous"] and cond["runs_needed_heterogeneity"] > 8 for cond in chased), p
+        return
     assert p["stop_reason"] == "target_met"
     # 3 runs meet a loose target, unless they differ beyond batch noise: then the quoted typical
     # run's [min, max] has 75 % (4 runs: 87.5 %), and only 6 runs reach a 95 % interval (stats.quote)
