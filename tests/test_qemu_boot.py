@@ -115,3 +115,23 @@ def test_one_job_one_boot_through_launch_for_a_runner_without_rounds(tmp_path):
     assert out.facts["time_unit"] == "guest instructions"
     assert all(b["work_done"] == b["iterations"] for b in out.batches) and len(out.batches) >= 3
     assert not qemus_mentioning("osbench-guest-")
+
+
+def test_the_mach_task_builds_from_a_checkout_whose_path_has_a_space(tmp_path, monkeypatch):
+    """MIG is a shell script that evals its paths unquoted: the build must not hand it a path with a space."""
+    import hashlib
+    import shutil
+
+    from osbench_analysis.environments import guest_install
+
+    tree = mach.KERNEL.parent / "trixie"
+    if not (tree / "usr/lib/mig").is_dir() or not mach.TASK.is_file():
+        pytest.skip("GNU Mach's trixie tree is not unpacked here (make envs)")
+    out = tmp_path / "a checkout with spaces" / "mach"
+    shutil.copytree(tree, out / "trixie", symlinks=True)
+    monkeypatch.setattr(mach, "TASK", out / "osbench-mach-task.elf")
+    guest_install.build_mach_task(out / "trixie", out)
+    # the same sources and tools give the same task as the one make envs built
+    built = hashlib.sha256(mach.TASK.read_bytes()).hexdigest()
+    monkeypatch.undo()
+    assert built == hashlib.sha256(mach.TASK.read_bytes()).hexdigest()

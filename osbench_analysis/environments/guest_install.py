@@ -162,12 +162,18 @@ def build_mach_task(tree: Path, out: Path) -> None:
     mig = next(tree.glob("usr/bin/*-mig"))
     gen = out / "mig"
     gen.mkdir(exist_ok=True)
-    env = {**os.environ, "CC": "gcc", "MIGDIR": str(tree / "usr/lib/mig")}
+
+    # MIG is a shell script that evals its paths unquoted: it runs from `out` with relative paths,
+    # so a checkout whose path has a space builds too
+    def rel(p: Path) -> str:
+        return os.path.relpath(p, out)
+
+    env = {**os.environ, "CC": "gcc", "MIGDIR": rel(tree / "usr/lib/mig")}
     stubs = []
     for d in MIG_DEFS:
         b = d.rsplit("/", 1)[1]
-        run([str(mig), "-nostdinc", f"-I{inc}", "-server", "/dev/null", "-user", str(gen / f"{b}User.c"),
-             "-header", str(gen / f"{b}.h"), str(inc / f"{d}.defs")], env=env)
+        run([f"./{rel(mig)}", "-nostdinc", f"-I{rel(inc)}", "-server", "/dev/null", "-user", rel(gen / f"{b}User.c"),
+             "-header", rel(gen / f"{b}.h"), rel(inc / f"{d}.defs")], env=env, cwd=out)
         stubs.append(str(gen / f"{b}User.c"))
     src = PROBES_DIR / "mach"
     run(["gcc", *MACH_CFLAGS, "-isystem", str(src / "include"), "-isystem", str(inc), f"-I{gen}",
