@@ -50,8 +50,12 @@ def _unit_of(probe: str) -> str:
 
 def _table(colspec: str, header: str, rows: list[str], caption: str, label: str, *, size: str = r"\small",
            placement: str = "tbp") -> str:
-    return "\n".join([f"\\begin{{table}}[{placement}]", r"\centering", size, f"\\begin{{tabular}}{{{colspec}}}",
-                      r"\toprule", header + r" \\", r"\midrule", *rows, r"\bottomrule", r"\end{tabular}",
+    # rows come from data: a table wider than the text (a long interval, a long variant) shrinks to fit
+    # instead of running past the margin; one that fits keeps its size
+    return "\n".join([f"\\begin{{table}}[{placement}]", r"\centering", size,
+                      r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
+                      f"\\begin{{tabular}}{{{colspec}}}",
+                      r"\toprule", header + r" \\", r"\midrule", *rows, r"\bottomrule", r"\end{tabular}}",
                       f"\\caption{{{caption}}}", f"\\label{{{label}}}", r"\end{table}", ""])
 
 
