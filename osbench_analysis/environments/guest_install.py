@@ -35,7 +35,8 @@ from osbench_analysis.paths import PROBES_DIR
 
 #: host tools from the machine's own release: package -> a file it installs
 HOST_PACKAGES = {"qemu-system-x86": "/usr/bin/qemu-system-x86_64", "grub-pc-bin": "/usr/lib/grub/i386-pc/kernel.img",
-                 "grub-common": "/usr/bin/grub-mkrescue", "xorriso": "/usr/bin/xorriso", "mtools": "/usr/bin/mformat"}
+                 "grub-common": "/usr/bin/grub-mkrescue", "xorriso": "/usr/bin/xorriso", "mtools": "/usr/bin/mformat",
+                 "cpio": "/usr/bin/cpio"}   # cpio: reads our initramfs back (the guest build writes newc itself)
 TRIXIE = "trixie"
 TRIXIE_PACKAGES = ("gnumach-image-1.8-amd64-up", "gnumach-dev", "mig-x86-64-gnu")
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
