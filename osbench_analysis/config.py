@@ -43,6 +43,10 @@ class CampaignConfig:
     # kernel serves).  Both by default, so every file probe in a sandbox is measured on both and the crossing
     # to the host is separated from the guest's own VFS; native and FUSE always use their one folder.
     sandbox_fs: list[str] = field(default_factory=lambda: list(registry.WORKDIR_FS_CHOICES))
+    # Boots of a guest that counts its instructions (QEMU -icount: mach, linux-tcg): its counts are
+    # deterministic up to a few timer-interrupt instructions, so 3 boots show whether they repeat and
+    # give the range; more cost ~10-20 s of emulation each and tell nothing new.  Capped by `runs`.
+    guest_boots: int = 3
     profile: str = "custom"
     timeout_s: float | None = None      # per worker; None: derived from the batch plan
     command_prefix: list[str] = field(default_factory=list)  # wraps the worker inside its environment (e.g. nice)
@@ -215,6 +219,9 @@ def validate(cfg: CampaignConfig) -> list[Condition]:
     """Check every parameter; return the conditions to measure.  Raises ConfigError."""
     if not cfg.probes:
         raise ConfigError("probes must name at least one probe")
+    if isinstance(cfg.guest_boots, bool) or not isinstance(cfg.guest_boots, int) or cfg.guest_boots < 2:
+        raise ConfigError(f"guest_boots must be a whole number >= 2: two boots show whether a guest's counts "
+                          f"repeat (got {cfg.guest_boots!r})")
     try:
         specs = [registry.get_probe(p) for p in cfg.probes]
     except registry.ProbeError as e:

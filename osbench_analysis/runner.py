@@ -116,6 +116,7 @@ class _EnvRun:
     facts: dict = field(default_factory=dict)
     report: object = None
     conditions: list[Condition] = field(default_factory=list)
+    boots: int | None = None      # a guest counting instructions: stopped after this many boots (guest_boots)
 
     def samples(self):
         return samples_frame(self.rows, campaign_id=self.campaign_id, environment=self.env.name,
@@ -287,6 +288,7 @@ def _measure_and_seal(cfg, conditions, envs, ids, root, cpus, host_info, created
             conditions=[asdict(c) for c in p.conditions],
             measuring_seconds=round(measuring_s, 3),
             precision=p.report.to_manifest() if p.report is not None else
+            {"target": None, "stop_reason": "guest_boots", "runs": p.boots} if p.boots else
             {"target": None, "stop_reason": "fixed_runs", "runs": cfg.runs},
             host=host_info.as_dict(), runs=p.runs,
             environment_facts=p.facts, environment_info=infos[p.env.name],
@@ -404,7 +406,10 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
     done = {_run_key(e["env"], e["run"]["probe"], e["run"]["params_json"], e["run"]["placement"], e["run"]["run"])
             for e in jr.entries}
     open_ = {id(p): list(p.conditions) for p in parts}
-    bar = progress_bar(max_runs * sum(len(v) for v in open_.values()), len(done), progress)
+    # a guest counting its instructions repeats its counts: it boots cfg.guest_boots times at most
+    boots = {id(p): min(max_runs, cfg.guest_boots) if p.env.time_unit != "ns" else max_runs for p in parts}
+    capped: set[int] = set()
+    bar = progress_bar(sum(boots[k] * len(v) for k, v in open_.items()), len(done), progress)
     earlier_s = jr.entries[-1]["measuring_s"] if jr.entries else 0.0
     run, t0 = 0, time.monotonic() - earlier_s
     started: dict[str, float] = {}
@@ -434,6 +439,13 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
                                                 refresh=False)
                             bar.update(1)
             run += 1
+            for p in parts:
+                if run >= boots[id(p)] and id(p) not in capped and boots[id(p)] < max_runs:
+                    capped.add(id(p))
+                    p.boots = boots[id(p)]
+                    if open_[id(p)]:
+                        open_[id(p)] = []
+                        _say_finished(bar, parts, [p], started)
             if target is None or run < cfg.runs:
                 if run >= cfg.runs:
                     _say_finished(bar, parts, [p for p in parts if open_[id(p)]], started)
@@ -442,6 +454,8 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
             elapsed = time.monotonic() - t0
             for p in parts:
                 was_open = bool(open_[id(p)])
+                if id(p) in capped:
+                    continue
                 p.report = _precision_report(p, target, elapsed, elapsed / run)
                 needs = [] if p.report.stop else [c for c in p.conditions if c.probe not in registry.CANARY_PROBES
                                                    and _needs_more(p, c)]
@@ -449,7 +463,7 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
                 open_[id(p)] = needs and [c for c in p.conditions if c in needs or c.probe in registry.CANARY_PROBES]
                 if was_open and not open_[id(p)]:
                     _say_finished(bar, parts, [p], started)
-            bar.total = bar.n + sum(len(v) for v in open_.values()) * (target.max_runs - run)
+            bar.total = bar.n + sum(len(v) * (boots[k] - run) for k, v in open_.items())
             bar.refresh()
     finally:
         bar.close()

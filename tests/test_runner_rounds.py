@@ -110,3 +110,30 @@ def test_all_leaves_out_an_environment_that_fails_its_preflight_and_records_why(
     assert "To fix: reinstall it" in err
     assert "native: measuring 1 condition(s)" in err and "native: finished, 1 worker run(s), 0 failed" in err
     assert launch.GUARD.exists()
+
+
+def _counting(name: str) -> Environment:
+    """A native worker standing in for a guest that counts its instructions (QEMU -icount)."""
+    env = _env(name, Session)
+    env.time_unit = "guest instructions"
+    return env
+
+
+@pytest.mark.parametrize("target", [0, 0.05])
+def test_a_guest_counting_instructions_boots_guest_boots_times_while_the_host_goes_on(tmp_path, registered,
+                                                                                       capsys, target):
+    registered(_counting("counting"))
+    host, guest = _measure(tmp_path, "native,counting", probes=["null_syscall"], runs=4, guest_boots=2,
+                           precision_target=target, max_runs=4)
+    assert sorted(r.run for r in host.manifest.runs if r.probe == "null_syscall") == [0, 1, 2, 3]
+    assert [r.run for r in guest.manifest.runs] == [0, 1] and all(r.status == "ok" for r in guest.manifest.runs)
+    assert guest.manifest.precision == {"target": None, "stop_reason": "guest_boots", "runs": 2}
+    assert guest.manifest.config["guest_boots"] == 2
+    assert "counting: finished, 2 worker run(s), 0 failed" in capsys.readouterr().err
+
+
+def test_guest_boots_below_two_is_refused_before_anything_runs(tmp_path, registered):
+    registered(_counting("counting"))
+    with pytest.raises(runner.ConfigError, match=r"guest_boots must be a whole number >= 2: .* \(got 1\)"):
+        _measure(tmp_path, "native,counting", guest_boots=1)
+    assert not (tmp_path / "c").exists()
