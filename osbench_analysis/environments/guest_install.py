@@ -12,7 +12,8 @@
 - The bootstrap task (probes/mach/): MIG stubs generated now, then a
   freestanding static ELF64.
 - Linux: the machine's release's linux-image-*-amd64 (what linux-image-amd64
-  depends on), vmlinuz extracted, not installed; osbench-guest-init
+  depends on), vmlinuz extracted, not installed, and its kernel ELF decompressed
+  for QEMU's PVH entry (extract_vmlinux); osbench-guest-init
   (probes/guest/) linked statically with the harness and probes; the
   initramfs written by qemu.newc.
 
@@ -23,6 +24,8 @@ import glob
 import gzip
 import hashlib
 import json
+import lzma
+import struct
 import os
 import re
 import shutil
@@ -200,6 +203,7 @@ def install_linux() -> dict:
     stamp = out / "package.json"
     known = json.loads(stamp.read_text()) if stamp.exists() else {}
     if name not in known or not linux_tcg.VMLINUZ.exists():
+        linux_tcg.VMLINUX.unlink(missing_ok=True)   # made again from the new vmlinuz below
         with tempfile.TemporaryDirectory(prefix="osbench-linux-image-") as tmp:
             known = download([name], Path(tmp))
             deb = Path(tmp) / known[name]["deb"]
@@ -207,8 +211,56 @@ def install_linux() -> dict:
             shutil.copyfile(next(Path(tmp).glob("boot/vmlinuz-*")), linux_tcg.VMLINUZ)
         known[name]["vmlinuz_sha256"] = sha256(linux_tcg.VMLINUZ)
         stamp.write_text(json.dumps(known, indent=1))
+    if not linux_tcg.VMLINUX.exists():
+        extract_vmlinux(linux_tcg.VMLINUZ, linux_tcg.VMLINUX)
     build_guest_init(out)
     return {**known, "initramfs": {"sha256": sha256(linux_tcg.INITRAMFS)}}
+
+
+#: compressed payloads a bzImage may carry (magic -> decompressor); others (zstd, lz4) keep the vmlinuz boot
+_PAYLOADS = {b"\xfd7zXZ\x00": lambda b: lzma.LZMADecompressor().decompress(b),
+             b"\x1f\x8b\x08": lambda b: gzip.GzipFile(fileobj=__import__("io").BytesIO(b)).read()}
+XEN_ELFNOTE_PHYS32_ENTRY = 18
+
+
+def has_pvh_entry(elf: bytes) -> bool:
+    """Whether an x86-64 ELF kernel carries the Xen PHYS32_ENTRY note QEMU's -kernel enters it by."""
+    if elf[:4] != b"\x7fELF" or elf[4] != 2:
+        return False
+    phoff, = struct.unpack_from("<Q", elf, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", elf, 0x36)
+    for i in range(phnum):
+        p_type, _, p_offset, _, _, p_filesz = struct.unpack_from("<IIQQQQ", elf, phoff + i * phentsize)
+        if p_type != 4:   # PT_NOTE
+            continue
+        pos, end = p_offset, p_offset + p_filesz
+        while pos + 12 <= end:
+            namesz, descsz, ntype = struct.unpack_from("<III", elf, pos)
+            name = elf[pos + 12:pos + 12 + namesz].rstrip(b"\0")
+            if name == b"Xen" and ntype == XEN_ELFNOTE_PHYS32_ENTRY:
+                return True
+            pos += 12 + (namesz + 3) // 4 * 4 + (descsz + 3) // 4 * 4
+    return False
+
+
+def extract_vmlinux(vmlinuz: Path, out: Path) -> bool:
+    """Decompress a bzImage's kernel into ``out`` when it is an ELF with a PVH entry (Debian's
+    are xz); False, writing nothing, when it is not (the guest then boots the vmlinuz)."""
+    data = vmlinuz.read_bytes()
+    for magic, unpack in _PAYLOADS.items():
+        at = data.find(magic)
+        while at >= 0:
+            try:
+                elf = unpack(data[at:])
+            except (lzma.LZMAError, OSError, EOFError):
+                elf = b""
+            if has_pvh_entry(elf):
+                tmp = out.with_name(out.name + ".tmp")
+                tmp.write_bytes(elf)
+                tmp.replace(out)
+                return True
+            at = data.find(magic, at + 1)
+    return False
 
 
 def build_guest_init(out: Path) -> None:
