@@ -5,6 +5,11 @@ reference comparison read from (none of them re-runs statistics).
 Campaigns are keyed explicitly by (environment, host, campaign): by default
 the newest campaign of each (environment, host); the first campaign named for
 an (environment, host) is its *primary* one, whose numbers the paper quotes.
+A *sweep campaign* (sweeps.sweep_only: it names only swept probes and measures
+a sweep at two or more points) is never the primary while a campaign of the
+whole catalog exists for its (environment, host): by default the newest one of
+each (environment, host) is read beside the primary for the scalability fits
+alone (``Analysis.sweep_campaigns``), not for estimates, ratios or pooling.
 Ratios:
 - each environment against the baseline environment (default native), per host;
 - several campaigns of one environment and host against the first one named;
@@ -97,10 +102,27 @@ def _order_key(ref: CampaignRef, baseline: str) -> tuple:
     return (ref.host, ref.environment != baseline, ref.environment, ref.created_utc)
 
 
+def sweep_campaign_ids(cat: pd.DataFrame) -> set[str]:
+    """The sweep campaigns (sweeps.sweep_only) among a catalog's rows, read from their manifests."""
+    import json
+
+    out = set()
+    for r in cat.itertuples():
+        try:
+            cfg = json.loads((Path(r.path) / store.MANIFEST_FILE).read_text()).get("config") or {}
+        except (OSError, ValueError):
+            continue
+        if sweeps.sweep_only(cfg):
+            out.add(r.campaign_id)
+    return out
+
+
 def select_campaigns(campaigns: list[str] | None = None, root: str | Path | None = None, *,
                      baseline: str = "native") -> list[CampaignRef]:
     """The named campaigns in the order named, or by default the newest sealed
-    campaign of each (environment, host), baseline environment first per host."""
+    campaign of each (environment, host), baseline environment first per host.
+    A sweep campaign (sweeps.sweep_only) is chosen by default only for an
+    (environment, host) that has no other campaign: see select_sweep_campaigns."""
     cat = store.catalog(root)
     if campaigns:
         known = cat.set_index("campaign_id")
@@ -121,9 +143,35 @@ def select_campaigns(campaigns: list[str] | None = None, root: str | Path | None
                                "(or notebooks/run_campaign.ipynb) first")
     # the emulated-CPU guests count instructions, not ns: they are compared only with each other (microkernel.py)
     cat = cat[~cat["environment"].isin(GUEST_ENVIRONMENTS)]
-    newest = cat.sort_values(["created_utc", "campaign_id"]).groupby(["environment", "hostname"]).tail(1)
+    # a campaign of the whole catalog before any sweep campaign, then the newest
+    cat = cat.assign(_whole=~cat["campaign_id"].isin(sweep_campaign_ids(cat)))
+    newest = cat.sort_values(["_whole", "created_utc", "campaign_id"]).groupby(["environment", "hostname"]).tail(1)
     refs = [CampaignRef(r.campaign_id, r.environment, r.hostname, r.created_utc) for r in newest.itertuples()]
     return sorted(refs, key=lambda r: _order_key(r, baseline))
+
+
+def select_sweep_campaigns(refs: list[CampaignRef], root: str | Path | None = None,
+                           campaigns: list[str] | None = None) -> tuple[list[CampaignRef], list[CampaignRef]]:
+    """(refs without the sweep campaigns, the sweep campaigns) for an analysis of ``refs``.
+
+    By default (``campaigns`` None) the newest sweep campaign of each (environment, host) of ``refs`` that is
+    not itself one of ``refs``.  With campaigns named, a named sweep campaign is a sweep campaign when another
+    campaign of its (environment, host) is named beside it (else it stays the primary it was named as)."""
+    cat = store.catalog(root)
+    if cat.empty:
+        return refs, []
+    cat = cat[~cat["environment"].isin(GUEST_ENVIRONMENTS)]
+    sweep_ids = sweep_campaign_ids(cat)
+    if campaigns:
+        whole = {(r.environment, r.host) for r in refs if r.campaign_id not in sweep_ids}
+        moved = [r for r in refs if r.campaign_id in sweep_ids and (r.environment, r.host) in whole]
+        return [r for r in refs if r not in moved], moved
+    have = {r.campaign_id for r in refs}
+    keys = {(r.environment, r.host) for r in refs}
+    sw = cat[cat["campaign_id"].isin(sweep_ids - have)]
+    sw = sw[np.array([(e, h) in keys for e, h in zip(sw["environment"], sw["hostname"])], dtype=bool)]
+    newest = sw.sort_values(["created_utc", "campaign_id"]).groupby(["environment", "hostname"]).tail(1)
+    return refs, [CampaignRef(r.campaign_id, r.environment, r.hostname, r.created_utc) for r in newest.itertuples()]
 
 
 def overview(campaign: store.Campaign) -> pd.DataFrame:
@@ -154,6 +202,9 @@ class Analysis:
     crossing_costs: pd.DataFrame            # one kernel crossing per environment, vs baseline
     service_ipc: pd.DataFrame = field(default_factory=pd.DataFrame)   # direct call vs via a server, per campaign
     sweep_fits: dict = field(default_factory=dict)   # (probe, environment, placement) -> stats.SweepFit
+    # the sweep campaigns the fits come from (select_sweep_campaigns), read for the sweeps only, with manifests
+    sweep_campaigns: list = field(default_factory=list)
+    sweep_manifests: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     # campaigns as a level of replication (issue #20): reproducibility.Pooling of each primary campaign
     # with the host's comparable earlier ones; None when analyze(pool=False)
@@ -331,9 +382,11 @@ def analyze(campaigns: list[str] | None = None, root: str | Path | None = None, 
     reproducibility.pool_campaigns) into intervals over campaigns."""
     settings = AnalysisSettings(level, n_resamples, seed, estimator, ci_method, baseline)
     refs = select_campaigns(campaigns, root, baseline=baseline)
+    refs, sweep_refs = select_sweep_campaigns(refs, root, campaigns)
     environments = _check_names("environments", environments, [r.environment for r in refs])
     if environments is not None:
         refs = [r for r in refs if r.environment in environments]
+        sweep_refs = [r for r in sweep_refs if r.environment in environments]
     loaded = [store.load_campaign(r.campaign_id, root) for r in refs]
     samples = pd.concat([c.samples.assign(host=r.host) for c, r in zip(loaded, refs)], ignore_index=True)
     # the host-state canaries are controls, not primitives: compared between campaigns in result.pooling
@@ -394,7 +447,20 @@ def analyze(campaigns: list[str] | None = None, root: str | Path | None = None, 
             t = service_ipc.service_table(part, level=level, ci_method=ci_method)
             svc.append(t.assign(campaign_id=cid, environment=part["environment"].iloc[0], host=part["host"].iloc[0]))
     result.service_ipc = pd.concat(svc, ignore_index=True) if svc else pd.DataFrame()
+    # the sweeps: from the (environment, host)'s sweep campaign where there is one, else from its primary
+    result.sweep_campaigns = sweep_refs
+    swept = []
+    for r in sweep_refs:
+        camp = store.load_campaign(r.campaign_id, root)
+        result.sweep_manifests[r.campaign_id] = camp.manifest
+        part = camp.samples.assign(host=r.host)
+        swept.append(part[part["probe"].isin(probes) if probes is not None
+                          else ~part["probe"].isin(registry.CANARY_PROBES)])
+    swept = pd.concat(swept, ignore_index=True) if swept else primary.iloc[:0]
+    from_sweep = set(zip(swept["environment"], swept["host"]))
     for host, g in primary.groupby("host", sort=False):
+        g = g[[(e, host) not in from_sweep for e in g["environment"]]]
+        g = pd.concat([g, swept[swept["host"] == host]], ignore_index=True)
         for key, fit in sweeps.fit_sweeps(g, level=level).items():
             result.sweep_fits[(*key, host) if len(result.hosts) > 1 else key] = fit
     two_party = samples[samples["placement"].isin(["same_cpu", "cross_cpu"])]

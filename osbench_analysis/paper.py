@@ -187,6 +187,7 @@ def other_campaigns(result, root=None) -> dict:
     pooled = {c for ids in (p.campaigns.values() if p is not None else []) for c in ids}
     out = {cid: (every[cid], "pooled") for cid in pooled if cid in every}
     out.update({cid: (mf, "guest") for cid, mf in every.items() if mf.environment in microkernel.GUEST_ENVIRONMENTS})
+    out.update({cid: (mf, "sweeps") for cid, mf in (getattr(result, "sweep_manifests", None) or {}).items()})
     return out
 
 

@@ -44,3 +44,49 @@ def sweeps_figure(fits: dict[tuple[str, str, str], SweepFit], *, columns: int = 
         ax.annotate(unit[:60], (0.01, 0.01), xycoords="axes fraction", fontsize=6, color="0.4")
     axes.flat[0].legend(fontsize=7, frameon=False)
     return fig
+
+
+def paper_sweeps_figure(fits: dict[tuple, SweepFit], *, columns: int = 4, width_in: float = 6.3) -> Figure:
+    """The paper's sweeps figure: one small panel per probe (and environment), every placement in it with its
+    own colour and marker, each run a point and each fit a line; titles name the probe and the swept
+    quantity (the slopes with their intervals are in the paper's table).  Sized for the text width."""
+    from osbench_analysis.families import PRINT_NAMES
+    from osbench_analysis.plots import _PALETTE
+
+    if not fits:
+        raise ValueError("no sweep to plot: fit_sweeps found no probe measured at two or more sweep points")
+    panels: dict[tuple, list] = {}
+    for key in sorted(fits):
+        probe, env, placement = key[:3]
+        panels.setdefault((probe, env, *key[3:]), []).append((placement, fits[key]))
+    keys = list(panels)
+    cols = min(columns, len(keys))
+    rows = math.ceil(len(keys) / cols)
+    fig = Figure(figsize=(width_in, 1.75 * rows + 0.3), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False)
+    for ax in axes.flat[len(keys):]:
+        ax.set_visible(False)
+    style = {"same_cpu": (_PALETTE[0], "o", "one CPU"), "cross_cpu": (_PALETTE[3], "s", "two CPUs"),
+             "unpinned": (_PALETTE[2], "^", "unpinned")}
+    seen = {}
+    for ax, key in zip(axes.flat, keys):
+        probe = key[0]
+        for placement, fit in panels[key]:
+            colour, marker, label = style.get(placement, ("0.3", "D", placement))
+            pts = fit.points
+            ax.scatter(pts["x"], pts["run_value_ns"] / 1e3, s=7, alpha=0.55, color=colour, marker=marker, lw=0)
+            xs = np.linspace(pts["x"].min(), pts["x"].max(), 50)
+            line, = ax.plot(xs, (fit.intercept_ns + fit.slope_ns * xs) / 1e3, color=colour, lw=1.1, label=label)
+            seen.setdefault(label, line)
+        name = PRINT_NAMES.get(probe, probe).replace("\\_", "_")
+        ax.set_title(name if len(key) < 2 or not key[1] or key[1] == "native" else f"{name} ({key[1]})", fontsize=8)
+        ax.set_xlabel(panels[key][0][1].x, fontsize=8)
+        ax.set_ylim(bottom=0)
+        ax.tick_params(labelsize=8)
+        ax.grid(alpha=0.25)
+    for r in range(rows):
+        axes[r, 0].set_ylabel("µs per op", fontsize=8)
+    if len(seen) > 1:
+        fig.legend(list(seen.values()), list(seen), loc="outside lower center", ncols=len(seen), fontsize=8,
+                   frameon=False)
+    return fig

@@ -112,7 +112,10 @@ def pool_campaigns(primary: dict, root=None, *, baseline: str = "native", level:
     these (the canaries and their stand-ins always)."""
     from osbench_analysis import store
 
-    every = catalog_manifests(root)
+    from osbench_analysis.sweeps import sweep_only
+
+    # a sweep campaign (sweeps.sweep_only) is read for the scalability fits alone, never pooled
+    every = {cid: m for cid, m in catalog_manifests(root).items() if not sweep_only(m.config)}
     every.update(primary)
     comparable = comparable_campaigns(primary, every)
     comparable = {cid: [c for c in ids if every[c].created_utc <= primary[cid].created_utc]

@@ -1,0 +1,142 @@
+"""A sweep campaign (native, only the swept probes, every point) beside a round's campaign of the whole
+catalog: the analysis keeps the round's campaign as the primary, fits the sweeps from the sweep campaign
+alone, never pools it, and the paper gets a Scalability subsection whose sentences come from the fits."""
+import dataclasses
+import datetime as dt
+import json
+import re
+
+import numpy as np
+import pytest
+
+from osbench_analysis import analysis, paper_sections, registry, store, sweeps
+from osbench_analysis.paths import CAMPAIGNS_DIR
+
+ROUND = "20261126T113057Z-vm-native"
+#: relative growth of each sweep over its range in the synthetic campaign (0: constant)
+GROWTH = {"fork_alive": 0.5, "mmap_window_maps": 0.0, "socket_bind_open": 0.3, "thread_create_alive": 0.2,
+          "fork_exit": 1.0, "ctxsw_ring": 0.6, "files_in_folder": 0.1}
+
+
+def _template() -> store.Campaign:
+    if not (CAMPAIGNS_DIR / ROUND / store.SEAL_FILE).is_file():
+        pytest.skip(f"campaign {ROUND} not in this checkout")
+    return store.load_campaign(CAMPAIGNS_DIR / ROUND)
+
+
+def _copy(root, c: store.Campaign) -> None:
+    store.write_campaign(root, c.id, c.samples, dataclasses.replace(c.manifest, files={}))
+
+
+def sweep_campaign(root, base: store.Campaign, cid: str, *, minutes: int = 90, probes=None, seed: int = 0):
+    """A sealed native campaign of the swept probes at every point of their sweeps, made from the round's
+    first-point batches with each point's times scaled by 1 + GROWTH * (x - x0) / (x1 - x0) and a little
+    run-to-run noise; its manifest's config names only those probes, with every point as a variant."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    swept = {p: v for p, v in sweeps.swept_probes().items() if probes is None or p in probes}
+    parts = []
+    for probe, (x, points) in swept.items():
+        first = base.samples[base.samples["probe"] == probe]
+        assert len(first), probe
+        spec = registry.PROBES[probe]
+        for point in points:
+            part = first.copy()
+            params = {**json.loads(part["params_json"].iloc[0]), x: point}
+            part["params_json"] = json.dumps(params, sort_keys=True)
+            part["variant"] = registry.variant_label(spec, params, part["fs_type"].iloc[0] if spec.uses_workdir else "")
+            scale = 1 + GROWTH[probe] * (point - points[0]) / (points[-1] - points[0])
+            noise = np.exp(rng.normal(0, 0.01, part["run"].max() + 1))[part["run"].to_numpy()]
+            part["elapsed_ns"] = (part["elapsed_ns"] * scale * noise).round().astype("int64")
+            part["per_op_ns"] = part["elapsed_ns"] / part["iterations"]
+            parts.append(part)
+    s = pd.concat(parts, ignore_index=True).assign(campaign_id=cid)
+    created = (dt.datetime.fromisoformat(base.manifest.created_utc) + dt.timedelta(minutes=minutes)).isoformat()
+    cfg = dict(base.manifest.config, campaign_id=cid, campaign_set=[cid], probes=list(swept), canaries=None,
+               variants={p: [{x: v} for v in pts] for p, (x, pts) in swept.items()}, profile="quick")
+    m = dataclasses.replace(base.manifest, campaign_id=cid, created_utc=created, files={}, config=cfg)
+    return store.load_campaign(store.write_campaign(root, cid, s, m))
+
+
+def test_a_campaign_of_the_swept_probes_at_every_point_is_a_sweep_campaign():
+    every = {p: [{x: v} for v in pts] for p, (x, pts) in sweeps.swept_probes().items()}
+    assert sweeps.sweep_only({"probes": list(every), "variants": every})
+    assert sweeps.sweep_only({"probes": ["fork_alive", "canary_cpu"], "variants": {"fork_alive": every["fork_alive"]}})
+    # one point only, or another probe beside the swept ones: an ordinary campaign
+    assert not sweeps.sweep_only({"probes": ["fork_alive"], "variants": {"fork_alive": [{"alive": 0}]}})
+    assert not sweeps.sweep_only({"probes": ["fork_alive", "null_syscall"], "variants": every})
+    assert not sweeps.sweep_only({"probes": [], "variants": every}) and not sweeps.sweep_only(None)
+
+
+def test_the_sweep_campaign_feeds_the_sweeps_and_never_replaces_the_round(tmp_path):
+    base = _template()
+    _copy(tmp_path, base)
+    sw = sweep_campaign(tmp_path, base, "20261126T131000Z-vm-native")
+    # the sweep campaign is the newest native one; the round's stays the primary
+    assert [r.campaign_id for r in analysis.select_campaigns(root=tmp_path)] == [ROUND]
+    a = analysis.analyze(root=tmp_path)
+    assert a.campaign_ids == [ROUND] and a.primary_ids == [ROUND]
+    assert [r.campaign_id for r in a.sweep_campaigns] == [sw.id] and list(a.sweep_manifests) == [sw.id]
+    assert set(a.estimates["campaign_id"]) == {ROUND} and len(a.campaign_ratios) == 0
+    assert a.pooling.n_campaigns_max == 1          # never pooled with the round
+    # every sweep fitted from the sweep campaign's three points; the synthetic growth comes back
+    t = a.sweeps.set_index(["probe", "placement"])
+    assert set(t.index.get_level_values(0)) == set(sweeps.swept_probes())
+    assert (t["points"] == 3).all()
+    for probe, growth in GROWTH.items():
+        r = t.loc[(probe, "same_cpu")]
+        assert r["growth_ci_low"] - 0.05 <= growth <= r["growth_ci_high"] + 0.05, probe
+    assert t.loc[("fork_alive", "same_cpu"), "verdict"] == "linear growth"
+    assert t.loc[("mmap_window_maps", "same_cpu"), "verdict"] in ("constant", "inconclusive")
+
+    tex = paper_sections.scalability_tex(a)
+    assert tex.startswith("\\subsection{Scalability}\\label{sec:scalability}")
+    assert "McGarry's scalability tests: processes alive, windows mapped, sockets open, threads alive" in tex
+    assert sw.id in tex and "\\label{tab:sweeps}" in tex and "generated/sweeps_paper" in tex
+    # the sentence of a sweep states its own fit: slope and change over the range, with their intervals
+    fit = a.sweep_fits[("fork_alive", "native", "same_cpu")]
+    sentence = tex[tex.index("Creating and reaping a process"):]
+    sentence = sentence[:sentence.index(" at 1000.")]
+    assert "grows" in sentence and f"{100 * fit.growth_rel:+.1f}\\%" in sentence and "per process" in sentence
+    assert f"{fit.slope_ci_low_ns:.3g}"[:3] in sentence
+    # the table has a row per fitted sweep and placement
+    assert len(re.findall(r"\\\\$", tex.split("\\midrule")[1], re.M)) == len(a.sweeps)
+
+    # the reproduction table lists the sweep campaign with what it is for
+    from osbench_analysis import paper
+
+    repro = paper_sections.reproduce_tex(a, paper.other_campaigns(a, tmp_path))
+    assert sw.id.replace("_", "\\_") in repro and "(sweeps)" in repro and "scalability sweeps alone" in repro
+
+
+def test_the_paper_figure_has_a_panel_per_sweep_at_the_text_width(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from osbench_analysis import plots_sweeps
+    from osbench_analysis.paper_check import smallest_print_font_pt
+
+    base = _template()
+    s = sweep_campaign(tmp_path, base, "s-native").samples
+    fits = sweeps.fit_sweeps(s)
+    fig = plots_sweeps.paper_sweeps_figure(fits)
+    assert len([ax for ax in fig.axes if ax.get_visible()]) == len(sweeps.swept_probes())
+    assert smallest_print_font_pt(fig) >= 7.5
+
+
+def test_only_a_sweep_campaign_is_the_primary_when_it_is_all_there_is(tmp_path):
+    base = _template()
+    sw = sweep_campaign(tmp_path, base, "20261126T131000Z-vm-native", probes=["fork_alive", "thread_create_alive"])
+    assert [r.campaign_id for r in analysis.select_campaigns(root=tmp_path)] == [sw.id]
+    refs, extra = analysis.select_sweep_campaigns(analysis.select_campaigns(root=tmp_path), tmp_path)
+    assert [r.campaign_id for r in refs] == [sw.id] and extra == []
+
+
+def test_a_named_sweep_campaign_beside_the_round_is_read_for_the_sweeps(tmp_path):
+    base = _template()
+    _copy(tmp_path, base)
+    sw = sweep_campaign(tmp_path, base, "20261126T131000Z-vm-native", probes=["socket_bind_open"])
+    refs = analysis.select_campaigns([ROUND, sw.id], tmp_path)
+    kept, swept = analysis.select_sweep_campaigns(refs, tmp_path, [ROUND, sw.id])
+    assert [r.campaign_id for r in kept] == [ROUND] and [r.campaign_id for r in swept] == [sw.id]
