@@ -27,15 +27,38 @@ def paper_estimates(est: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def environment_file_systems(est: pd.DataFrame) -> dict[str, str]:
-    """environment -> the file system(s) its file probes ran on (the 'fs=' of its conditions' variants)."""
+def environment_file_systems(est: pd.DataFrame, *, guest: bool = True) -> dict[str, str]:
+    """environment -> the file system(s) its file probes ran on (the 'fs=' of its conditions' variants);
+    ``guest=False``: only the host-backed folder's (a sandbox's file probes on the guest kernel's own tmpfs,
+    'workdir_fs=guest-tmpfs', are other conditions, left out of the tables compared with native)."""
     from osbench_analysis.families import variant_params
+    from osbench_analysis.registry import WORKDIR_FS
 
     out: dict[str, list[str]] = {}
     for env, variant in zip(est["environment"], est["variant"]):
-        fs = variant_params(variant).get("fs")
-        if fs:
+        params = variant_params(variant)
+        fs = params.get("fs")
+        if fs and (guest or WORKDIR_FS not in params):
             out.setdefault(env, [])
             if fs not in out[env]:
                 out[env].append(fs)
     return {env: ", ".join(v) for env, v in out.items()}
+
+
+def environment_folders(est: pd.DataFrame) -> dict[str, str]:
+    """environment -> where its file probes' folder was, each file system named with what it is: 'tmpfs' for
+    one folder, '9p (host volume); tmpfs (guest's own)' for a sandbox measured on both (registry.WORKDIR_FS)."""
+    from osbench_analysis.families import variant_params
+    from osbench_analysis.registry import FS_HOST_VOLUME, WORKDIR_FS
+
+    seen: dict[str, dict[str, list[str]]] = {}
+    for env, variant in zip(est["environment"], est["variant"]):
+        params = variant_params(variant)
+        if params.get("fs"):
+            where = seen.setdefault(env, {}).setdefault(params.get(WORKDIR_FS, FS_HOST_VOLUME), [])
+            if params["fs"] not in where:
+                where.append(params["fs"])
+    words = {FS_HOST_VOLUME: "host volume", "guest-tmpfs": "guest's own"}
+    return {env: "; ".join(f"{', '.join(fs)}" + (f" ({words.get(k, k)})" if len(by) > 1 else "")
+                           for k, fs in sorted(by.items(), key=lambda kv: kv[0] != FS_HOST_VOLUME))
+            for env, by in seen.items()}

@@ -23,7 +23,8 @@ from osbench_analysis.families import (FAMILIES, bytes_per_op, family_rank, file
                                       print_name, print_variant, probe_family)
 from osbench_analysis.formatting import (bytes_tex, format_time_ns, percent_tex, rate_with_ci_tex, ratio_with_ci,
                                          sig3, tex_escape, time_with_ci_tex, with_ci)
-from osbench_analysis.paper_estimand import ESTIMAND, ESTIMAND_PLURAL, environment_file_systems, paper_estimates
+from osbench_analysis.paper_estimand import (ESTIMAND, ESTIMAND_PLURAL, environment_file_systems, environment_folders,
+                                             paper_estimates)
 
 #: Placement that stands for a probe in cross-environment tables (both parties
 #: on one CPU: the only placement every environment supports).
@@ -127,8 +128,13 @@ def figures(inp: SectionInputs) -> dict:
     per family would repeat its table)."""
     from osbench_analysis import plots_architectures
 
-    return {"architectures": plots_architectures.plot_architectures(inp.measured, inp.published,
+    figs = {"architectures": plots_architectures.plot_architectures(inp.measured, inp.published,
                                                                     baseline=inp.result.settings.baseline)}
+    if getattr(inp.result, "sweep_fits", None):
+        from osbench_analysis import plots_sweeps
+
+        figs["sweeps_paper"] = plots_sweeps.paper_sweeps_figure(inp.result.sweep_fits)
+    return figs
 
 
 def _slug(family: str) -> str:
@@ -308,7 +314,7 @@ def crossing_tex(inp: SectionInputs) -> str:
     if not envs:
         out.append("Only the baseline environment has been measured in the selected campaigns.")
         return "\n".join(out) + "\n"
-    fs = environment_file_systems(result.primary_estimates)
+    fs = environment_file_systems(result.primary_estimates, guest=False)
     out.append("gVisor and User-mode Linux are not microkernels: they serve a program's system calls from an "
                "ordinary process, so what they add to a call is the cost of intercepting it and serving it elsewhere. "
                "FUSE moves one service, the file system, into a user-space server.")
@@ -343,6 +349,9 @@ def crossing_tex(inp: SectionInputs) -> str:
                           + (f"; last column: the same difference pooled over the host's {k} campaigns, each paired "
                              "with native in its own round, with its interval over campaigns" if k > 1 else "") + ".",
                           "tab:crossing", size=r"\scriptsize"))
+    from osbench_analysis import paper_mechanism
+
+    out.append(paper_mechanism.mechanism_tex(result))
     probes = m.assign(rank=[family_rank(f) for f in m["family"]]).sort_values(["rank", "ratio"])
     order = list(dict.fromkeys(probes["probe"]))
     rows = [r"\emph{file system} & " + " & ".join(tex_escape(fs.get(e, "--")) for e in envs) + r" & \\"]
@@ -370,6 +379,7 @@ def crossing_tex(inp: SectionInputs) -> str:
                    "one kernel and are not independent), our interval lies " .replace("%", r"\%")
                    + _agreement_sentence(ag) + " primitives, and overlaps it for the rest. The hybrid factors measure a different design from the one measured "
                    "here; the microkernel factors are the comparison the question asks for.")
+    out.append(paper_mechanism.applications_tex(result))
     return "\n".join(out) + "\n"
 
 
@@ -469,26 +479,99 @@ def _service_rows(result) -> str:
 
 
 
+#: What each swept probe does and what grows, in words: (the operation, one unit, the units).
+SWEEP_WORDS = {
+    "fork_alive": ("creating and reaping a process", "process", "processes alive"),
+    "mmap_window_maps": ("mapping and unmapping a 4~KiB window", "window", "windows mapped"),
+    "socket_bind_open": ("opening, binding and closing a socket", "socket", "sockets open"),
+    "thread_create_alive": ("creating and joining a thread", "thread", "threads alive"),
+    "fork_exit": ("fork + exit", "MB", "MB touched in the parent"),
+    "ctxsw_ring": ("a lap of a token ring", "process", "processes in the ring"),
+    "files_in_folder": ("creating and removing a file", "file", "files in the folder"),
+}
+#: McGarry's scalability figures, in his order (the registry's probes that mirror them).
+MCGARRY_SWEEPS = ("fork_alive", "mmap_window_maps", "socket_bind_open", "thread_create_alive")
+
+
+def _sweep_order(probe: str) -> tuple:
+    return (MCGARRY_SWEEPS.index(probe) if probe in MCGARRY_SWEEPS else len(MCGARRY_SWEEPS), probe)
+
+
+def _slope_ns(v: float) -> str:
+    return sig3(v).replace("-", "$-$")
+
+
+def _growth(r) -> str:
+    """The fitted relative change over the range with its interval, in percent: '+49.6 [22.5, 76.7]'."""
+    return (f"{100 * r.growth_rel:+.1f} [{100 * r.growth_ci_low:.1f}, {100 * r.growth_ci_high:.1f}]"
+            .replace("-", "$-$"))
+
+
+def _sweep_sentence(r, fit) -> str:
+    """'Creating and reaping a process grows by 12.3 [10.1, 14.5] ns per process, from 60.1 µs with 0
+    processes alive to +20.5% [16.8, 24.2] at 1000' from one fitted sweep."""
+    what, one, many = SWEEP_WORDS.get(r.probe, (print_name(r.probe), tex_escape(r.x), tex_escape(r.x)))
+    xs = sorted(fit.points["x"].unique())
+    x0, x1 = xs[0], xs[-1]
+    start = _time(fit.intercept_ns + fit.slope_ns * x0)
+    growth = _growth(r).replace(" [", "\\% [", 1)
+    slope = f"{_slope_ns(r.slope_ns)} [{_slope_ns(r.slope_ci_low_ns)}, {_slope_ns(r.slope_ci_high_ns)}] ns per {one}"
+    verb = {"constant": "stays constant", "linear growth": "grows", "decreasing": "gets cheaper"}.get(
+        r.verdict, "changes by an amount these runs cannot settle")
+    return (f"{what[0].upper() + what[1:]} {verb} ({slope}): {start} with {x0:g} {many}, {growth} at {x1:g}")
+
+
 def scalability_tex(result, heading: bool = True) -> str:
-    """The sweeps: slope per unit of the swept quantity with its interval, and the figure."""
+    """The sweeps (sweeps.fit_sweeps): a sentence per sweep from its fit, the slope table and the figure; ''
+    when no sweep was measured at two or more points."""
     t = result.sweeps if result.sweep_fits else pd.DataFrame()
-    lvl = percent_tex(result.settings.level)
-    head = "\\subsection{Scalability}\\label{sec:scalability}\n" if heading else ""
     if t.empty:
         return ""          # no sweep measured beyond its first point: the paper has no scalability section
-    rows = [f"{print_name(r.probe)} & {tex_escape(r.x)} & {placement_words(r.placement)} & {int(r.points)} & "
-            f"{sig3(r.slope_ns)} [{sig3(r.slope_ci_low_ns)}, {sig3(r.slope_ci_high_ns)}] & {tex_escape(r.verdict)} \\\\"
-            for r in t.itertuples()]
+    lvl = percent_tex(result.settings.level)
+    head = "\\subsection{Scalability}\\label{sec:scalability}\n" if heading else ""
+    fits = {k[:3]: f for k, f in result.sweep_fits.items()}
+    t = t.assign(_o=[_sweep_order(p) for p in t["probe"]], _p=[p != MAIN_PLACEMENT for p in t["placement"]])
+    t = t.sort_values(["_o", "environment", "_p", "placement"])
+    refs = getattr(result, "sweep_campaigns", None) or []
+    if refs:
+        where = ("from " + ("campaign " if len(refs) == 1 else "campaigns ")
+                 + ", ".join(f"\\texttt{{{tex_escape(r.campaign_id)}}}" for r in refs)
+                 + ", measured for the sweeps alone")
+    else:
+        where = "from the campaigns above"
+    n_runs = sorted({int(f.n_runs / max(f.n_levels, 1)) for f in fits.values()})
+    runs = f"{n_runs[0]}" if len(n_runs) == 1 else f"{n_runs[0]}--{n_runs[-1]}"
+    mc = [p for p in MCGARRY_SWEEPS if p in set(t["probe"])]
+    intro = ("Each sweep measures one primitive while the system holds more of something"
+             + (" (McGarry's scalability tests: " + ", ".join(SWEEP_WORDS[p][2] for p in mc) + ")" if mc else "")
+             + f", {where}, with about {runs} runs at each point; Table~\\ref{{tab:sweeps}} gives the least-squares "
+             f"slope of the time per operation with its {lvl} interval and the fitted change over the swept range, "
+             "Figure~\\ref{fig:sweeps} every run. A sweep is called constant when the interval of that change lies "
+             "within $\\pm$" + percent_tex(next(iter(fits.values())).tolerance_rel) + ", growing when the slope's "
+             "interval excludes zero.")
+    main = t[t["placement"].isin([MAIN_PLACEMENT, ""])]
+    main = pd.concat([main, t[~t["probe"].isin(main["probe"])]]).drop_duplicates(["probe", "environment"])
+    main = main.assign(_o=[_sweep_order(p) for p in main["probe"]]).sort_values(["_o", "environment"])
+    sentences = [_sweep_sentence(r, fits[(r.probe, r.environment, r.placement)])
+                 + (f" ({tex_escape(r.environment)})" if r.environment != result.settings.baseline else "")
+                 for r in main.itertuples()]
+    text = (intro + (" Sweeps of two processes are quoted with both on one CPU." if len(t) > len(main) else "") + " "
+            + " ".join(f"{x}." for x in sentences))
+    rows = [f"{print_name(r.probe)} & {tex_escape(SWEEP_WORDS.get(r.probe, ('', '', r.x))[2])} & "
+            f"{placement_words(r.placement)} & "
+            f"{', '.join(f'{x:g}' for x in sorted(fits[(r.probe, r.environment, r.placement)].points['x'].unique()))} & "
+            f"{_slope_ns(r.slope_ns)} [{_slope_ns(r.slope_ci_low_ns)}, {_slope_ns(r.slope_ci_high_ns)}] & "
+            + _growth(r) + f" & {tex_escape(r.verdict)} \\\\" for r in t.itertuples()]
     return head + "\n".join([
-        "Each sweep measures one primitive while the number of processes, sockets, mappings or threads already "
-        "present grows (McGarry's scalability tests); Table~\\ref{tab:sweeps} gives the slope of the time per "
-        f"operation per unit of the swept quantity with its {lvl} interval, Figure~\\ref{{fig:sweeps}} every run.",
-        _table("lllrrl", rf"Probe & Swept & Placement & Points & Slope, ns per unit [{lvl} CI] & Verdict", rows,
-               "Scalability sweeps: ordinary least squares over run-level estimates, Welch interval on the slope.",
+        text,
+        _table("lllrrrl", rf"Probe & Swept & Placement & Points & Slope, ns per unit [{lvl} CI] & Change over the "
+               rf"range, \% [{lvl} CI] & Verdict", rows,
+               "Scalability sweeps: ordinary least squares over the runs' median times, Welch interval on the slope "
+               "and, by the delta method, on the fitted relative change from the first point to the last.",
                "tab:sweeps", size=r"\scriptsize"),
-        r"\begin{figure}[tbp]", r"\centering", r"\includegraphics[width=\linewidth]{generated/sweeps}",
-        f"\\caption{{Scalability sweeps: per-operation time of every run against the swept quantity, the fitted line "
-        f"and its slope with a {lvl} interval.}}", r"\label{fig:sweeps}", r"\end{figure}", ""])
+        r"\begin{figure}[tbp]", r"\centering", r"\includegraphics[width=\linewidth]{generated/sweeps_paper}",
+        f"\\caption{{Scalability sweeps: the median time per operation of every run against the swept quantity "
+        f"and the least-squares line, per placement.}}", r"\label{fig:sweeps}", r"\end{figure}", ""])
 
 
 def short_version(version: str) -> str:
@@ -506,7 +589,7 @@ def environments_tex(result) -> str:
     from osbench_analysis.plots_architectures import env_label, env_short
 
     several_hosts = len(result.hosts) > 1
-    fs = environment_file_systems(result.primary_estimates)
+    fs = environment_folders(result.primary_estimates)
     rows, kernels = [], {}
     for cid in result.primary_ids:
         mf = result.manifests[cid]
@@ -523,11 +606,13 @@ def environments_tex(result) -> str:
         rows.append(f"{tex_escape(env_short(mf.environment))} & {tex_escape(mf.arch_class)} & {tex_escape(str(kernel))} & "
                     f"{tex_escape(fs.get(mf.environment, '--'))} & {tex_escape(str(version))}"
                     + (f" & {tex_escape(mf.hostname)}" if several_hosts else "") + " \\\\")
-    head = "Environment & Design & Kernel seen by the probe & File system & Version" + (" & Host" if several_hosts else "")
-    table = _table("p{0.13\\linewidth}p{0.13\\linewidth}p{0.14\\linewidth}p{0.1\\linewidth}p{0.28\\linewidth}"
+    head = "Environment & Design & Kernel inside & File probes' folder & Version" + (" & Host" if several_hosts else "")
+    # names and kernel releases never break; the folder and the version wrap in their own widths
+    table = _table("lll>{\\raggedright\\arraybackslash}p{0.2\\linewidth}>{\\raggedright\\arraybackslash}p{0.21\\linewidth}"
                    + ("l" if several_hosts else ""), head, rows,
-                   "Kernel environments measured (facts recorded inside each environment by the worker; the file "
-                   "system is the one the file probes' folder was on)"
+                   "Kernel environments measured (facts recorded inside each environment by the worker; the "
+                   "folder column names the file system of the file probes' folder, and for a sandbox measured "
+                   "on two, which is the host-backed volume and which the guest kernel's own tmpfs)"
                    + ("" if several_hosts else f" on host {tex_escape(result.manifests[result.primary_ids[0]].hostname)}")
                    + ".", "tab:environments", size=r"\scriptsize")
     hosted = [(env, k) for env, k in kernels.items() if k[2] == "hosted-kernel" and k[0] and k[0] != k[1]]
@@ -563,6 +648,12 @@ def _same_binaries_sentence(result) -> str:
             "run natively with only the probes' folder served by the FUSE server.\n")
 
 
+#: What a campaign read beside the analysis' own is used for (the campaigns table's marks).
+_USE_WORDS = {"pooled": "an earlier campaign pooled with the analysis' own",
+              "guest": "a campaign of the microkernel comparison (Section~\\ref{sec:microkernel})",
+              "sweeps": "a campaign measured for the scalability sweeps alone (Section~\\ref{sec:scalability})"}
+
+
 def reproduce_tex(result, other_campaigns: dict | None = None) -> str:
     """Campaign ids, their sealed files' checksums, the code commit and the command; other_campaigns:
     campaign id -> (Manifest, what it is used for) for the campaigns read beside the analysis' own
@@ -582,8 +673,8 @@ def reproduce_tex(result, other_campaigns: dict | None = None) -> str:
             "files, checked on every load.\n"
             + _table("lllp{3.2cm}", "Campaign & Environment & Code commit & Sealed files (SHA-256, first 16 hex digits)",
                      rows, "The sealed campaigns this paper is computed from"
-                     + ("; pooled: an earlier campaign pooled with the analysis' own; guest: a campaign of the "
-                        "microkernel comparison (Section~\\ref{sec:microkernel})" if more else "") + ".", "tab:campaigns",
+                     + "".join(f"; {use}: {_USE_WORDS[use]}" for use in dict.fromkeys(u for *_, u in more)
+                               if use in _USE_WORDS) + ".", "tab:campaigns",
                      size=r"\scriptsize", placement="!ht"))
 
 
