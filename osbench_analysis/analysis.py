@@ -282,11 +282,12 @@ class Analysis:
         return q[keys].assign(runs=q["n_runs"], flagged=[f"{100 * f:.0f}%" for f in q["flagged_fraction"]],
                               multimodal=q["multimodal"], warnings=q["warnings"])
 
-    def methods_tex(self) -> str:
+    def methods_tex(self, paper: bool = False) -> str:
+        """The methods paragraph; ``paper``: in the paper's wording (the tables quote the mean over runs)."""
         from osbench_analysis import methods
 
         # the estimate table itself, so that the paragraph counts which number each condition quotes
-        return methods.methods_paragraph(self.estimates, pooling=self.pooling, campaigns=True)
+        return methods.methods_paragraph(self.estimates, pooling=self.pooling, campaigns=True, paper=paper)
 
     def screen_figures(self) -> dict:
         """name -> Figure for a notebook: the per-operation times and the ratios to the

@@ -109,6 +109,25 @@ def _quote_sentence(p: AnalysisParameters, source=None) -> str:
     return s
 
 
+def _paper_quote_sentence(p: AnalysisParameters, source=None) -> str:
+    """Which number the package quotes and which the paper prints (paper_estimand): one story, the counts from
+    ``source`` (an estimate table)."""
+    if p.estimator != "median":
+        return ""
+    lvl = percent_tex(p.level)
+    s = ("The package's stopping rule and its warnings use a condition's typical run, the median of its run "
+         "medians, with a distribution-free order-statistic interval (Hettmansperger--Sheather interpolation; "
+         f"it needs {runs_for_level(p.level)} runs to reach {lvl}), because a mean over runs depends on how many "
+         "slower worker runs the sample happened to catch. The tables and sentences of this paper quote the mean "
+         "over runs, the geometric mean of the run medians with its $t$ interval, because every ratio and "
+         "difference in the paper is built from it; where a condition's runs are not alike, its typical run "
+         "is printed beside it with its interval")
+    if isinstance(source, pd.DataFrame) and len(source) and {"warning", "heterogeneous"} <= set(source.columns):
+        warned = source["warning"].fillna("").astype(str).ne("") & source["heterogeneous"].fillna(False).astype(bool)
+        s += f" (here {int(warned.sum())} of {len(source)} conditions)"
+    return s + ". "
+
+
 def _heterogeneity_sentence(p: AnalysisParameters) -> str:
     if p.estimator != "median":
         return ""
@@ -162,7 +181,7 @@ def _coverage_sentence(results: Sequence) -> str:
 
 
 def methods_paragraph(source, *, sweep: SweepFit | None = None, coverage: Sequence | None = None,
-                      ratios: bool = True, pooling=None, campaigns: bool = False) -> str:
+                      ratios: bool = True, pooling=None, campaigns: bool = False, paper: bool = False) -> str:
     """LaTeX methods paragraph for the parameters behind ``source``.
 
     ``source``: an AnalysisParameters or a DataFrame from stats.summarize /
@@ -173,10 +192,12 @@ def methods_paragraph(source, *, sweep: SweepFit | None = None, coverage: Sequen
     not given (or measured for another method), so the text never quotes
     numbers that were not computed for this method.  ``pooling`` (a
     reproducibility.Pooling) or ``campaigns=True``: say what the intervals
-    cover, over campaigns or within one (issue #20).
+    cover, over campaigns or within one (issue #20).  ``paper``: the paper's wording of which number is
+    quoted (the stopping rule's typical run, the paper's mean over runs: paper_estimand).
     """
     p = _params(source)
-    parts = [_flag_sentence(p), _ci_sentence(p), _quote_sentence(p, source), _heterogeneity_sentence(p),
+    quote = _paper_quote_sentence(p, source) if paper else _quote_sentence(p, source)
+    parts = [_flag_sentence(p), _ci_sentence(p), quote, _heterogeneity_sentence(p),
              _mode_sentence()]
     if ratios:
         parts.append(_ratio_sentence(p))

@@ -84,8 +84,8 @@ def _sentence(r, level: float, said: set | None = None) -> str:
                 else f"is {tex_escape(r.unexplained_is)}")
         if said is not None:
             said.add(r.mechanism)
-        return (f"Under {env} the pieces make up {ps} of the {cx} crossing; the rest, "
-                f"{_t(r.unexplained_ns, r.unexplained_low_ns, r.unexplained_high_ns)} ({share} of it), {what}.")
+        return (f"Under {env} the rest, {_t(r.unexplained_ns, r.unexplained_low_ns, r.unexplained_high_ns)} "
+                f"({share} of the crossing), {what}.")
     over = _t(-r.unexplained_ns, -r.unexplained_high_ns, -r.unexplained_low_ns)
     return (f"Under {env} the pieces, {ps}, exceed the {cx} crossing by {over}"
             + (f": {tex_escape(r.caveat)}" if r.caveat else "") + ".")
@@ -199,9 +199,11 @@ def applications_tex(result) -> str:
         "crossing (null system call; for a file server one stat), each a ratio with its Welch interval. "
         "`--': not measured in that environment.}", r"\label{tab:apps}", r"\end{table}"])
     unmeasured = [e for e in envs if e not in measured]
+    times = {r.probe: time_with_ci_tex(r.estimate_ns, r.ci_low_ns, r.ci_high_ns) for r in native.itertuples()}
     text = ("\\paragraph{Whole programs.} Three application workloads run real programs: "
-            + ", ".join(f"a {print_name(a)}" if a != "app_kv" else f"a {print_name(a)}" for a in apps)
-            + " (Table~\\ref{tab:apps}).")
+            + ", ".join(f"a {print_name(a)}" + (f" ({times[a]} on native Linux)" if a in times and not measured else "")
+                        for a in apps)
+            + (" (Table~\\ref{tab:apps})." if measured else "."))
     for e in measured:
         f = factors[factors["environment"] == e].iloc[0]
         s = slow[slow["environment"] == e]
@@ -213,6 +215,8 @@ def applications_tex(result) -> str:
         text += (" In the campaigns analysed here they were not measured in "
                  + ", ".join(_env(e) for e in unmeasured)
                  + ("" if measured else " (only on native Linux)")
-                 + ", so how much of those environments' crossing factors a whole program feels is not answered "
-                 "by these data; the table says so rather than leaving the rows out.")
-    return text + "\n" + table + "\n"
+                 + ", so how much of " + ("those environments'" if measured else "an environment's")
+                 + " crossing factor a whole program feels is not answered by these data"
+                 + ("; the table marks them." if measured else "."))
+    # a table of nothing but 'not measured' says less than the sentence above: only with a slowdown to show
+    return text + "\n" + (table + "\n" if measured else "")

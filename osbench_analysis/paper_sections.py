@@ -133,7 +133,7 @@ def figures(inp: SectionInputs) -> dict:
     if getattr(inp.result, "sweep_fits", None):
         from osbench_analysis import plots_sweeps
 
-        figs["sweeps_paper"] = plots_sweeps.paper_sweeps_figure(inp.result.sweep_fits)
+        figs["sweeps_paper"] = plots_sweeps.paper_sweeps_figure(inp.result.sweep_fits, first=MCGARRY_SWEEPS)
     return figs
 
 
@@ -293,7 +293,7 @@ def architectures_figure_tex(inp: SectionInputs) -> str:
     lvl = percent_tex(inp.result.settings.level)
     base = inp.result.settings.baseline
     return "\n".join([r"\begin{figure}[tbp]", r"\centering",
-                      r"\includegraphics[width=\linewidth,height=0.62\textheight,keepaspectratio]{generated/architectures}",
+                      r"\includegraphics[width=\linewidth,height=0.5\textheight,keepaspectratio]{generated/architectures}",
                       f"\\caption{{Each primitive's time in each kernel environment over {tex_escape(base)} Linux on the same "
                       f"host (filled markers, one colour and shape per environment, measured here: the ratio of the {ESTIMAND_PLURAL} with its "
                       f"{lvl} interval, both parties on one CPU), beside the factors the published studies report between "
@@ -411,18 +411,25 @@ def service_tex(inp: SectionInputs, reference_root=None) -> str:
         out.append(text + ".")
     ipc = load_published_ipc(reference_root)
     if len(ipc):
-        rows = [f"{tex_escape(r.kernel)} & {tex_escape(r.operation)} & {tex_escape(r.hardware)} & "
-                f"{int(r.value):,} {tex_escape(r.unit)}" + (f" ({sig3(r.time_ns)} ns)" if r.time_ns == r.time_ns else "")
-                + f" & \\citet{{{r.bibkey}}} \\\\" for r in ipc.itertuples()]
-        out.append(f"Microkernels built for IPC make the crossing itself cheap (Table~\\ref{{tab:published-ipc}}): "
-                   f"{_ipc_range(ipc)}, while the user-space servers measured here pay for Linux's scheduler and "
-                   "wake-up path on every call.")
-        out.append(_table("p{0.12\\linewidth}p{0.27\\linewidth}p{0.2\\linewidth}p{0.13\\linewidth}p{0.15\\linewidth}",
-                          "Kernel & Operation & Hardware & Published cost & Source", rows,
-                          "Published IPC costs of microkernels, in the units their authors report (cycles, or ticks "
-                          "of the time-stamp counter), with the hardware they were measured on; no intervals published.",
-                          "tab:published-ipc", size=r"\scriptsize"))
+        out.append(f"Microkernels built for IPC make the crossing itself cheap (Table~\\ref{{tab:published-ipc}} in "
+                   f"Appendix~\\ref{{sec:published-microkernel}}): {_ipc_range(ipc)}, while the user-space servers "
+                   "measured here pay for Linux's scheduler and wake-up path on every call.")
     return "\n".join(out) + "\n"
+
+
+def published_ipc_tex(reference_root=None) -> str:
+    """The appendix's table of microkernels' published IPC costs (service_tex cites it); '' without them."""
+    ipc = load_published_ipc(reference_root)
+    if not len(ipc):
+        return ""
+    rows = [f"{tex_escape(r.kernel)} & {tex_escape(r.operation)} & {tex_escape(r.hardware)} & "
+            f"{int(r.value):,} {tex_escape(r.unit)}" + (f" ({sig3(r.time_ns)} ns)" if r.time_ns == r.time_ns else "")
+            + f" & \\citet{{{r.bibkey}}} \\\\" for r in ipc.itertuples()]
+    return _table("p{0.12\\linewidth}p{0.27\\linewidth}p{0.2\\linewidth}p{0.13\\linewidth}p{0.15\\linewidth}",
+                  "Kernel & Operation & Hardware & Published cost & Source", rows,
+                  "Published IPC costs of microkernels, in the units their authors report (cycles, or ticks "
+                  "of the time-stamp counter), with the hardware they were measured on; no intervals published.",
+                  "tab:published-ipc", size=r"\scriptsize", placement="!htbp")
 
 
 def _ipc_range(ipc: pd.DataFrame) -> str:
@@ -508,17 +515,16 @@ def _growth(r) -> str:
 
 
 def _sweep_sentence(r, fit) -> str:
-    """'Creating and reaping a process grows by 12.3 [10.1, 14.5] ns per process, from 60.1 µs with 0
-    processes alive to +20.5% [16.8, 24.2] at 1000' from one fitted sweep."""
-    what, one, many = SWEEP_WORDS.get(r.probe, (print_name(r.probe), tex_escape(r.x), tex_escape(r.x)))
+    """'Creating and reaping a process grows: 60.1 µs with 0 processes alive, +20.5% [16.8, 24.2] at 1000' from
+    one fitted sweep (its slope is in the table)."""
+    what, _one, many = SWEEP_WORDS.get(r.probe, (print_name(r.probe), tex_escape(r.x), tex_escape(r.x)))
     xs = sorted(fit.points["x"].unique())
     x0, x1 = xs[0], xs[-1]
     start = _time(fit.intercept_ns + fit.slope_ns * x0)
     growth = _growth(r).replace(" [", "\\% [", 1)
-    slope = f"{_slope_ns(r.slope_ns)} [{_slope_ns(r.slope_ci_low_ns)}, {_slope_ns(r.slope_ci_high_ns)}] ns per {one}"
     verb = {"constant": "stays constant", "linear growth": "grows", "decreasing": "gets cheaper"}.get(
         r.verdict, "changes by an amount these runs cannot settle")
-    return (f"{what[0].upper() + what[1:]} {verb} ({slope}): {start} with {x0:g} {many}, {growth} at {x1:g}")
+    return f"{what[0].upper() + what[1:]} {verb}: {start} with {x0:g} {many}, {growth} at {x1:g}"
 
 
 def scalability_tex(result, heading: bool = True) -> str:
@@ -535,7 +541,7 @@ def scalability_tex(result, heading: bool = True) -> str:
     refs = getattr(result, "sweep_campaigns", None) or []
     if refs:
         where = ("from " + ("campaign " if len(refs) == 1 else "campaigns ")
-                 + ", ".join(f"\\texttt{{{tex_escape(r.campaign_id)}}}" for r in refs)
+                 + ", ".join(tex_escape(r.campaign_id) for r in refs)
                  + ", measured for the sweeps alone")
     else:
         where = "from the campaigns above"
@@ -563,7 +569,8 @@ def scalability_tex(result, heading: bool = True) -> str:
             f"{_slope_ns(r.slope_ns)} [{_slope_ns(r.slope_ci_low_ns)}, {_slope_ns(r.slope_ci_high_ns)}] & "
             + _growth(r) + f" & {tex_escape(r.verdict)} \\\\" for r in t.itertuples()]
     return head + "\n".join([
-        text,
+        # a campaign id breaks only at its hyphens: the paragraph stretches its spaces instead of overrunning
+        "\\begin{sloppypar}" + text + "\\end{sloppypar}",
         _table("lllrrrl", rf"Probe & Swept & Placement & Points & Slope, ns per unit [{lvl} CI] & Change over the "
                rf"range, \% [{lvl} CI] & Verdict", rows,
                "Scalability sweeps: ordinary least squares over the runs' median times, Welch interval on the slope "
@@ -616,7 +623,7 @@ def environments_tex(result) -> str:
                    + ("" if several_hosts else f" on host {tex_escape(result.manifests[result.primary_ids[0]].hostname)}")
                    + ".", "tab:environments", size=r"\scriptsize")
     hosted = [(env, k) for env, k in kernels.items() if k[2] == "hosted-kernel" and k[0] and k[0] != k[1]]
-    text = _same_binaries_sentence(result)
+    text = _same_binaries_sentence(result) + _two_folders_sentence(result)
     if hosted:
         text += ("A hosted kernel brings its own release: "
                 + "; ".join(f"{tex_escape(env_label(env))} serves its probes with Linux {tex_escape(k[0])} on a "
@@ -625,6 +632,25 @@ def environments_tex(result) -> str:
                 "of each primitive; LEBench~\\citep{ren2019lebench} shows that a primitive's cost can change between "
                 "Linux releases by itself, so a factor near the others' is not evidence that the design costs nothing.\n")
     return table + text
+
+
+def _two_folders_sentence(result) -> str:
+    """Which sandboxes ran their file probes in two folders (registry.WORKDIR_FS), from the conditions measured."""
+    from osbench_analysis.plots_architectures import env_short
+    from osbench_analysis.registry import WORKDIR_FS
+
+    est = result.primary_estimates
+    both = [e for e in dict.fromkeys(est["environment"])
+            if est.loc[est["environment"] == e, "variant"].fillna("").str.contains(f"{WORKDIR_FS}=", regex=False).any()]
+    if not both:
+        return ""
+    host = environment_file_systems(est, guest=False)
+    base = host.get(result.settings.baseline)
+    return (f"Inside {', '.join(tex_escape(env_short(e)) for e in both)} every file probe ran in two folders: on the "
+            "host-backed volume (" + ", ".join(dict.fromkeys(tex_escape(host[e]) for e in both if e in host))
+            + "), the crossing to the host that the tables compare with native Linux"
+            + (f"'s {tex_escape(base)}" if base else "") + ", and on a tmpfs the guest kernel serves itself, which "
+            "leaves the host out (Table~\\ref{tab:environments}).\n")
 
 
 def _same_binaries_sentence(result) -> str:
@@ -875,7 +901,7 @@ def validation_tex(cells: pd.DataFrame) -> str:
         out.append(f"When a minority of whole runs (5--30\\%) is 1.1--3$\\times$ slower, the interval for the mean "
                    f"over runs covered only {j['mean_over_runs_cov_%'].min():.1f}--"
                    f"{j['mean_over_runs_cov_%'].max():.1f}\\%: in samples that hold no slow run the minority "
-                   "cannot be seen. The number we quote covered "
+                   "cannot be seen. The typical run the package quotes covered "
                    f"{big['coverage_%'].min():.1f}--{big['coverage_%'].max():.1f}\\% with 10 or more runs; with "
                    f"{int(small['runs'].min())}--{int(small['runs'].max())} runs it carried a warning in at least "
                    f"{small['warn_%'].min():.0f}\\% of experiments, and "
@@ -884,7 +910,7 @@ def validation_tex(cells: pd.DataFrame) -> str:
     if len(q):
         cq = q["coverage_%"]
         ok_q = int((q["ok"] == "yes").sum())
-        out.append(f"On normal, heavy-tailed (Student-$t_3$) and skewed run effects the quoted number covered "
+        out.append(f"On normal, heavy-tailed (Student-$t_3$) and skewed run effects the typical run covered "
                    f"{cq.min():.1f}--{cq.max():.1f}\\% ({ok_q} of {len(q)} cells in the band or warned).")
     k = cells[cells["section"] == "K2"]
     if len(k) and "what" in k.columns:
@@ -912,7 +938,7 @@ def write_sections(result, out_dir: str | Path, reference_root=None, microkernel
              "scalability": scalability_tex(result), "conclusion": conclusion_tex(inp, microkernel_table),
              "architectures_figure": architectures_figure_tex(inp),
              "environments": environments_tex(result), "reproduce": reproduce_tex(result, other_campaigns),
-             "validation": validation_tex(load_validation())}
+             "validation": validation_tex(load_validation()), "published_ipc_table": published_ipc_tex(reference_root)}
     written = []
     for name, text in texts.items():
         (out / f"{name}.tex").write_text(text)

@@ -46,7 +46,8 @@ def sweeps_figure(fits: dict[tuple[str, str, str], SweepFit], *, columns: int = 
     return fig
 
 
-def paper_sweeps_figure(fits: dict[tuple, SweepFit], *, columns: int = 4, width_in: float = 6.3) -> Figure:
+def paper_sweeps_figure(fits: dict[tuple, SweepFit], *, columns: int = 4, width_in: float = 6.3,
+                        first: tuple[str, ...] = ()) -> Figure:
     """The paper's sweeps figure: one small panel per probe (and environment), every placement in it with its
     own colour and marker, each run a point and each fit a line; titles name the probe and the swept
     quantity (the slopes with their intervals are in the paper's table).  Sized for the text width."""
@@ -59,10 +60,11 @@ def paper_sweeps_figure(fits: dict[tuple, SweepFit], *, columns: int = 4, width_
     for key in sorted(fits):
         probe, env, placement = key[:3]
         panels.setdefault((probe, env, *key[3:]), []).append((placement, fits[key]))
-    keys = list(panels)
+    # the probes named in `first` lead, in that order; the rest by name
+    keys = sorted(panels, key=lambda k: (first.index(k[0]) if k[0] in first else len(first), k))
     cols = min(columns, len(keys))
     rows = math.ceil(len(keys) / cols)
-    fig = Figure(figsize=(width_in, 1.75 * rows + 0.3), layout="constrained")
+    fig = Figure(figsize=(width_in, 1.55 * rows + 0.3), layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False)
     for ax in axes.flat[len(keys):]:
         ax.set_visible(False)

@@ -124,7 +124,7 @@ def test_validation_statement_comes_from_the_saved_simulation_cells(tmp_path):
     path.write_text("".join(json.dumps(c) + "\n" for c in cells))
     text = paper_sections.validation_tex(paper_sections.load_validation(path))
     assert "92.0--94.1" in text and "1 of 2 cells within 93--97" in text
-    assert "mean over runs covered only 66.0--88.0" in text and "we quote covered 94.5--94.5" in text
+    assert "mean over runs covered only 66.0--88.0" in text and "the package quotes covered 94.5--94.5" in text
     assert "2 of 2 cells have coverage in the band or a warning" in text
     assert "with 5--5 runs it carried a warning in at least 96" in text
     assert "91.0--93.5" in text and "(1 of 2 cells in the band or warned)" in text

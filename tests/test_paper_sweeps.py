@@ -94,12 +94,18 @@ def test_the_sweep_campaign_feeds_the_sweeps_and_never_replaces_the_round(tmp_pa
     assert tex.startswith("\\subsection{Scalability}\\label{sec:scalability}")
     assert "McGarry's scalability tests: processes alive, windows mapped, sockets open, threads alive" in tex
     assert sw.id in tex and "\\label{tab:sweeps}" in tex and "generated/sweeps_paper" in tex
-    # the sentence of a sweep states its own fit: slope and change over the range, with their intervals
+    # the sentence of a sweep states its own fit: the time at the first point and the change over the range,
+    # with its interval; the slope with its interval is in its table row
     fit = a.sweep_fits[("fork_alive", "native", "same_cpu")]
     sentence = tex[tex.index("Creating and reaping a process"):]
     sentence = sentence[:sentence.index(" at 1000.")]
-    assert "grows" in sentence and f"{100 * fit.growth_rel:+.1f}\\%" in sentence and "per process" in sentence
-    assert f"{fit.slope_ci_low_ns:.3g}"[:3] in sentence
+    assert sentence.startswith("Creating and reaping a process grows:") and "with 0 processes alive" in sentence
+    assert (f"{100 * fit.growth_rel:+.1f}\\% [{100 * fit.growth_ci_low:.1f}, {100 * fit.growth_ci_high:.1f}]"
+            in sentence)
+    mapped = tex[tex.index("Mapping and unmapping"):].split(".")[0]
+    assert "stays constant" in mapped or "cannot settle" in mapped
+    row = next(line for line in tex.splitlines() if line.startswith("fork with processes alive & processes alive & one CPU"))
+    assert f"{fit.slope_ns:.3g}" in row.replace("$-$", "-")
     # the table has a row per fitted sweep and placement
     assert len(re.findall(r"\\\\$", tex.split("\\midrule")[1], re.M)) == len(a.sweeps)
 
