@@ -114,6 +114,8 @@ def test_the_sweep_campaign_feeds_the_sweeps_and_never_replaces_the_round(tmp_pa
 
     repro = paper_sections.reproduce_tex(a, paper.other_campaigns(a, tmp_path))
     assert sw.id.replace("_", "\\_") in repro and "(sweeps)" in repro and "scalability sweeps alone" in repro
+    # and the title page names its round beside the round's
+    assert paper.campaign_round_line(a) == "Campaign round 20261126T113057Z; sweeps 20261126T131000Z"
 
 
 def test_the_paper_figure_has_a_panel_per_sweep_at_the_text_width(tmp_path):

@@ -1,0 +1,124 @@
+"""Section 4.1's decomposition of a crossing and the application workloads, the title page's round and the
+Method's story of which number is quoted, all generated from the committed campaign round."""
+import dataclasses
+import types
+
+import pandas as pd
+import pytest
+
+from osbench_analysis import analysis, architectures, mechanism, paper, paper_mechanism, reproducibility, stats
+from osbench_analysis.formatting import time_with_ci_tex
+from osbench_analysis.paths import CAMPAIGNS_DIR
+
+ROUND = "20261126T113057Z"
+ENVS = ("native", "gvisor", "gvisor-gofer", "uml", "fuse-nocache")
+
+
+@pytest.fixture(scope="module")
+def result():
+    ids = [f"{ROUND}-vm-{e}" for e in ENVS]
+    if not all((CAMPAIGNS_DIR / i).is_dir() for i in ids):
+        pytest.skip(f"campaign round {ROUND} not in this checkout")
+    return analysis.analyze(ids, pool=False)
+
+
+def _t(v, lo, hi):
+    return time_with_ci_tex(v, lo, hi).replace("-", "$-$")
+
+
+def test_the_decomposition_table_prints_the_analysis_figures_and_says_what_is_missing(result):
+    summary, terms = paper_mechanism.decomposition(result)
+    tex = paper_mechanism.mechanism_tex(result)
+    assert "\\label{tab:mechanism}" in tex and tex.startswith("\\paragraph{What one crossing is made of.}")
+    done = summary[summary["adds_up"].notna()]
+    assert set(done["environment"]) == {"gvisor", "uml", "fuse-nocache"}
+    for r in done.itertuples():
+        row = next(line for line in tex.splitlines() if line.startswith(paper_mechanism._env(r.environment) + " & "))
+        assert _t(r.crossing_ns, r.crossing_low_ns, r.crossing_high_ns) in row
+        assert _t(r.pieces_ns, r.pieces_low_ns, r.pieces_high_ns) in row
+        assert _t(r.unexplained_ns, r.unexplained_low_ns, r.unexplained_high_ns) in row
+        assert row.rstrip(" \\").endswith("yes" if r.adds_up else "no")
+        # the rest is the crossing minus the pieces, and the sentence quotes the rest with its interval
+        assert r.unexplained_ns == pytest.approx(r.crossing_ns - r.pieces_ns, rel=1e-9)
+        if not r.adds_up and r.unexplained_ns > 0:
+            assert f"the rest, {_t(r.unexplained_ns, r.unexplained_low_ns, r.unexplained_high_ns)}" in tex
+    # every native piece is a row of the first block with its own estimate
+    for p in terms.drop_duplicates(["probe", "variant"]).itertuples():
+        assert f"{paper_mechanism._label(p.probe, p.variant)} & " in tex and _t(p.estimate_ns, p.ci_low_ns, p.ci_high_ns) in tex
+    # gVisor with the gofer measured only file probes: said, in the table and the text
+    assert "gVisor (gofer) & not decomposed & -- & -- & -- & --" in tex
+    assert "gVisor (gofer) did not measure the null system call, so its crossing is not decomposed." in tex
+
+
+def test_a_piece_missing_from_the_data_is_said_not_crashed_on(result):
+    r = dataclasses.replace(result, samples=result.samples[result.samples["probe"] != "seccomp_trap"])
+    summary, _ = paper_mechanism.decomposition(r)
+    gv = summary[summary["environment"] == "gvisor"].iloc[0]
+    assert pd.isna(gv["pieces_ns"]) and "seccomp_trap" in gv["verdict"]
+    tex = paper_mechanism.mechanism_tex(r)
+    assert "gVisor's crossing is not decomposed: native pieces not measured on this host: seccomp\\_trap." in tex
+    assert "\nUser-mode Linux & SYSEMU stop" in tex          # the others still are
+
+
+def test_the_crossing_is_the_host_backed_folders_one(result):
+    """gVisor (gofer) measured stat on its host volume (9p) and on the Sentry's tmpfs: two conditions, and the
+    crossing is the first one's, never their runs mixed."""
+    cc = result.crossing_costs.set_index("environment")
+    s = result.samples[~result.samples["warmup"]]
+    gofer = s[(s["environment"] == "gvisor-gofer") & (s["probe"] == "stat") & (s["variant"] == "fs=9p")
+              & (s["placement"] == "same_cpu")]
+    native = s[(s["environment"] == "native") & (s["probe"] == "stat") & (s["placement"] == "same_cpu")]
+    d = architectures.geomean_difference_ci(stats.run_data(gofer), stats.run_data(native))
+    assert cc.loc["gvisor-gofer", "cost_ns"] == pytest.approx(d.diff)
+
+
+def test_workloads_not_measured_in_the_environments_are_said_and_get_no_empty_table(result):
+    native, slow = paper_mechanism.applications(result)
+    assert set(native["probe"]) == {"app_compile", "app_tar", "app_kv"} and slow.empty
+    tex = paper_mechanism.applications_tex(result)
+    assert "\\begin{table}" not in tex
+    assert "they were not measured in gVisor, gVisor (gofer), User-mode Linux, FUSE (no cache) (only on native Linux)" in tex
+    for r in native.itertuples():
+        assert time_with_ci_tex(r.estimate_ns, r.ci_low_ns, r.ci_high_ns) in tex
+
+
+def test_a_workload_measured_in_an_environment_stands_beside_its_crossing_factor(result):
+    er = result.environment_ratios
+    cross = er[(er["environment"] == "gvisor") & (er["probe"] == "null_syscall") & (er["placement"] == "same_cpu")].iloc[0]
+    app = cross.copy()
+    app["probe"], app["variant"], app["ratio"], app["ci_low"], app["ci_high"] = "app_compile", "", 3.0, 2.5, 3.6
+    r = dataclasses.replace(result, environment_ratios=pd.concat([er, app.to_frame().T], ignore_index=True))
+    tex = paper_mechanism.applications_tex(r)
+    row = next(line for line in tex.splitlines() if line.startswith("gVisor ($\\times$ native)"))
+    cells = [c.strip() for c in row.rstrip(" \\").split("&")]
+    assert cells[1:4] == ["3.00 [2.50, 3.60]", "--", "--"]
+    assert cells[4] == f"{cross['ratio']:.3g} [{cross['ci_low']:.3g}, {cross['ci_high']:.3g}]"
+    assert "Under gVisor they take 3.00 [2.50, 3.60] times as long (compile of a small C file)" in tex
+    assert "\\label{tab:apps}" in tex and "User-mode Linux ($\\times$ native) & -- & -- & --" in tex
+
+
+def test_the_title_page_names_the_round_not_every_campaign(result):
+    assert paper.campaign_round_line(result) == f"Campaign round {ROUND}"
+    assert paper.text_macros(result)["osbCampaignRound"] == f"Campaign round {ROUND}"
+    every = reproducibility.catalog_manifests()
+    older = [c for c in every if c.startswith("20261123T135922Z") and every[c].environment != "native"]
+    if not older:
+        pytest.skip("no earlier round in this checkout")
+    fake = types.SimpleNamespace(manifests={**result.manifests, older[0]: every[older[0]]},
+                                 primary_ids=[*result.primary_ids, older[0]], sweep_manifests={})
+    assert paper.campaign_round_line(fake) == "2 campaign rounds, 2026-11-23 to 2026-11-26"
+
+
+def test_the_method_tells_one_story_of_the_number_quoted(result):
+    text = result.methods_tex(paper=True)
+    assert "The package's stopping rule and its warnings use a condition's typical run" in text
+    assert "The tables and sentences of this paper quote the mean over runs" in text
+    assert "quote the typical run and" not in text          # the package's own count is not the paper's
+    est = result.estimates
+    warned = int((est["warning"].fillna("") != "").mul(est["heterogeneous"].astype(bool)).sum())
+    assert f"(here {warned} of {len(est)} conditions)" in text
+    assert "Here" in result.methods_tex()                  # the notebooks' wording keeps its count
+    one = reproducibility.quoting_sentence(1)
+    assert "abstract and the Conclusion all quote each condition in its one campaign" in one and "pooled" not in one
+    assert "pooled over 3 campaigns" in reproducibility.quoting_sentence(3)
+    assert reproducibility.paper_macros(result)["osbReproQuoting"] == one
