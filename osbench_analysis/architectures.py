@@ -68,15 +68,21 @@ def crossing_probe(env_samples: pd.DataFrame) -> str | None:
 
 
 def crossing_costs(samples: pd.DataFrame, *, baseline: str = "native", probe: str | None = None,
-                   level: float = stats.DEFAULT_LEVEL) -> pd.DataFrame:
+                   level: float = stats.DEFAULT_LEVEL, workdir_fs: str | None = None) -> pd.DataFrame:
     """Per environment and placement: what one crossing adds over the baseline
     environment (ns, with CI), measured with `probe` (default: per environment,
-    `crossing_probe`).  Environments without the probe, or the baseline
-    missing, are left out."""
+    `crossing_probe`), on the host-backed folder (or ``workdir_fs``).  Environments
+    without the probe, or the baseline missing, are left out."""
     s = samples[~samples["warmup"].astype(bool)]
     # one condition per side: a sandbox's file probe measured on the guest kernel's own tmpfs as well
-    # (registry.WORKDIR_FS) is another condition; the crossing is the one to the host-backed folder
-    s = s[~s["variant"].fillna("").astype(str).str.contains(f"{registry.WORKDIR_FS}=", regex=False)]
+    # (registry.WORKDIR_FS) is another condition; the crossing is the one to the host-backed folder, or
+    # with ``workdir_fs`` (e.g. 'guest-tmpfs') the sandboxes' conditions in that folder, against the baseline's one
+    in_guest = s["variant"].fillna("").astype(str).str.contains(f"{registry.WORKDIR_FS}=", regex=False)
+    if workdir_fs in (None, registry.FS_HOST_VOLUME):
+        s = s[~in_guest]
+    else:
+        mine = s["variant"].fillna("").astype(str).str.contains(f"{registry.WORKDIR_FS}={workdir_fs}", regex=False)
+        s = s[(mine & (s["environment"] != baseline)) | (~in_guest & (s["environment"] == baseline))]
     rows = []
     for env, sub_env in s[s["environment"] != baseline].groupby("environment"):
         p = probe or crossing_probe(sub_env)

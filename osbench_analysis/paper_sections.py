@@ -334,12 +334,24 @@ def crossing_tex(inp: SectionInputs) -> str:
                    "\\texttt{stat} on the served file system) costs, beyond its cost on native Linux: "
                    + "; ".join(parts) + f" ({lvl} intervals within one campaign; Table~\\ref{{tab:crossing}}"
                    + (f" gives them pooled over the host's {k} campaigns beside" if k > 1 else "") + ").")
+        guest = guest_crossing_costs(result)
+        if len(guest):
+            out.append("Served by the guest kernel's own tmpfs instead of the host-backed volume, one \\texttt{stat} "
+                       "costs " + "; ".join(f"{time_with_ci_tex(r.cost_ns, r.ci_low_ns, r.ci_high_ns)} more under "
+                                            f"{tex_escape(env_short(r.environment))}"
+                                            for r in guest.sort_values("cost_ns", ascending=False).itertuples())
+                       + ": a call intercepted and served by the sandbox's own file system, without the host.")
+        rows_guest = [f"{tex_escape(env_short(r.environment))} & {print_name(r.probe)} & tmpfs (guest's own) & "
+                      f"{_time(r.baseline_estimate_ns)} & {_time(r.estimate_ns)} & "
+                      f"{time_with_ci_tex(r.cost_ns, r.ci_low_ns, r.ci_high_ns)}" + (" & --" if k > 1 else "") + " \\\\"
+                      for r in guest.itertuples()]
         # the design of each environment is in Table~\ref{tab:environments}; the pooled column needs its width
         rows = [f"{tex_escape(env_short(r.environment))} & "
                 f"{print_name(r.probe)} & {tex_escape(fs.get(r.environment, '--') if r.probe != CROSSING_PROBE else '--')} & "
                 f"{_time(r.baseline_estimate_ns)} & {_time(r.estimate_ns)} & "
                 f"{time_with_ci_tex(r.cost_ns, r.ci_low_ns, r.ci_high_ns)}"
                 + (f" & {pooled.get((r.environment, r.probe), '--')}" if k > 1 else "") + " \\\\" for r in cc.itertuples()]
+        rows += ([r"\midrule"] + rows_guest) if rows_guest else []
         out.append(_table("llllll" + ("l" if k > 1 else ""),
                           rf"Environment & Probe & File system & Native & Inside & Added [{lvl} CI]"
                           + (f" & Pooled, {k} campaigns" if k > 1 else ""),
@@ -347,7 +359,9 @@ def crossing_tex(inp: SectionInputs) -> str:
                           "the environment and natively (delta-method Welch interval) within one campaign, for a null "
                           "system call or, where only the file path changes, one stat on the served file system"
                           + (f"; last column: the same difference pooled over the host's {k} campaigns, each paired "
-                             "with native in its own round, with its interval over campaigns" if k > 1 else "") + ".",
+                             "with native in its own round, with its interval over campaigns" if k > 1 else "")
+                          + ("; below the line, the same stat in a folder on the tmpfs the guest kernel serves "
+                             "itself" if rows_guest else "") + ".",
                           "tab:crossing", size=r"\scriptsize"))
     from osbench_analysis import paper_mechanism
 
@@ -732,6 +746,21 @@ def _crossing_sentences(inp: SectionInputs) -> str:
         sentences.append(f" These crossing costs are pooled over the host's {k} campaigns, their intervals over "
                          "campaigns." if k > 1 else " These intervals are within one campaign.")
     return "".join(sentences)
+
+
+def guest_crossing_costs(result) -> pd.DataFrame:
+    """One stat in a folder on the tmpfs a sandbox's own kernel serves (registry.WORKDIR_FS) minus native's, per
+    environment that measured it, first host, both parties on one CPU (architectures.crossing_costs)."""
+    from osbench_analysis import architectures
+    from osbench_analysis.registry import FS_GUEST_TMPFS
+
+    s = result.samples
+    s = s[s["campaign_id"].isin(result.primary_ids) & (s["host"] == result.hosts[0])
+          & (s["probe"] == FILE_CROSSING_PROBE) & (s["placement"] == MAIN_PLACEMENT)]
+    if s.empty:
+        return pd.DataFrame()
+    return architectures.crossing_costs(s, baseline=result.settings.baseline, probe=FILE_CROSSING_PROBE,
+                                        level=result.settings.level, workdir_fs=FS_GUEST_TMPFS)
 
 
 def quoted_crossing_costs(result) -> pd.DataFrame | None:

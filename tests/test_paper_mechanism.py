@@ -122,3 +122,22 @@ def test_the_method_tells_one_story_of_the_number_quoted(result):
     assert "abstract and the Conclusion all quote each condition in its one campaign" in one and "pooled" not in one
     assert "pooled over 3 campaigns" in reproducibility.quoting_sentence(3)
     assert reproducibility.paper_macros(result)["osbReproQuoting"] == one
+
+
+def test_the_guest_kernels_own_tmpfs_gets_its_own_rows_below_the_crossings(result):
+    from osbench_analysis import paper_sections
+
+    g = paper_sections.guest_crossing_costs(result).set_index("environment")
+    assert set(g.index) == {"gvisor", "gvisor-gofer", "uml"}          # the sandboxes with a kernel of their own
+    s = result.samples[~result.samples["warmup"] & (result.samples["probe"] == "stat")
+                       & (result.samples["placement"] == "same_cpu")]
+    uml = s[(s["environment"] == "uml") & (s["variant"] == "workdir_fs=guest-tmpfs,fs=tmpfs")]
+    native = s[s["environment"] == "native"]
+    d = architectures.geomean_difference_ci(stats.run_data(uml), stats.run_data(native))
+    assert g.loc["uml", "cost_ns"] == pytest.approx(d.diff)
+    tex = paper_sections.crossing_tex(paper_sections.SectionInputs.build(result))
+    table = tex[tex.index("\\begin{table}"):tex.index("\\label{tab:crossing}")]
+    below = table.split("\\midrule")[-1]
+    row = next(line for line in below.splitlines() if line.startswith("User-mode Linux & stat & tmpfs (guest's own)"))
+    assert time_with_ci_tex(d.diff, d.ci_low, d.ci_high) in row
+    assert f"{time_with_ci_tex(d.diff, d.ci_low, d.ci_high)} more under User-mode Linux" in tex
