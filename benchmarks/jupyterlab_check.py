@@ -31,6 +31,10 @@ REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ["run_campaign.ipynb", "analyze.ipynb", "explore.ipynb", "reference_comparisons.ipynb"]
 # fleet.ipynb needs a Dask scheduler and hosts: it is opened and checked unmodified, not run.
 OPEN_ONLY = ["fleet.ipynb"]
+# images each notebook must show: analyze one figure per family and the ratios; explore the runs of the
+# question, of the two campaigns and the widget's; reference_comparisons the architecture ratios and ours
+# beside the published values (run_campaign draws none: its bar is a widget)
+MIN_IMAGES = {"analyze.ipynb": 4, "explore.ipynb": 3, "reference_comparisons.ipynb": 2}
 
 
 def tiny_campaign_parameters(scratch: Path) -> str:
@@ -49,16 +53,22 @@ def tiny_campaign_parameters(scratch: Path) -> str:
 
 
 def checkout_state() -> tuple:
-    """What a notebook run could change in the checkout: git's view, ignored files included
-    (paper/generated/ and .ipynb_checkpoints/ are ignored), and the generated files' times."""
-    status = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=REPO, capture_output=True,
-                            text=True).stdout
-    # bytecode, this script's own screenshots, and JupyterLab's checkpoint of an opened notebook (git-ignored:
-    # the server's, made on the first open in a fresh clone, not anything a notebook writes)
+    """What a notebook run could change in the checkout: new files, ignored ones included
+    (paper/generated/ is ignored), the generated files' times, and the notebooks' own bytes.
+    Tracked files edited meanwhile are not counted: others commit in this tree while the check
+    runs, and no notebook writes a tracked file but itself."""
+    import hashlib
+
+    status = subprocess.run(["git", "status", "--porcelain", "--ignored", "--untracked-files=all"], cwd=REPO,
+                            capture_output=True, text=True).stdout
+    # bytecode, this script's own screenshots, and JupyterLab's checkpoints (git-ignored, the server's: this
+    # script keeps them in its scratch folder, but an earlier JupyterLab may have left some)
     ignored_noise = ("__pycache__", "build/", ".ipynb_checkpoints/")
-    lines = tuple(sorted(x for x in status.splitlines() if not any(n in x for n in ignored_noise)))
+    lines = tuple(sorted(x for x in status.splitlines()
+                         if x[:2] in ("??", "!!") and not any(n in x for n in ignored_noise)))
     generated = REPO / "paper" / "generated"
-    return lines, tuple(sorted((str(p), p.stat().st_mtime_ns) for p in generated.rglob("*")))
+    notebooks = tuple((p.name, hashlib.sha256(p.read_bytes()).hexdigest()) for p in sorted((REPO / "notebooks").glob("*.ipynb")))
+    return lines, tuple(sorted((str(p), p.stat().st_mtime_ns) for p in generated.rglob("*"))), notebooks
 
 
 def free_port() -> int:
@@ -81,6 +91,8 @@ def start_lab(scratch: Path, port: int) -> subprocess.Popen:
     log = open(scratch / "lab.log", "w")
     proc = subprocess.Popen([str(Path(sys.executable).parent / "jupyter"), "lab", "--no-browser", f"--port={port}",
                              "--ServerApp.token=", "--ServerApp.password=", f"--ServerApp.root_dir={REPO}",
+                             # the server's checkpoints of the opened notebooks go to the scratch folder, not notebooks/
+                             f"--FileCheckpoints.root_dir={scratch / 'checkpoints'}",
                              "--LabApp.expose_app_in_browser=True", "--allow-root"], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     for _ in range(120):
         try:
@@ -162,22 +174,49 @@ def run_all(drv, timeout: float) -> float | None:
 
 
 def count_outputs(drv) -> dict:
+    """Images (and blank ones), widgets, errors and the code cells that never ran.  Errors are read
+    from the cells' output models: JupyterLab renders a traceback as stderr text, so no DOM selector
+    tells it from a warning (the earlier one counted none while a cell showed a KeyError)."""
     return js(drv, f"""
         const node = {PANEL}.content.node;
         const imgs = Array.from(node.querySelectorAll('.jp-OutputArea-output img'));
+        const cells = {PANEL}.content.widgets.filter(c => c.model.type === 'code');
+        const outs = cells.flatMap(c => Array.from({{length: c.model.outputs.length}},
+                                                   (_, i) => c.model.outputs.get(i).toJSON()));
+        const errors = outs.filter(o => o.output_type === 'error');
         return {{images: imgs.length,
                  blank_images: imgs.filter(i => i.naturalWidth < 10 || i.naturalHeight < 10).length,
-                 errors: node.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"]').length,
+                 errors: errors.length,
+                 not_run: cells.filter(c => c.model.sharedModel.getSource().trim() && c.model.executionCount === null).length,
                  widgets: node.querySelectorAll('.jp-OutputArea-output .widget-box, .jp-OutputArea-output .jupyter-widgets').length,
-                 error_text: Array.from(node.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"]')).map(e => e.textContent.slice(-300))}};
+                 error_text: errors.map(e => `${{e.ename}}: ${{e.evalue}}`.slice(0, 300))}};
     """)
+
+
+def figure_shots(drv, prefix: Path) -> list[str]:
+    """Each image a cell shows, whole, as the browser got it (an element screenshot would be cut at
+    the window's height, and most figures are taller): the PNG behind its data URI."""
+    import base64
+
+    srcs = js(drv, f"return Array.from({PANEL}.content.node.querySelectorAll('.jp-OutputArea-output img'))"
+                   ".map(i => i.src)")
+    paths = []
+    for i, src in enumerate(srcs):
+        if src.startswith("data:image/png;base64,"):
+            p = f"{prefix}_fig{i:02d}.png"
+            Path(p).write_bytes(base64.b64decode(src.split(",", 1)[1]))
+            paths.append(p)
+    return paths
 
 
 SCROLLER = f"{PANEL}.content.node.querySelector('.jp-WindowedPanel-outer') || {PANEL}.content.node"
 
 
-def scroll_shots(drv, prefix: Path, step: int = 850, maxn: int = 60) -> list[str]:
+def scroll_shots(drv, prefix: Path, maxn: int = 80) -> list[str]:
+    """Screenshots top to bottom, each overlapping the one before (a fixed step longer than the
+    visible height skipped what lay between two)."""
     paths, last = [], -1
+    step = max(200, js(drv, f"return ({SCROLLER}).clientHeight") - 80)
     js(drv, f"({SCROLLER}).scrollTop = 0")
     time.sleep(0.8)
     for i in range(maxn):
@@ -232,6 +271,8 @@ def main(argv=None) -> int:
     ap.add_argument("notebooks", nargs="*", default=NOTEBOOKS + OPEN_ONLY)
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
+    for old in args.out.glob("*.png"):   # an earlier run's screenshots would pass for this one's
+        old.unlink()
     status_before = checkout_state()
     scratch = Path(tempfile.mkdtemp(prefix="osbench-lab-"))
     port = free_port()
@@ -252,12 +293,14 @@ def main(argv=None) -> int:
                 row.update(count_outputs(drv))
                 if name == "explore.ipynb":
                     row["widget"] = widget_update(drv, args.out)
+                row["figures"] = figure_shots(drv, args.out / Path(name).stem)
             row["screenshots"] = scroll_shots(drv, args.out / Path(name).stem)
             summary[name] = row
             secs = row.get("run_all_seconds")
             print(f"{name:28s} modified on opening: {dirty!s:5s} "
                   + (f"run all: {secs:.0f} s, images {row['images']} ({row['blank_images']} blank), "
-                     f"errors {row['errors']}, widgets {row['widgets']}" if secs else
+                     f"errors {row['errors']}{' ' + '; '.join(row['error_text']) if row['errors'] else ''}, "
+                     f"cells not run {row['not_run']}, widgets {row['widgets']}" if secs else
                      ("run all: timed out" if "run_all_seconds" in row else "opened only"))
                   + (f", widget redraw {row['widget']}" if "widget" in row else ""), flush=True)
             # no dialog: the kernel is shut down and the tab disposed without saving
@@ -268,11 +311,16 @@ def main(argv=None) -> int:
             drv.quit()
         stop(proc)
         shutil.rmtree(scratch, ignore_errors=True)
-    summary["checkout_unchanged"] = checkout_state() == status_before
+    status_after = checkout_state()
+    summary["checkout_unchanged"] = status_after == status_before
+    if not summary["checkout_unchanged"]:
+        summary["checkout_changes"] = [str(sorted(set(a) ^ set(b))) for a, b in zip(status_before, status_after)]
+        print("checkout changed:", *summary["checkout_changes"], sep="\n  ")
     (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
     print(f"checkout unchanged: {summary['checkout_unchanged']}; screenshots and summary.json in {args.out}")
     ok = summary["checkout_unchanged"] and all(
-        not r["modified_on_opening"] and not r.get("errors") and (r.get("run_all_seconds") or name in OPEN_ONLY)
+        not r["modified_on_opening"] and not r.get("errors") and not r.get("not_run") and not r.get("blank_images")
+        and r.get("images", 0) >= MIN_IMAGES.get(name, 0) and (r.get("run_all_seconds") or name in OPEN_ONLY)
         for name, r in summary.items() if isinstance(r, dict))
     return 0 if ok else 1
 
