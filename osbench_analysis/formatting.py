@@ -116,18 +116,34 @@ def time_plain(ns: float) -> str:
     return f"{value} {_PLAIN_UNITS.get(unit, unit)}"
 
 
+def sig3_rounded(x: float) -> str:
+    """sig3 of x rounded to three significant digits first, so a table never shows a fourth
+    digit: 1302 -> '1300', 0.99996 -> '1.00' (sig3 gives '1302' and '1.000')."""
+    return sig3(float(f"{x:.3g}")) if np.isfinite(x) else sig3(x)
+
+
 def interval_plain(lo: float, hi: float, like: float) -> str:
     """'[5.80, 6.90] µs', in the unit of ``like`` (the estimate), so a row reads in one unit."""
     scale, unit = time_unit(like)
-    return f"[{sig3(lo / scale)}, {sig3(hi / scale)}] {_PLAIN_UNITS.get(unit, unit)}"
+    return f"[{sig3_rounded(lo / scale)}, {sig3_rounded(hi / scale)}] {_PLAIN_UNITS.get(unit, unit)}"
 
 
-def readable_estimates(est, *, campaign_id: bool | None = None):
+#: Columns of the readable estimate table that, when every row says the same, become one line
+#: above the table (its caption, formatting.show) instead of a column repeating it on every row.
+_SAME_ON_EVERY_ROW = {"confidence": "{} intervals", "quoted": "quoted: {}",
+                      "interval over": "each interval {}", "campaigns": "{} campaigns per row"}
+
+
+def readable_estimates(est, *, campaign_id: bool | None = None, compact: bool = True):
     """The estimate table as a reader reads it: one row per condition, the quoted
     time and its interval in one unit per row (ns, µs or ms, three significant
     digits), what is quoted and with which interval method, runs, flagged share,
     and the warning in full.  ``campaign_id``: show the column (default: when an
-    environment has more than one campaign, so their rows can be told apart)."""
+    environment has more than one campaign, so their rows can be told apart).
+    ``compact``: a column that says the same on every row (the confidence, what is
+    quoted, one campaign per row) is said once, in the table's caption
+    (``attrs["caption"]``, which formatting.show displays), and an empty variant or
+    warning column is left out, so the table fits a screen."""
     import pandas as pd
 
     if campaign_id is None:
@@ -151,7 +167,15 @@ def readable_estimates(est, *, campaign_id: bool | None = None):
         out["interval over"] = est["interval_over"].fillna("").astype(str)
     if "warning" in est:
         out["warning"] = est["warning"].fillna("").astype(str)
-    return out.reset_index(drop=True)
+    out = out.reset_index(drop=True)
+    if compact and len(out) > 1:
+        said = [(c, str(out[c].iloc[0])) for c in _SAME_ON_EVERY_ROW if c in out and out[c].nunique() == 1]
+        empty = [c for c in ("variant", "warning") if c in out and not (out[c].astype(str) != "").any()]
+        out = out.drop(columns=[c for c, _ in said] + empty)
+        said = [(c, v) for c, v in said if (c, v) != ("campaigns", "1")]   # "within one campaign" says it
+        if said:
+            out.attrs["caption"] = "Every row: " + ", ".join(_SAME_ON_EVERY_ROW[c].format(v) for c, v in said) + "."
+    return out
 
 
 def _cell_format(column: str, dtype):
@@ -166,15 +190,32 @@ def _cell_format(column: str, dtype):
         return lambda v: time_plain(v) if np.isfinite(v) else "n/a"
     if column in ("p_value", "p"):
         return lambda v: f"{v:.2g}" if np.isfinite(v) else "n/a"
-    return lambda v: sig3(v) if np.isfinite(v) else ""
+    return lambda v: sig3_rounded(v) if np.isfinite(v) else ""
+
+
+#: Columns of sentences: they wrap, in a column wide enough to read (a table cell ignores
+#: min-width, so a wide table squeezed them to a word per line).
+_TEXT_COLUMNS = ("warning", "reason", "sentence", "warnings", "note", "message",
+                 # the published studies' tables (reference_comparisons.ipynb)
+                 "caption_as_published", "what", "action", "statement", "quote", "reading", "readings_summary",
+                 "detail")
 
 
 def show(table):
     """A table for the notebook: no index, numbers read as formatting says (units,
     three significant digits), text left-aligned and never cut short (pandas cuts
-    cells at 50 characters), long text wrapping in its own column."""
+    cells at 50 characters), long text wrapping in its own column; the caption
+    of a compact table (``table.attrs["caption"]``) above it."""
     fmt = {c: f for c in table.columns if (f := _cell_format(str(c), table[c].dtype)) is not None}
-    text = [c for c in ("warning", "reason", "sentence", "warnings", "note") if c in table.columns]
-    return (table.style.hide(axis="index").format(fmt)
-            .set_properties(**{"text-align": "left", "white-space": "nowrap"})
-            .set_properties(subset=text, **{"white-space": "normal", "min-width": "28em"}))
+    text = [c for c in _TEXT_COLUMNS if c in table.columns]
+    width = f"{30 if len(text) <= 1 else max(18, 48 // len(text))}em"   # several sentence columns share a screen
+    styled = (table.style.hide(axis="index").format(fmt)
+              .set_properties(**{"text-align": "left", "white-space": "nowrap"})
+              .set_properties(subset=text, **{"white-space": "normal", "width": width, "min-width": width})
+              # headers over their column's left edge, as the cells are (pandas right-aligns them)
+              .set_table_styles([{"selector": "th", "props": "text-align: left;"}], overwrite=False))
+    if table.attrs.get("caption"):
+        styled = styled.set_caption(table.attrs["caption"]).set_table_styles(
+            [{"selector": "caption", "props": "caption-side: top; text-align: left; padding-bottom: 0.4em;"}],
+            overwrite=False)
+    return styled

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .formatting import time_plain
 from .schema import GROUP_KEYS
 
 # ----------------------------------------------------------------- flag rule
@@ -486,8 +487,8 @@ def detect_multimodality(per_op: np.ndarray, run: np.ndarray | None = None) -> M
     if multimodal:
         where = ("whole runs land in one mode (placement fixed per worker)"
                  if split == "between_runs" else "batches alternate between modes within runs")
-        message = (f"two modes {ratio:.1f}x apart ({low:.4g} ns and "
-                   f"{high:.4g} ns per op, {high_frac:.0%} in the slower); {where}. "
+        message = (f"two modes {ratio:.1f}x apart ({time_plain(low)} and "
+                   f"{time_plain(high)} per op, {high_frac:.0%} in the slower); {where}. "
                    "Do not average them: pin the processes (placement same_cpu / cross_cpu) "
                    "and report each mode.")
     return Multimodality(multimodal, n, low, high, ratio, high_frac, separation, delta_bic, split,

@@ -1,6 +1,6 @@
 """What notebooks/run_campaign.ipynb shows after measuring: one table of what
-was measured across environments, and the failed workers (or one sentence
-saying none failed)."""
+was measured across environments (readable_summary: units per row, three
+significant digits), and the failed workers (or one sentence saying none failed)."""
 from __future__ import annotations
 
 import pandas as pd
@@ -31,6 +31,29 @@ def summary(campaigns) -> pd.DataFrame:
         if col in table:
             table[col] = table[col].fillna(0).astype(int)
     return table[["environment", *[c for c in table.columns if c != "environment"]]]
+
+
+def readable_summary(campaigns) -> pd.DataFrame:
+    """summary() as a person reads it (what the notebook shows): the raw median in a
+    unit that suits each row, three significant digits (a time for the host
+    environments, guest instructions for the emulated guests, which count
+    instructions, not ns), operations per batch as whole numbers, the file system
+    column only when a row has one."""
+    from osbench_analysis import formatting
+    from osbench_analysis.microkernel import GUEST_ENVIRONMENTS
+
+    t = summary(campaigns)
+    if t.empty:
+        return t
+    out = t[["environment", "probe", "variant", "placement", "runs", "batches"]].copy()
+    out["operations per batch"] = t["iterations_per_batch"].round().astype("Int64")
+    out["raw median per op"] = [
+        f"{formatting.sig3_rounded(v)} instructions" if env in GUEST_ENVIRONMENTS else formatting.time_plain(v)
+        for env, v in zip(t["environment"], t["raw_median_per_op_ns"])]
+    if "fs_type" in t and (t["fs_type"].fillna("").astype(str) != "").any():
+        out["file system"] = t["fs_type"].fillna("").astype(str)
+    out["failed workers"] = t["failed_workers"]
+    return out
 
 
 def failures(campaigns):

@@ -150,3 +150,28 @@ def test_screen_figures_are_one_per_family_titled_with_environments_told_apart()
                    line.get_marker()) for line in ax.get_lines() if line.get_marker() not in (None, "None", "", "|", "_")}  # not the caps
         labels = [t.get_text() for t in fig.legends[0].get_texts()]
         assert set(labels) <= {"native", "gvisor"} and len(styles) == len(labels), name
+
+
+def test_the_compact_table_says_once_what_every_row_says():
+    est = pd.DataFrame(dict(environment=["native", "gvisor"], probe=["x", "x"], variant=["", ""],
+                            placement=["same_cpu"] * 2, estimate_ns=[181.234, 6170.5], ci_low_ns=[170.0, 5800.0],
+                            ci_high_ns=[221.0, 1302e3], confidence=[0.95, 0.95], quoted=["typical run"] * 2,
+                            ci_method=["runs-os"] * 2, n_runs=[8, 5], flagged_fraction=[0.1, 0.0],
+                            warning=["w " * 200, ""], n_campaigns=[1, 1], interval_over=["within one campaign"] * 2))
+    t = formatting.readable_estimates(est)
+    assert not {"confidence", "quoted", "campaigns", "interval over"} & set(t.columns)
+    assert t.attrs["caption"] == ("Every row: 95% intervals, quoted: typical run (runs-os), each interval within "
+                                  "one campaign.")
+    assert "variant" not in t and "warning" in t                           # empty: left out; one: kept
+    assert t["interval"][1] == "[5.80, 1300] µs"                          # three digits, never four
+    html = formatting.show(t).to_html()
+    assert "Every row: 95% intervals" in html and "width: 30em" in html
+    full = formatting.readable_estimates(est, compact=False)
+    assert {"confidence", "quoted", "campaigns", "interval over"} <= set(full.columns)
+
+
+def test_a_user_error_shows_as_one_line_in_a_notebook():
+    with pytest.raises(analysis.AnalysisError) as e:
+        analysis.AnalysisSettings(level=1.5)
+    lines = e.value._render_traceback_()      # what IPython shows instead of the traceback
+    assert len(lines) == 1 and lines[0].startswith("AnalysisError: level must be") and "(got 1.5)" in lines[0]

@@ -23,3 +23,18 @@ def test_failures_are_a_table_and_none_is_one_sentence(tiny_campaign):
     shown = run_report.failures([])
     assert shown == "no worker failed" and repr(shown) == "no worker failed"
     assert shown._repr_markdown_() == "no worker failed"
+
+
+def test_the_readable_summary_has_a_unit_per_row_and_guests_count_instructions(tiny_campaign, monkeypatch):
+    table = run_report.readable_summary([tiny_campaign])
+    assert table.columns[0] == "environment" and "raw_median_per_op_ns" not in table
+    assert table["raw median per op"].str.fullmatch(r"\d[\d.]* (ns|µs|ms)").all()
+    assert pd.api.types.is_integer_dtype(table["operations per batch"])
+    # an emulated guest's per-op numbers are guest instructions, not ns
+    import osbench_analysis.analysis as analysis
+
+    plain = analysis.overview(tiny_campaign)
+    monkeypatch.setattr(run_report, "summary", lambda cs: plain.assign(environment="mach")[
+        ["environment", *plain.columns]])
+    guest = run_report.readable_summary([tiny_campaign])
+    assert guest["raw median per op"].str.endswith(" instructions").all()

@@ -5,6 +5,7 @@ import math
 from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
+from ..formatting import time_plain
 from ..heterogeneity import heterogeneity as _heterogeneity
 from ..quality import DEFAULT_FLAG_RULE, FlagRule, condition_quality, flag_batches, per_op_ns
 from ..schema import GROUP_KEYS
@@ -142,7 +143,7 @@ def summarize(samples: pd.DataFrame, *, level: float = DEFAULT_LEVEL, estimator:
         tr, tr_lo, tr_hi, tr_conf = typical = typical_run(rd, level)
         q, q_conf, is_typical = quoted_estimate(rd, est, typical, het.heterogeneous, level=level, quote=quote,
                                                 estimator=estimator)
-        stat_warnings = [het.warning + f" ({tr:.4g} ns)"] if het.warning else []
+        stat_warnings = [het.warning + f" ({time_plain(tr)})"] if het.warning else []
         if len(measured):
             stat_warnings += quote_warnings(rd.n_runs, is_typical, tr_conf, level, het.p_value)
         warning = "; ".join(stat_warnings)
