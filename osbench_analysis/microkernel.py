@@ -293,7 +293,7 @@ def section_tex(tab: pd.DataFrame, pub: pd.DataFrame) -> str:
         r"\label{tab:microkernel}", r"\end{table}",
         "",
         r"\begin{figure}[t]", r"\centering",
-        r"\includegraphics[width=0.8\linewidth]{generated/microkernel}",
+        r"\includegraphics[width=0.72\linewidth]{generated/microkernel}",
         r"\caption{Microkernel and monolithic kernel on one emulated CPU: guest instructions per operation "
         r"(left, logarithmic; filled markers exact counts, bars the range over boots) and Linux / Mach (right). "
         r"The axis is instructions, not time; it is not comparable with the host's nanoseconds.}",

@@ -103,13 +103,10 @@ def mechanism_tex(result) -> str:
     sentences = [_sentence(r, level, said) for r in summary.itertuples()]
     text = ("\\paragraph{What one crossing is made of.} Table~\\ref{tab:mechanism} sets each sandbox's crossing "
             "beside the sum of the native pieces its mechanism is built from, each measured alone on this host "
-            "(a seccomp trap and a shared-memory hand-off for gVisor's systrap, a \\texttt{PTRACE\\_SYSEMU} stop "
-            f"for ptrace and User-mode Linux, file-server round trips for FUSE; {lvl} intervals). "
-            + " ".join(sentences))
+            f"({lvl} intervals). " + " ".join(sentences))
     if len(done):
         n_up = int(done["adds_up"].astype(bool).sum())
-        text += (f" In {n_up} of {len(done)} decomposed environments the pieces add up within their intervals;"
-                 " where they do not, the rest is what the sandbox itself does per call.")
+        text += f" The pieces add up within their intervals in {n_up} of {len(done)} decomposed environments."
     pieces = terms.drop_duplicates(["probe", "variant"])
     rows = [f"{_label(p.probe, p.variant)} & {print_name(p.probe)} & {_t(p.estimate_ns, p.ci_low_ns, p.ci_high_ns)} "
             "& & & \\\\" for p in pieces.itertuples()]

@@ -64,7 +64,7 @@ def paper_sweeps_figure(fits: dict[tuple, SweepFit], *, columns: int = 4, width_
     keys = sorted(panels, key=lambda k: (first.index(k[0]) if k[0] in first else len(first), k))
     cols = min(columns, len(keys))
     rows = math.ceil(len(keys) / cols)
-    fig = Figure(figsize=(width_in, 1.55 * rows + 0.3), layout="constrained")
+    fig = Figure(figsize=(width_in, 1.45 * rows + 0.3), layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False)
     for ax in axes.flat[len(keys):]:
         ax.set_visible(False)
