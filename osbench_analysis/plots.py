@@ -25,18 +25,35 @@ from .stats.quote import MEAN_OVER_RUNS
 
 _PALETTE = sns.color_palette("colorblind")
 _KEPT, _CLEAN, _SAME, _DIFF = _PALETTE[0], _PALETTE[1], _PALETTE[7], _PALETTE[3]
+_SLOW_DASH = (0, (1.5, 1.0))
 
 
 _MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "h")
 
+#: Every registered environment's own colour and marker (environments/__init__.py's order), so an
+#: environment looks the same in every figure of every notebook, whatever else is drawn beside it.
+#: The colours are the colorblind palette reordered so that environments drawn together (the gVisor
+#: platforms, UML, the FUSE pair) get clearly different hues; the pale ones (pink, yellow) come last.
+KNOWN_ENVIRONMENTS = ("native", "gvisor", "gvisor-ptrace", "gvisor-gofer", "uml", "fuse", "fuse-nocache",
+                      "mach", "linux-tcg", "linux-tcg-nomitig")
+_COLOUR_ORDER = (0, 3, 2, 4, 1, 5, 9, 7, 8, 6)
+
 
 def environment_styles(environments) -> dict[str, tuple[tuple, str]]:
-    """environment -> (colour, marker), distinct per environment and stable for a
-    given list (the order given), so the same environment looks the same in every
-    figure drawn from one selection."""
+    """environment -> (colour, marker), distinct per environment: a registered
+    environment always gets its own (KNOWN_ENVIRONMENTS), any other name (an
+    environment with its campaign, when one has several) the next pair no name of
+    this selection has, in the order given."""
     envs = list(dict.fromkeys(str(e) for e in environments))
-    colours = sns.color_palette("colorblind", max(len(envs), 1))
-    return {e: (colours[i % len(colours)], _MARKERS[i % len(_MARKERS)]) for i, e in enumerate(envs)}
+    palette = sns.color_palette("colorblind", 10)
+    pairs = [(palette[c], m) for c, m in zip(_COLOUR_ORDER, _MARKERS)]
+    fixed = {e: pairs[KNOWN_ENVIRONMENTS.index(e)] for e in envs if e in KNOWN_ENVIRONMENTS}
+    taken = set(fixed.values())
+    free = [p for p in pairs if p not in taken] or pairs
+    # more names than pairs: colours and markers cycle with different periods, so pairs still differ
+    free += [(palette[_COLOUR_ORDER[i % 10]], _MARKERS[(i + i // 10) % 10]) for i in range(len(envs))]
+    others = iter(free)
+    return {e: fixed[e] if e in fixed else next(others) for e in envs}
 
 
 def _condition_label(row: pd.Series, with_env: bool) -> str:
@@ -197,44 +214,66 @@ def series_labels(t: pd.DataFrame) -> pd.Series:
     return t["environment"].astype(str)
 
 
+def _time_tick(ns: float, _pos=None) -> str:
+    """An axis tick as a time, no trailing zeros: '100 ns', '1 µs', '10 ms'."""
+    scale, unit = formatting.time_unit(ns)
+    return f"{ns / scale:g} {'µs' if 'mu' in unit else unit}"
+
+
 def environment_forest(table: pd.DataFrame, *, value: str, low: str, high: str, xlabel: str, title: str,
                        reference: float | None = None, styles: dict | None = None) -> Figure:
     """A forest sized for a screen: one row per condition (probe, variant, placement),
     one point with its interval per environment on that row, each environment in
-    its own colour and marker (environment_styles), log x axis.  ``reference``:
-    a vertical line (1 for ratios).  ``styles``: environment_styles of the whole
-    selection, so that an environment looks the same in every figure of it."""
+    its own colour and marker (environment_styles), log x axis.  A row is as tall
+    as the environments on it need (one line each), so seven environments on a row
+    never overlap and a row of one stays compact.  ``reference``: a vertical line
+    (1 for ratios).  ``styles``: environment_styles of the whole selection, so that
+    an environment looks the same in every figure of it.  Times (``value`` in ns)
+    read as times on the axis ("1 µs"), ratios as "10x"."""
     t = table.dropna(subset=[value]).reset_index(drop=True)
     if t.empty:
         raise ValueError(f"environment_forest needs at least one finite {value}")
     t = t.assign(_series=series_labels(t), _row=[_condition_label(r, False) for _, r in t.iterrows()])
     rows = list(dict.fromkeys(t.sort_values(["probe", "variant", "placement"], kind="stable")["_row"]))
-    series = list(dict.fromkeys(t["_series"]))
     known = styles or {}
-    styles = {**environment_styles([*known, *series]), **known}
-    fig = Figure(figsize=(9.0, 0.28 * len(rows) * (1 + 0.1 * len(series)) + 1.6), layout="constrained")
+    styles = {**environment_styles([*known, *t["_series"]]), **known}
+    order = {name: i for i, name in enumerate(styles)}
+    series = sorted(dict.fromkeys(t["_series"]), key=order.get)   # the selection's order on every row and legend
+    # y from the top: each row gets one line per environment on it, plus half a line above and below
+    on_row = {r: [n for n in series if ((t["_row"] == r) & (t["_series"] == n)).any()] for r in rows}
+    heights = [len(on_row[r]) + 1.0 for r in rows]
+    total = float(sum(heights))
+    tops = total - np.concatenate([[0.0], np.cumsum(heights)[:-1]])
+    centre = {r: top - h / 2 for r, top, h in zip(rows, tops, heights)}
+    line = 0.15   # inches per line: a marker and its interval with air around them
+    fig = Figure(figsize=(10.0, line * total + 1.7), layout="constrained")
     ax = fig.add_subplot()
-    ypos = {r: len(rows) - 1 - i for i, r in enumerate(rows)}
-    width = 0.7
-    for k, name in enumerate(series):
+    for name in series:
         part = t[t["_series"] == name]
-        off = (k - (len(series) - 1) / 2) * width / max(len(series), 1)
-        y = np.array([ypos[r] for r in part["_row"]], dtype=float) + off
+        y = np.array([centre[r] + (len(on_row[r]) - 1) / 2 - on_row[r].index(name) for r in part["_row"]],
+                     dtype=float)
         err = np.vstack([part[value] - part[low], part[high] - part[value]])
         colour, marker = styles[name]
-        ax.errorbar(part[value], y, xerr=np.clip(np.nan_to_num(err), 0, None), fmt=marker, color=colour, ms=5,
-                    capsize=2, lw=1.1, label=name)
+        ax.errorbar(part[value], y, xerr=np.clip(np.nan_to_num(err), 0, None), fmt=marker, color=colour, ms=6.5,
+                    mec="white", mew=0.5, capsize=2.5, lw=1.3, label=name)
     if reference is not None:
         ax.axvline(reference, color="black", lw=0.8)
-    for r in range(len(rows) - 1):    # separate the rows, so each point reads against its own label
-        ax.axhline(r + 0.5, color="0.85", lw=0.6)
+    for top in tops[1:]:    # separate the rows, so each point reads against its own label
+        ax.axhline(top, color="0.8", lw=0.7)
     ax.set_xscale("log")
-    ax.set_yticks([ypos[r] for r in rows], rows)
-    ax.set_ylim(-0.6, len(rows) - 0.4)
+    if value.endswith("_ns"):   # the ticks carry the unit now ("1 µs"), so the label need not say ns
+        ax.xaxis.set_major_formatter(_time_tick)
+        xlabel = xlabel.replace("(ns, log scale)", "(log scale)")
+    else:
+        ax.xaxis.set_major_formatter(lambda v, _: f"{v:g}x")
+    ax.set_yticks([centre[r] for r in rows], rows)
+    ax.set_ylim(0, total)
     ax.set_xlabel(xlabel)
-    ax.set_title(title, fontsize=11)
-    ax.grid(axis="x", which="both", alpha=0.25)
-    fig.legend(loc="outside right upper", fontsize=8, frameon=False, title="environment")
+    ax.set_title(title, fontsize=12)
+    ax.grid(axis="x", which="major", alpha=0.35)
+    ax.grid(axis="x", which="minor", alpha=0.12)
+    ax.tick_params(axis="y", length=0)
+    fig.legend(loc="outside right upper", fontsize=9, frameon=False, title="environment", markerscale=1.1)
     return fig
 
 
@@ -243,8 +282,10 @@ def runs_plot(samples: pd.DataFrame, runs: pd.DataFrame, *, title: str | None = 
     per condition (environment / campaign / placement), log y axis.
 
     ``samples``: explore.samples(); ``runs``: explore.run_summary() of it.  Each
-    run's median is a bar; a run of a clearly slower group is red, flagged
-    batches are hollow, so "do the runs agree?" can be seen as well as read.
+    run's median is a bar; a run of a clearly slower group has a dashed bar and
+    "slow" under its number, flagged batches are hollow, so "do the runs agree?"
+    can be seen as well as read.  Each environment has its colour and marker
+    (environment_styles), as in every other figure.
     """
     keys = ["campaign_id", "environment", "variant", "placement"]
     conds = samples[keys].drop_duplicates().reset_index(drop=True)
@@ -252,7 +293,7 @@ def runs_plot(samples: pd.DataFrame, runs: pd.DataFrame, *, title: str | None = 
     n = len(conds)
     ncol = min(n, 3)
     nrow = math.ceil(n / ncol)
-    fig = Figure(figsize=(4.2 * ncol + 0.6, 3.2 * nrow + 0.8), layout="constrained")
+    fig = Figure(figsize=(4.8 * ncol + 0.6, 3.4 * nrow + 0.9), layout="constrained")
     axes = fig.subplots(nrow, ncol, squeeze=False)
     for ax, (_, c) in zip(axes.flat, conds.iterrows()):
         sel = (samples[keys] == c.to_numpy()).all(axis=1)
@@ -266,14 +307,18 @@ def runs_plot(samples: pd.DataFrame, runs: pd.DataFrame, *, title: str | None = 
                    marker=marker, lw=0)
         ax.scatter(x[flagged], g["per_op_ns"].to_numpy()[flagged], s=14, facecolors="none", edgecolors=colour,
                    marker=marker, lw=0.8)
+        # a slow run's bar is dashed and its axis label says "slow": every environment has a colour of its
+        # own (environment_styles), so a colour could not mark slow runs without looking like one of them
         for run, r in rs.iterrows():
-            ax.hlines(r["median_ns"], run - 0.32, run + 0.32, color=_DIFF if r["slow"] else "black", lw=2)
+            ax.hlines(r["median_ns"], run - 0.36, run + 0.36, color="black", lw=2.4,
+                      linestyles=_SLOW_DASH if r["slow"] else "solid")
         ax.set_yscale("log")
         # ticks read as times ("6.85 µs"), minor ones too: a run's spread is often within one decade
         ax.yaxis.set_major_formatter(lambda v, _: formatting.time_plain(v))
         ax.yaxis.set_minor_formatter(lambda v, _: formatting.time_plain(v))
         ax.tick_params(axis="y", which="minor", labelsize=7)
-        ax.set_xticks(sorted(rs.index))
+        ax.set_xticks(sorted(rs.index), [f"{run}\nslow" if rs.loc[run, "slow"] else str(run)
+                                         for run in sorted(rs.index)])
         ax.set_xlabel("worker run")
         variant = f" [{c['variant']}]" if c["variant"] else ""
         ax.set_title(f"{c['environment']} {c['placement']}{variant}\n{c['campaign_id']}", fontsize=9)
@@ -283,7 +328,8 @@ def runs_plot(samples: pd.DataFrame, runs: pd.DataFrame, *, title: str | None = 
     for ax in axes[:, 0]:
         ax.set_ylabel("time per operation (log scale)")
     fig.legend(handles=[Line2D([], [], color="black", lw=2, label="run median"),
-                        Line2D([], [], color=_DIFF, lw=2, label="run of a clearly slower group"),
+                        Line2D([], [], color="black", lw=2.4, ls=_SLOW_DASH,
+                               label="median of a run in a clearly slower group (\"slow\")"),
                         Line2D([], [], color="grey", marker="o", mfc="none", lw=0, label="flagged batch")],
                loc="outside lower center", ncol=3, fontsize=9, frameon=False)
     probe = samples["probe"].iloc[0] if len(samples) else ""

@@ -30,14 +30,18 @@ class Explorer:
         if self.catalog.empty:
             raise store.StoreError(f"no campaigns under {root or store.default_root()}: run `osbench run` first")
         ids = list(self.catalog["campaign_id"])
+        # every label in full ("environments" was cut to "environm..." at the default width), the same
+        # width for all, so the lists and dropdowns line up
+        label = dict(style={"description_width": "7.5em"})
         self.campaigns = w.SelectMultiple(options=ids, value=_newest_per_environment(self.catalog),
-                                          description="campaigns", rows=8, layout=w.Layout(width="48%"))
-        self.probe = w.Dropdown(description="probe")
-        self.placement = w.Dropdown(description="placement")
-        self.environments = w.SelectMultiple(description="environments", rows=6, layout=w.Layout(width="40%"))
+                                          description="campaigns", rows=8, layout=w.Layout(width="48%"), **label)
+        self.probe = w.Dropdown(description="probe", **label)
+        self.placement = w.Dropdown(description="placement", **label)
+        self.environments = w.SelectMultiple(description="environments", rows=8, layout=w.Layout(width="40%"),
+                                             **label)
         self.compare_by = w.Dropdown(options=["environment", "campaign_id", "placement"], value="environment",
-                                     description="compare by")
-        self.baseline = w.Dropdown(description="baseline")
+                                     description="compare by", **label)
+        self.baseline = w.Dropdown(description="baseline", **label)
         self.output = w.Output()
         self._want = dict(probe=probe, placement=placement, baseline=baseline, environments=environments)
         self._samples = pd.DataFrame()

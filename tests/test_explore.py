@@ -152,6 +152,37 @@ def test_screen_figures_are_one_per_family_titled_with_environments_told_apart()
         assert set(labels) <= {"native", "gvisor"} and len(styles) == len(labels), name
 
 
+def test_every_registered_environment_looks_the_same_in_every_figure():
+    from osbench_analysis import environments, plots
+
+    assert list(environments.REGISTRY.names()) == list(plots.KNOWN_ENVIRONMENTS)
+    everyone = plots.environment_styles(plots.KNOWN_ENVIRONMENTS)
+    assert len(set(everyone.values())) == len(everyone)               # ten environments, ten looks
+    alone = plots.environment_styles(["uml", "gvisor"])                  # whatever is drawn beside it
+    assert alone["gvisor"] == everyone["gvisor"] and alone["uml"] == everyone["uml"]
+    # names outside the registry (an environment with its campaign) take looks no name drawn has
+    mixed = plots.environment_styles(["native", "native 20261123T1", "native 20261126T1"])
+    assert len(set(mixed.values())) == 3 and mixed["native"] == everyone["native"]
+
+
+def test_a_forest_gives_each_environment_on_a_row_its_own_line():
+    from osbench_analysis import plots
+
+    envs = ["native", "gvisor", "gvisor-ptrace", "gvisor-gofer", "uml", "fuse", "fuse-nocache"]
+    rows = [dict(environment=e, probe="stat", variant="", placement="same_cpu", estimate_ns=100.0 * (k + 1),
+                 ci_low_ns=90.0 * (k + 1), ci_high_ns=110.0 * (k + 1)) for k, e in enumerate(envs)]
+    rows.append(dict(environment="native", probe="getpid", variant="", placement="same_cpu", estimate_ns=50.0,
+                     ci_low_ns=45.0, ci_high_ns=55.0))
+    fig = plots.environment_forest(pd.DataFrame(rows), value="estimate_ns", low="ci_low_ns", high="ci_high_ns",
+                                   xlabel="time per operation (ns, log scale)", title="t")
+    ax = fig.axes[0]
+    ys = sorted(y for line in ax.get_lines() if line.get_marker() not in ("|", "None", None)
+                for y in line.get_ydata())
+    assert len(ys) == 8 and min(np.diff(ys)) >= 0.99          # no two points share a line
+    assert ax.get_xlabel() == "time per operation (log scale)"  # the ticks carry the unit
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == envs   # the registry's order
+
+
 def test_the_compact_table_says_once_what_every_row_says():
     est = pd.DataFrame(dict(environment=["native", "gvisor"], probe=["x", "x"], variant=["", ""],
                             placement=["same_cpu"] * 2, estimate_ns=[181.234, 6170.5], ci_low_ns=[170.0, 5800.0],
