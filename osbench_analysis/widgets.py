@@ -14,8 +14,12 @@ import pandas as pd
 from osbench_analysis import explore, formatting, store
 
 
-def _newest_per_environment(cat: pd.DataFrame) -> list[str]:
-    return list(cat.sort_values("created_utc").groupby(["environment", "hostname"]).tail(1)["campaign_id"])
+def _newest_per_environment(cat: pd.DataFrame, root: str | Path | None = None) -> list[str]:
+    """The campaigns analyze() would pick (analysis.select_campaigns: the newest of each environment and host,
+    a campaign measured for the sweeps alone only where nothing else is), among ``cat``'s."""
+    from osbench_analysis import analysis
+
+    return [r.campaign_id for r in analysis.select_campaigns(root=root) if r.campaign_id in set(cat["campaign_id"])]
 
 
 class Explorer:
@@ -33,7 +37,7 @@ class Explorer:
         # every label in full ("environments" was cut to "environm..." at the default width), the same
         # width for all, so the lists and dropdowns line up
         label = dict(style={"description_width": "7.5em"})
-        self.campaigns = w.SelectMultiple(options=ids, value=_newest_per_environment(self.catalog),
+        self.campaigns = w.SelectMultiple(options=ids, value=_newest_per_environment(self.catalog, root),
                                           description="campaigns", rows=8, layout=w.Layout(width="48%"), **label)
         self.probe = w.Dropdown(description="probe", **label)
         self.placement = w.Dropdown(description="placement", **label)
