@@ -26,7 +26,7 @@ def questions(probe: str, placement: str, envs: list[str]) -> dict:
         explore.compare(s, "environment", envs[1], envs[0])
 
     def campaigns_question():
-        pair = explore.newest(envs[0], 2)
+        pair = explore.newest(envs[0], 2, probe=probe, placement=placement)
         explore.compare(explore.samples(probe, placement=placement, campaigns=pair), "campaign_id", pair[1], pair[0])
 
     return {

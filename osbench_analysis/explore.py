@@ -57,16 +57,34 @@ def campaigns(root: str | Path | None = None) -> pd.DataFrame:
                                                   ignore_index=True)
 
 
-def newest(environment: str = "native", n: int = 2, root: str | Path | None = None) -> list[str]:
+def newest(environment: str = "native", n: int = 2, root: str | Path | None = None, *,
+           probe: str | None = None, placement: str | None = None) -> list[str]:
     """The ids of the n newest campaigns of one environment, oldest first (what a
-    two-campaign comparison compares by default: the previous one, then the latest)."""
-    cat = campaigns(root)
-    _one_of("environment", environment, cat["environment"])
-    ids = list(cat[cat["environment"] == environment]["campaign_id"].head(n))
+    two-campaign comparison compares by default: the previous one, then the latest).
+
+    With ``probe`` (and ``placement``): the newest that measured it there.  Without:
+    campaigns of the whole catalog, never a sweep campaign (analysis.sweep_campaign_ids:
+    it measures the swept probes alone), unless too few others exist."""
+    from osbench_analysis.analysis import sweep_campaign_ids
+
+    cat = store.catalog(root)
+    _one_of("environment", environment, campaigns(root)["environment"])
+    cat = cat[cat["environment"] == environment].sort_values(["created_utc", "campaign_id"], ascending=False)
+    ids = list(cat["campaign_id"])
+    if probe is not None:
+        _, held = store.load_campaigns(ids, root, columns=["campaign_id", "probe", "placement"])
+        held = held[(held["probe"] == probe) & ((held["placement"] == placement) if placement else True)]
+        ids = [c for c in ids if c in set(held["campaign_id"])]
+        what = f" that measured {probe}" + (f" {placement}" if placement else "")
+    else:
+        sweep = sweep_campaign_ids(cat)
+        whole = [c for c in ids if c not in sweep]
+        ids = whole if len(whole) >= n else ids
+        what = ""
     if len(ids) < n:
-        raise ExploreError(f"{environment} has {len(ids)} campaign(s) under {root or store.default_root()}, "
+        raise ExploreError(f"{environment} has {len(ids)} campaign(s){what} under {root or store.default_root()}, "
                            f"{n} asked for")
-    return ids[::-1]
+    return ids[:n][::-1]
 
 
 def samples(probe: str, *, variant: str | None = None, placement: str | None = None,
@@ -96,6 +114,11 @@ def samples(probe: str, *, variant: str | None = None, placement: str | None = N
         s = s[s["placement"] == placement]
     if variant is not None:
         s = s[s["variant"] == variant]
+    for c in campaigns or []:        # nor a campaign named (a sweep campaign holds the swept probes alone)
+        if c in hosts and not (s["campaign_id"] == c).any():
+            raise ExploreError(f"campaign {c!r} has no {probe} batches with placement={placement!r}, "
+                               f"variant={variant!r}; it has placements: "
+                               f"{', '.join(sorted(set(full.loc[full['campaign_id'] == c, 'placement']))) or 'none'}")
     for env in environments or []:   # an environment asked for must not vanish silently
         if not (s["environment"] == env).any():
             raise ExploreError(f"environment {env!r} has no {probe} batches with placement={placement!r}, "

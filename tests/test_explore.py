@@ -205,3 +205,16 @@ def test_a_user_error_shows_as_one_line_in_a_notebook():
         analysis.AnalysisSettings(level=1.5)
     lines = e.value._render_traceback_()      # what IPython shows instead of the traceback
     assert len(lines) == 1 and lines[0].startswith("AnalysisError: level must be") and "(got 1.5)" in lines[0]
+
+
+def test_two_campaigns_by_default_are_two_that_measured_the_probe():
+    from osbench_analysis import store
+
+    sweep = analysis.sweep_campaign_ids(store.catalog())
+    pair = explore.newest("native", 2, probe="pipe_pingpong", placement="same_cpu")
+    held = explore.samples("pipe_pingpong", placement="same_cpu", campaigns=pair)
+    assert set(held["campaign_id"]) == set(pair)
+    assert not set(explore.newest("native", 2)) & sweep        # the whole catalog's, not the swept probes'
+    if sweep:   # a named campaign without the probe says so, instead of a comparison failing later
+        with pytest.raises(explore.ExploreError, match="has no pipe_pingpong batches"):
+            explore.samples("pipe_pingpong", placement="same_cpu", campaigns=[*pair, sorted(sweep)[0]])
