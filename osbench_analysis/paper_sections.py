@@ -522,23 +522,65 @@ def _slope_ns(v: float) -> str:
     return sig3(v).replace("-", "$-$")
 
 
-def _growth(r) -> str:
-    """The fitted relative change over the range with its interval, in percent: '+49.6 [22.5, 76.7]'."""
-    return (f"{100 * r.growth_rel:+.1f} [{100 * r.growth_ci_low:.1f}, {100 * r.growth_ci_high:.1f}]"
-            .replace("-", "$-$"))
+#: Sweeps whose operation is a round of the swept units (registry units: a round of `files` files, a lap of
+#: `processes` context switches): their change is quoted per unit, what one file or one switch costs.
+PER_UNIT_SWEEPS = {"files_in_folder": "file", "ctxsw_ring": "context switch"}
+
+
+@dataclass(frozen=True)
+class SweepChange:
+    """A sweep's fitted change from its first point to its last, per operation or (PER_UNIT_SWEEPS) per unit."""
+    rel: float
+    low: float
+    high: float
+    per: str            # '' per operation, else the unit
+    verdict: str
+    x0: float
+    x1: float
+
+
+def sweep_change(r, fit) -> SweepChange:
+    """The fit's relative change over the range (sweeps.sweep_table row ``r``); for a probe whose operation is a
+    round of x units, the change of the time per unit: (1 + g) x0 / x1 - 1, its interval the same transform of
+    the growth's, and a verdict by the fit's tolerance."""
+    xs = sorted(fit.points["x"].unique())
+    x0, x1 = float(xs[0]), float(xs[-1])
+    unit = PER_UNIT_SWEEPS.get(r.probe, "")
+    if not unit or x0 <= 0:
+        return SweepChange(r.growth_rel, r.growth_ci_low, r.growth_ci_high, "", r.verdict, x0, x1)
+    f = x0 / x1
+    rel, lo, hi = ((1 + g) * f - 1 for g in (r.growth_rel, r.growth_ci_low, r.growth_ci_high))
+    tol = fit.tolerance_rel
+    verdict = ("constant" if -tol <= lo and hi <= tol else "growth" if lo > 0 else "decreasing" if hi < 0
+               else "inconclusive")
+    return SweepChange(rel, lo, hi, unit, f"{verdict} per {unit}", x0, x1)
+
+
+def _growth(c: SweepChange) -> str:
+    """The change with its interval in percent, '+49.6 [22.5, 76.7]', or from 100% on as a factor,
+    '51.9$\\times$ [48.4, 55.3]'."""
+    if c.rel >= 1:
+        return f"{sig3(1 + c.rel)}$\\times$ [{sig3(1 + c.low)}, {sig3(1 + c.high)}]"
+    return f"{100 * c.rel:+.1f} [{100 * c.low:.1f}, {100 * c.high:.1f}]".replace("-", "$-$")
 
 
 def _sweep_sentence(r, fit) -> str:
     """'Creating and reaping a process grows: 60.1 µs with 0 processes alive, +20.5% [16.8, 24.2] at 1000' from
-    one fitted sweep (its slope is in the table)."""
-    what, _one, many = SWEEP_WORDS.get(r.probe, (print_name(r.probe), tex_escape(r.x), tex_escape(r.x)))
-    xs = sorted(fit.points["x"].unique())
-    x0, x1 = xs[0], xs[-1]
-    start = _time(fit.intercept_ns + fit.slope_ns * x0)
-    growth = _growth(r).replace(" [", "\\% [", 1)
+    one fitted sweep (its slope is in the table); per file or per context switch where the operation is a round
+    of them."""
+    what, one, many = SWEEP_WORDS.get(r.probe, (print_name(r.probe), tex_escape(r.x), tex_escape(r.x)))
+    c = sweep_change(r, fit)
+    t0 = fit.intercept_ns + fit.slope_ns * c.x0
+    change = _growth(c)
+    change = change if c.rel >= 1 else change.replace(" [", "\\% [", 1)
+    if c.per:
+        verb = {"constant": "stays constant", "growth": "grows", "decreasing": "falls"}.get(
+            c.verdict.split(" per ")[0], "changes by an amount these runs cannot settle")
+        return (f"Per {c.per}, {what} ({_time(t0)} for {c.x0:g} {many}, {_time(t0 / c.x0)} per {c.per}) {verb}: "
+                f"{change} at {c.x1:g}")
     verb = {"constant": "stays constant", "linear growth": "grows", "decreasing": "gets cheaper"}.get(
         r.verdict, "changes by an amount these runs cannot settle")
-    return f"{what[0].upper() + what[1:]} {verb}: {start} with {x0:g} {many}, {growth} at {x1:g}"
+    return f"{what[0].upper() + what[1:]} {verb}: {_time(t0)} with {c.x0:g} {many}, {change} at {c.x1:g}"
 
 
 def scalability_tex(result, heading: bool = True) -> str:
@@ -581,14 +623,20 @@ def scalability_tex(result, heading: bool = True) -> str:
             f"{placement_words(r.placement)} & "
             f"{', '.join(f'{x:g}' for x in sorted(fits[(r.probe, r.environment, r.placement)].points['x'].unique()))} & "
             f"{_slope_ns(r.slope_ns)} [{_slope_ns(r.slope_ci_low_ns)}, {_slope_ns(r.slope_ci_high_ns)}] & "
-            + _growth(r) + f" & {tex_escape(r.verdict)} \\\\" for r in t.itertuples()]
+            + (lambda c: _growth(c) + (r"$^\dagger$" if c.per else "") + f" & {tex_escape(c.verdict)} \\\\")(
+                sweep_change(r, fits[(r.probe, r.environment, r.placement)])) for r in t.itertuples()]
     return head + "\n".join([
         # a campaign id breaks only at its hyphens: the paragraph stretches its spaces instead of overrunning
         "\\begin{sloppypar}" + text + "\\end{sloppypar}",
         _table("lllrrrl", rf"Probe & Swept & Placement & Points & Slope, ns per unit [{lvl} CI] & Change over the "
                rf"range, \% [{lvl} CI] & Verdict", rows,
                "Scalability sweeps: ordinary least squares over the runs' median times, Welch interval on the slope "
-               "and, by the delta method, on the fitted relative change from the first point to the last.",
+               "and, by the delta method, on the fitted relative change from the first point to the last (from "
+               "100\\% on, as a factor)"
+               + ("; $^\\dagger$: per " + " or per ".join(sorted({PER_UNIT_SWEEPS[p] for p in t["probe"]
+                                                                   if p in PER_UNIT_SWEEPS}))
+                  + ", the probe's operation being a round of them" if t["probe"].isin(list(PER_UNIT_SWEEPS)).any()
+                  else "") + ".",
                "tab:sweeps", size=r"\scriptsize"),
         r"\begin{figure}[tbp]", r"\centering", r"\includegraphics[width=\linewidth]{generated/sweeps_paper}",
         f"\\caption{{Scalability sweeps: the median time per operation of every run against the swept quantity "

@@ -148,3 +148,36 @@ def test_a_named_sweep_campaign_beside_the_round_is_read_for_the_sweeps(tmp_path
     refs = analysis.select_campaigns([ROUND, sw.id], tmp_path)
     kept, swept = analysis.select_sweep_campaigns(refs, tmp_path, [ROUND, sw.id])
     assert [r.campaign_id for r in kept] == [ROUND] and [r.campaign_id for r in swept] == [sw.id]
+
+
+def test_a_sweep_whose_operation_is_a_round_of_its_units_is_quoted_per_unit(tmp_path):
+    """files_in_folder's operation is a round of `files` files: its time per operation grows with the files by
+    construction, and the paper quotes the change of the time per file instead (the same fit, transformed)."""
+    base = _template()
+    s = sweep_campaign(tmp_path, base, "s-native", probes=["files_in_folder", "socket_bind_open"]).samples
+    fits = sweeps.fit_sweeps(s)
+    t = sweeps.sweep_table(fits)
+    r = next(t[t["probe"] == "files_in_folder"].itertuples())
+    fit = fits[("files_in_folder", "native", "same_cpu")]
+    c = paper_sections.sweep_change(r, fit)
+    # per op +10% from 1000 to 65534 files (GROWTH): per file 1.1 * 1000 / 65534 - 1
+    assert c.per == "file" and c.rel == pytest.approx((1 + r.growth_rel) * 1000 / 65534 - 1)
+    assert c.low == pytest.approx((1 + r.growth_ci_low) * 1000 / 65534 - 1) and c.verdict == "decreasing per file"
+    other = next(t[t["probe"] == "socket_bind_open"].itertuples())
+    assert paper_sections.sweep_change(other, fits[("socket_bind_open", "native", "same_cpu")]).per == ""
+    sentence = paper_sections._sweep_sentence(r, fit)
+    t0 = fit.intercept_ns + fit.slope_ns * 1000
+    assert sentence.startswith("Per file, creating and removing a file (") and " falls: " in sentence
+    assert f"{paper_sections._time(t0 / 1000)} per file" in sentence
+
+
+def test_the_committed_sweep_campaign_is_read_beside_the_committed_round():
+    sweep_id = "20261126T120746Z-vm-native"
+    if not (CAMPAIGNS_DIR / sweep_id / store.SEAL_FILE).is_file():
+        pytest.skip(f"campaign {sweep_id} not in this checkout")
+    refs = analysis.select_campaigns()
+    native = [r.campaign_id for r in refs if r.environment == "native"]
+    assert len(native) == 1 and native[0] != sweep_id
+    assert sweep_id in analysis.sweep_campaign_ids(store.catalog())
+    _, swept = analysis.select_sweep_campaigns(refs)
+    assert [r.campaign_id for r in swept] == [sweep_id]
