@@ -73,21 +73,23 @@ def paper_sweeps_figure(fits: dict[tuple, SweepFit], *, columns: int = 4, width_
     seen = {}
     for ax, key in zip(axes.flat, keys):
         probe = key[0]
+        # each panel in the unit that suits its largest run (a round of 65534 files takes ms, a socket µs)
+        top = max(float(fit.points["run_value_ns"].max()) for _, fit in panels[key])
+        scale, unit = (1e6, "ms") if top >= 1e6 else (1e3, "µs")
         for placement, fit in panels[key]:
             colour, marker, label = style.get(placement, ("0.3", "D", placement))
             pts = fit.points
-            ax.scatter(pts["x"], pts["run_value_ns"] / 1e3, s=7, alpha=0.55, color=colour, marker=marker, lw=0)
+            ax.scatter(pts["x"], pts["run_value_ns"] / scale, s=7, alpha=0.55, color=colour, marker=marker, lw=0)
             xs = np.linspace(pts["x"].min(), pts["x"].max(), 50)
-            line, = ax.plot(xs, (fit.intercept_ns + fit.slope_ns * xs) / 1e3, color=colour, lw=1.1, label=label)
+            line, = ax.plot(xs, (fit.intercept_ns + fit.slope_ns * xs) / scale, color=colour, lw=1.1, label=label)
             seen.setdefault(label, line)
+        ax.set_ylabel(f"{unit} per op", fontsize=8)
         name = PRINT_NAMES.get(probe, probe).replace("\\_", "_")
         ax.set_title(name if len(key) < 2 or not key[1] or key[1] == "native" else f"{name} ({key[1]})", fontsize=8)
         ax.set_xlabel(panels[key][0][1].x, fontsize=8)
         ax.set_ylim(bottom=0)
         ax.tick_params(labelsize=8)
         ax.grid(alpha=0.25)
-    for r in range(rows):
-        axes[r, 0].set_ylabel("µs per op", fontsize=8)
     if len(seen) > 1:
         fig.legend(list(seen.values()), list(seen), loc="outside lower center", ncols=len(seen), fontsize=8,
                    frameon=False)
