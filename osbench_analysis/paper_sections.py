@@ -31,6 +31,11 @@ from osbench_analysis.paper_estimand import (ESTIMAND, ESTIMAND_PLURAL, environm
 MAIN_PLACEMENT = "same_cpu"
 
 
+def _cost_tex(r) -> str:
+    """A crossing cost (a difference, whose interval may reach below zero) with a minus sign, not a hyphen."""
+    return time_with_ci_tex(r.cost_ns, r.ci_low_ns, r.ci_high_ns).replace("-", "$-$")
+
+
 def _time(ns: float) -> str:
     value, unit = format_time_ns(ns)
     return f"{value} {unit}"
@@ -324,9 +329,9 @@ def crossing_tex(inp: SectionInputs) -> str:
         q = quoted_crossing_costs(result)
         q = q[(q["host"] == result.hosts[0]) & (q["placement"] == MAIN_PLACEMENT) & (q["n_campaigns"] > 1)]
         k = int(q["n_campaigns"].max()) if len(q) else 1
-        pooled = {(r.environment, r.probe): time_with_ci_tex(r.cost_ns, r.ci_low_ns, r.ci_high_ns)
+        pooled = {(r.environment, r.probe): _cost_tex(r)
                   for r in q.itertuples()}
-        parts = [f"{tex_escape(env_short(r.environment))} {time_with_ci_tex(r.cost_ns, r.ci_low_ns, r.ci_high_ns)}"
+        parts = [f"{tex_escape(env_short(r.environment))} {_cost_tex(r)}"
                  + (" (one stat)" if r.probe != CROSSING_PROBE else "")
                  + (" (the interval includes zero: no measurable cost)" if r.ci_low_ns <= 0 <= r.ci_high_ns else "")
                  for r in cc.sort_values("cost_ns", ascending=False).itertuples()]
@@ -337,19 +342,19 @@ def crossing_tex(inp: SectionInputs) -> str:
         guest = guest_crossing_costs(result)
         if len(guest):
             out.append("Served by the guest kernel's own tmpfs instead of the host-backed volume, one \\texttt{stat} "
-                       "costs " + "; ".join(f"{time_with_ci_tex(r.cost_ns, r.ci_low_ns, r.ci_high_ns)} more under "
+                       "costs " + "; ".join(f"{_cost_tex(r)} more under "
                                             f"{tex_escape(env_short(r.environment))}"
                                             for r in guest.sort_values("cost_ns", ascending=False).itertuples())
                        + ": a call intercepted and served by the sandbox's own file system, without the host.")
         rows_guest = [f"{tex_escape(env_short(r.environment))} & {print_name(r.probe)} & tmpfs (guest's own) & "
                       f"{_time(r.baseline_estimate_ns)} & {_time(r.estimate_ns)} & "
-                      f"{time_with_ci_tex(r.cost_ns, r.ci_low_ns, r.ci_high_ns)}" + (" & --" if k > 1 else "") + " \\\\"
+                      f"{_cost_tex(r)}" + (" & --" if k > 1 else "") + " \\\\"
                       for r in guest.itertuples()]
         # the design of each environment is in Table~\ref{tab:environments}; the pooled column needs its width
         rows = [f"{tex_escape(env_short(r.environment))} & "
                 f"{print_name(r.probe)} & {tex_escape(fs.get(r.environment, '--') if r.probe != CROSSING_PROBE else '--')} & "
                 f"{_time(r.baseline_estimate_ns)} & {_time(r.estimate_ns)} & "
-                f"{time_with_ci_tex(r.cost_ns, r.ci_low_ns, r.ci_high_ns)}"
+                f"{_cost_tex(r)}"
                 + (f" & {pooled.get((r.environment, r.probe), '--')}" if k > 1 else "") + " \\\\" for r in cc.itertuples()]
         rows += ([r"\midrule"] + rows_guest) if rows_guest else []
         out.append(_table("llllll" + ("l" if k > 1 else ""),
@@ -783,11 +788,11 @@ def _crossing_sentences(inp: SectionInputs) -> str:
         free = [r for r in rows_p if r.ci_low_ns <= 0 <= r.ci_high_ns]
         if paid:
             sentences.append(f" {what_of[probe]} costs " + "; ".join(
-                f"{time_with_ci_tex(r.cost_ns, r.ci_low_ns, r.ci_high_ns)} more under "
+                f"{_cost_tex(r)} more under "
                 f"{tex_escape(env_short(r.environment))}" for r in paid) + " than natively"
                 + ("; under " + ", ".join(tex_escape(env_short(r.environment)) for r in free)
                    + " no added cost is measurable"
-                   + f" ({'; '.join(time_with_ci_tex(r.cost_ns, r.ci_low_ns, r.ci_high_ns) for r in free)})"
+                   + f" ({'; '.join(_cost_tex(r) for r in free)})"
                    if free else "") + ".")
     if sentences:
         k = int(cc["n_campaigns"].max()) if "n_campaigns" in cc else 1
