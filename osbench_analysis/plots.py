@@ -17,7 +17,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import LogLocator
+from matplotlib.ticker import LogLocator, NullFormatter
 
 from . import formatting
 from .stats import SweepFit
@@ -261,11 +261,17 @@ def environment_forest(table: pd.DataFrame, *, value: str, low: str, high: str, 
     for top in tops[1:]:    # separate the rows, so each point reads against its own label
         ax.axhline(top, color="0.8", lw=0.7)
     ax.set_xscale("log")
+    tick = _time_tick if value.endswith("_ns") else (lambda v, _=None: f"{v:g}x")
     if value.endswith("_ns"):   # the ticks carry the unit now ("1 µs"), so the label need not say ns
-        ax.xaxis.set_major_formatter(_time_tick)
         xlabel = xlabel.replace("(ns, log scale)", "(log scale)")
-    else:
-        ax.xaxis.set_major_formatter(lambda v, _: f"{v:g}x")
+    ax.xaxis.set_major_formatter(tick)
+    # within about a decade matplotlib labels the minor ticks too, in its own notation ('3x10^3'): over up to
+    # about two decades they are labelled in ours (2, 3, 5 of each), over a wider range not at all (crowded)
+    span = np.nanmax(t[high].to_numpy(dtype=float)) / np.nanmin(t[low].clip(lower=1e-12).to_numpy(dtype=float))
+
+    def minor(v, _=None):   # 2, 3 and 5 of each decade: enough to read a value, never crowded
+        return tick(v) if round(v / 10 ** np.floor(np.log10(v))) in (2, 3, 5) else ""
+    ax.xaxis.set_minor_formatter(minor if np.isfinite(span) and span < 200 else NullFormatter())
     ax.set_yticks([centre[r] for r in rows], rows)
     ax.set_ylim(0, total)
     ax.set_xlabel(xlabel)

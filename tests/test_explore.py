@@ -218,3 +218,16 @@ def test_two_campaigns_by_default_are_two_that_measured_the_probe():
     if sweep:   # a named campaign without the probe says so, instead of a comparison failing later
         with pytest.raises(explore.ExploreError, match="has no pipe_pingpong batches"):
             explore.samples("pipe_pingpong", placement="same_cpu", campaigns=[*pair, sorted(sweep)[0]])
+
+
+def test_a_forest_within_a_decade_labels_its_ticks_as_times():
+    from osbench_analysis import plots
+
+    t = pd.DataFrame(dict(environment=["native"] * 3, probe=["a", "b", "c"], variant=[""] * 3, placement=["same_cpu"] * 3,
+                          estimate_ns=[1600.0, 3100.0, 12000.0], ci_low_ns=[1550.0, 3000.0, 11500.0],
+                          ci_high_ns=[1700.0, 3300.0, 13500.0]))
+    fig = plots.environment_forest(t, value="estimate_ns", low="ci_low_ns", high="ci_high_ns", xlabel="x", title="t")
+    fig.canvas.draw()
+    labels = [x.get_text() for x in fig.axes[0].get_xticklabels(minor=True) + fig.axes[0].get_xticklabels()]
+    shown = [x for x in labels if x]
+    assert shown and all(x.endswith(("ns", "µs", "ms", " s")) for x in shown), shown   # never '3x10^3'
