@@ -50,14 +50,18 @@ def plot_architecture_ratios(arch: pd.DataFrame, env: pd.DataFrame | None = None
     ax.set_yticks(range(len(prims)), prims)
     ax.set_xlabel("slowdown factor (subject cost / monolithic baseline cost; >1: subject slower)")
     ax.set_title("Microkernel/hybrid vs monolithic per primitive, pairs each source names as fair")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    ax.legend(fontsize=8 if distinct_environments else 7, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              frameon=False)
     fig.tight_layout()
     return fig
 
 
-def plot_ours_vs_published(side: pd.DataFrame) -> Figure | None:
+def plot_ours_vs_published(side: pd.DataFrame, *, distinct_environments: bool = False) -> Figure | None:
     """Published µs per operation for each mapped probe (colour = architecture class) with this machine's
-    estimates (black, with interval) on the same log axis.  Different hardware and eras."""
+    estimates (black, with interval) on the same log axis.  Different hardware and eras.  With
+    ``distinct_environments`` (on screen) each of our environments has its own colour and marker
+    (plots.environment_styles), edged in black and spread a little on its row, so that a row's seven
+    environments are not seven identical diamonds."""
     if side.empty:
         return None
     probes = sorted(side["probe"].unique())
@@ -76,12 +80,25 @@ def plot_ours_vs_published(side: pd.DataFrame) -> Figure | None:
         lo = ours["our_ci_low_us"] / ours["our_ops_per_published_op"]
         hi = ours["our_ci_high_us"] / ours["our_ops_per_published_op"]
         err = np.nan_to_num(np.vstack([per_op - lo, hi - per_op]).clip(min=0))
-        ax.errorbar(per_op, [y[p] for p in ours["probe"]], xerr=err, fmt="D", color="black", ms=5, lw=1,
-                    label="this machine (our estimates)")
+        if not distinct_environments:
+            ax.errorbar(per_op, [y[p] for p in ours["probe"]], xerr=err, fmt="D", color="black", ms=5, lw=1,
+                        label="this machine (our estimates)")
+        else:
+            from osbench_analysis.plots import KNOWN_ENVIRONMENTS, environment_styles
+
+            styles = environment_styles(ours["environment"])
+            envs = sorted(styles, key=lambda e: KNOWN_ENVIRONMENTS.index(e) if e in KNOWN_ENVIRONMENTS else 99)
+            for k, env in enumerate(envs):
+                m = (ours["environment"] == env).to_numpy()
+                off = (k - (len(envs) - 1) / 2) * 0.6 / max(len(envs), 1)
+                colour, marker = styles[env]
+                ax.errorbar(per_op[m], [y[p] + off for p in ours["probe"][m]], xerr=err[:, m], fmt=marker,
+                            color=colour, mec="black", ms=6, lw=1, label=f"this machine: {env}")
     ax.set_xscale("log")
     ax.set_yticks(range(len(probes)), probes)
     ax.set_xlabel("µs per operation of our probe (published values rescaled by our_ops_per_published_op)")
     ax.set_title("This machine beside published values: different hardware and eras, context only")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    ax.legend(fontsize=8 if distinct_environments else 7, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              frameon=False)
     fig.tight_layout()
     return fig

@@ -350,7 +350,7 @@ def reference_outputs(result=None, reference_root: str | Path | None = None, *,
               "cited_results": cited_results(ref, reference_root)}
     # on screen each of our environments has its own colour and marker; in print, black diamonds
     figures = {"architecture_ratios": plots_reference.plot_architecture_ratios(arch, env, distinct_environments=screen),
-               "ours_vs_published": plots_reference.plot_ours_vs_published(side)}
+               "ours_vs_published": plots_reference.plot_ours_vs_published(side, distinct_environments=screen)}
     return tables, figures
 
 

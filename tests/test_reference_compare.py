@@ -184,3 +184,18 @@ def test_cited_results_are_the_background_numbers_with_their_sentences(ref):
     msg = c[c["metric_id"] == "message_cost"].set_index("system_id")["value"]
     assert msg["mach"] / msg["l3"] == pytest.approx(114 / 10)
     assert set(c.loc[c["unit"] == "percent", "value"]) >= {66.0, 75.0, 8.3, 6.8}
+
+
+def test_on_screen_our_environments_beside_the_published_values_are_told_apart(ref, mapping):
+    est = pd.DataFrame([dict(campaign_id=f"c-{e}", environment=e, probe="null_syscall", variant="",
+                             placement="same_cpu", estimate_ns=ns, ci_low_ns=ns * 0.9, ci_high_ns=ns * 1.1)
+                        for e, ns in (("native", 100.0), ("gvisor", 2500.0), ("uml", 7000.0))])
+    side = rcmp.ours_beside_published(est, ref, mapping)
+
+    def legend(fig):
+        return [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+
+    printed = legend(plots_reference.plot_ours_vs_published(side))
+    assert "this machine (our estimates)" in printed and not any(": native" in x for x in printed)  # the paper's
+    screen = legend(plots_reference.plot_ours_vs_published(side, distinct_environments=True))
+    assert {"this machine: native", "this machine: gvisor", "this machine: uml"} <= set(screen)
