@@ -198,7 +198,7 @@ def _cell_format(column: str, dtype):
 _TEXT_COLUMNS = ("warning", "reason", "sentence", "warnings", "note", "message",
                  # the published studies' tables (reference_comparisons.ipynb)
                  "caption_as_published", "what", "action", "statement", "quote", "reading", "readings_summary",
-                 "detail")
+                 "detail", "how the work differs")
 
 
 def show(table):

@@ -226,6 +226,40 @@ def from_campaigns(campaigns: list[str] | None = None, root: str | Path | None =
     return comparison(samples), facts
 
 
+def _count(v: float) -> str:
+    """A count as a person reads it: three significant digits, thousands separated ('76.0', '10,600')."""
+    from osbench_analysis.formatting import sig3_rounded
+
+    if not np.isfinite(v):
+        return "not measured"
+    return f"{float(f'{v:.3g}'):,.0f}" if abs(v) >= 1000 else sig3_rounded(v)
+
+
+def screen_table(tab: pd.DataFrame) -> pd.DataFrame:
+    """comparison() as a notebook shows it: per Mach primitive and its Linux pair, the
+    guest instructions per operation of each kernel (median over boots, three
+    significant digits), Linux / Mach with the range the boots give, the boots and
+    how the work differs; the unit said once, in the caption (formatting.show)."""
+    from osbench_analysis.formatting import with_ci
+
+    if tab.empty:
+        return pd.DataFrame()
+    out = pd.DataFrame({"GNU Mach primitive": tab["mach_probe"], "Linux counterpart": tab["linux_probe"],
+                        "GNU Mach": [_count(v) for v in tab["mach_median"]],
+                        "Linux": [_count(v) for v in tab["linux_median"]]})
+    if np.isfinite(tab["linux_nomitig_median"].to_numpy(float)).any():
+        out["Linux, mitigations=off"] = [_count(v) for v in tab["linux_nomitig_median"]]
+    out["Linux / Mach [boots' range]"] = [
+        with_ci(r, lo, hi) if np.isfinite(r) else "not measured"
+        for r, lo, hi in zip(tab["ratio"], tab["ratio_lo"], tab["ratio_hi"])]
+    out["boots"] = [f"{int(m)} / {int(lx)}" for m, lx in zip(tab["mach_boots"], tab["linux_boots"])]
+    out["how the work differs"] = tab["differs"]
+    out.attrs["caption"] = (f"Counts are {UNIT} (QEMU TCG -icount, kernel and user), the median over boots "
+                            "(boots: Mach / Linux); a path length, not a time: never compared with the host "
+                            "environments' ns.")
+    return out
+
+
 # ------------------------------------------------------------------ the paper's section (a)
 
 def _ratio_range(tab: pd.DataFrame, column: str = "ratio") -> tuple[float, float] | None:

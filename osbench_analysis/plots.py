@@ -32,24 +32,29 @@ _MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "h")
 
 #: Every registered environment's own colour and marker (environments/__init__.py's order), so an
 #: environment looks the same in every figure of every notebook, whatever else is drawn beside it.
-#: The colours are the colorblind palette reordered so that environments drawn together (the gVisor
-#: platforms, UML, the FUSE pair) get clearly different hues; the pale ones (pink, yellow) come last.
+#: Colours from the colorblind palette: the host environments drawn together (the gVisor platforms,
+#: UML, the FUSE pair) get clearly different hues; the emulated guests, only ever drawn with each other
+#: (guest instructions, never ns), reuse strong ones with markers of their own (Linux without
+#: mitigations a lighter blue than Linux); the pale grey, yellow and pink are left for other names.
 KNOWN_ENVIRONMENTS = ("native", "gvisor", "gvisor-ptrace", "gvisor-gofer", "uml", "fuse", "fuse-nocache",
                       "mach", "linux-tcg", "linux-tcg-nomitig")
-_COLOUR_ORDER = (0, 3, 2, 4, 1, 5, 9, 7, 8, 6)
+_COLOUR_ORDER = (0, 3, 2, 4, 1, 5, 9, 2, 0, 9)
+_SPARE_COLOURS = (7, 6, 8)
 
 
 def environment_styles(environments) -> dict[str, tuple[tuple, str]]:
     """environment -> (colour, marker), distinct per environment: a registered
     environment always gets its own (KNOWN_ENVIRONMENTS), any other name (an
     environment with its campaign, when one has several) the next pair no name of
-    this selection has, in the order given."""
+    this selection has, in the order given: first the spare colours no registered
+    environment wears (grey, pink, yellow), so that it does not look like one."""
     envs = list(dict.fromkeys(str(e) for e in environments))
     palette = sns.color_palette("colorblind", 10)
     pairs = [(palette[c], m) for c, m in zip(_COLOUR_ORDER, _MARKERS)]
     fixed = {e: pairs[KNOWN_ENVIRONMENTS.index(e)] for e in envs if e in KNOWN_ENVIRONMENTS}
     taken = set(fixed.values())
-    free = [p for p in pairs if p not in taken] or pairs
+    spare = [(palette[c], m) for c, m in zip(_SPARE_COLOURS, _MARKERS[3:])]
+    free = [p for p in [*spare, *pairs] if p not in taken] or pairs
     # more names than pairs: colours and markers cycle with different periods, so pairs still differ
     free += [(palette[_COLOUR_ORDER[i % 10]], _MARKERS[(i + i // 10) % 10]) for i in range(len(envs))]
     others = iter(free)

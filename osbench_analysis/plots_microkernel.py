@@ -16,7 +16,12 @@ KERNELS = (("mach", "GNU Mach (microkernel)", "o", "0.0"), ("linux", "Linux (mon
            ("linux_nomitig", "Linux, mitigations=off", "^", "0.7"))
 
 
-def plot_microkernel(tab: pd.DataFrame) -> Figure:
+def plot_microkernel(tab: pd.DataFrame, *, screen: bool = False) -> Figure:
+    """The paper's figure (print-safe: grey shades and markers); ``screen``: sized for
+    a notebook, each kernel in the colour and marker its environment has in every
+    other figure (plots.environment_styles), legible type."""
+    if screen:
+        return _plot_screen(tab)
     fig = Figure(figsize=(7.5, 0.45 * max(len(tab), 3) + 1.4))
     ax, ax_r = fig.subplots(1, 2, sharey=True, gridspec_kw={"width_ratios": [3, 1.2]})
     y = np.arange(len(tab))[::-1]
@@ -50,4 +55,43 @@ def plot_microkernel(tab: pd.DataFrame) -> Figure:
     ax_r.set_xlabel("Linux / Mach\n(instructions)", fontsize=8)
     fig.suptitle("Microkernel and monolithic kernel on one emulated CPU", fontsize=9)
     fig.tight_layout()
+    return fig
+
+
+def _plot_screen(tab: pd.DataFrame) -> Figure:
+    from osbench_analysis.microkernel import LINUX, LINUX_NOMITIG, MACH
+    from osbench_analysis.plots import environment_styles
+
+    env = {"mach": MACH, "linux": LINUX, "linux_nomitig": LINUX_NOMITIG}
+    styles = environment_styles(env.values())
+    fig = Figure(figsize=(11.0, 0.55 * max(len(tab), 3) + 1.8), layout="constrained")
+    ax, ax_r = fig.subplots(1, 2, sharey=True, gridspec_kw={"width_ratios": [3, 1.2]})
+    y = np.arange(len(tab))[::-1].astype(float)
+    labels = [f"{m}  vs  {lx}" for m, lx in zip(tab["mach_probe"], tab["linux_probe"])]
+    for k, (prefix, label, _, _) in enumerate(KERNELS):
+        med = tab[f"{prefix}_median"].to_numpy(float)
+        if not np.isfinite(med).any():
+            continue
+        lo, hi = tab[f"{prefix}_lo"].to_numpy(float), tab[f"{prefix}_hi"].to_numpy(float)
+        colour, marker = styles[env[prefix]]
+        ax.errorbar(med, y + 0.22 * (1 - k), xerr=np.nan_to_num(np.vstack([med - lo, hi - med]).clip(min=0)),
+                    fmt=marker, color=colour, mec="white", mew=0.5, ms=7, capsize=2.5, lw=1.2,
+                    label=f"{label} ({env[prefix]})")
+    ax.set_xscale("log")
+    ax.set_yticks(y, labels, fontsize=10)
+    ax.set_xlabel(f"{UNIT}\n(log scale; QEMU TCG -icount: not time)")
+    ax.grid(axis="x", which="both", alpha=0.25)
+    ratio = tab["ratio"].to_numpy(float)
+    ok = np.isfinite(ratio)
+    err = np.vstack([ratio - tab["ratio_lo"].to_numpy(float), tab["ratio_hi"].to_numpy(float) - ratio])
+    ax_r.errorbar(ratio[ok], y[ok], xerr=np.nan_to_num(err[:, ok]).clip(min=0), fmt="D", color="black", ms=6,
+                  capsize=2.5)
+    ax_r.axvline(1.0, color="0.5", lw=0.8, ls="--")
+    ax_r.set_xscale("log")
+    ax_r.xaxis.set_major_formatter(lambda v, _: f"{v:g}x")
+    ax_r.set_xlabel("Linux / Mach instructions\n(> 1: Linux runs more)")
+    ax_r.grid(axis="x", which="both", alpha=0.25)
+    fig.legend(loc="outside lower center", ncol=3, fontsize=9, frameon=False)
+    fig.suptitle("GNU Mach (microkernel) and Linux (monolithic) on one emulated CPU: guest instructions per "
+                 "operation, median over boots [range]", fontsize=11)
     return fig

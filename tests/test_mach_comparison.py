@@ -145,3 +145,20 @@ def test_conclusion_sentence_quotes_the_tables_range_or_nothing():
     assert f"{microkernel.sig3(ratios.min())}--{microkernel.sig3(ratios.max())} times" in s and "over 2 pairs" in s
     assert microkernel.conclusion_sentence(tab.assign(ratio=np.nan)) == ""
     assert microkernel.conclusion_sentence(None) == ""
+
+
+def test_on_screen_the_counts_read_in_three_digits_and_each_kernel_has_its_look():
+    from osbench_analysis import plots, plots_microkernel
+
+    tab = microkernel.comparison(samples())
+    shown = microkernel.screen_table(tab)
+    assert "guest instructions per operation" in shown.attrs["caption"] and "not a time" in shown.attrs["caption"]
+    row = shown.set_index("GNU Mach primitive").loc["mach_null_trap"]
+    assert row["GNU Mach"] == "76.0" and row["Linux"] == "326"
+    assert (shown.set_index("GNU Mach primitive")["GNU Mach"] != "").all()
+    fig = plots_microkernel.plot_microkernel(tab, screen=True)
+    colours = {tuple(np.round(line.get_color(), 3)) for line in fig.axes[0].get_lines()
+               if line.get_marker() not in ("|", "None", None)}
+    looks = plots.environment_styles(["mach", "linux-tcg"])
+    assert {tuple(np.round(looks[e][0], 3)) for e in looks} <= colours
+    assert microkernel.screen_table(tab.iloc[0:0]).empty
