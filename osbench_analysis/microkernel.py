@@ -38,11 +38,14 @@ PUBLISHED_METRICS = ("message_cost", "rpc_cost")
 
 
 def boot_counts(samples: pd.DataFrame) -> pd.DataFrame:
-    """Per (environment, probe, params_json, run = boot): the measured batches'
-    per-operation count, min / median / mean, and how many batches."""
+    """Per (environment, probe, params_json, campaign, run = boot): the measured batches'
+    per-operation count, min / median / mean, and how many batches.  A boot is a run of
+    one campaign: run 0 of two campaigns is two boots (grouped by run alone, the boots
+    of every round were merged run by run, and three rounds of 3 + 6 + 3 boots read as 6)."""
     s = samples[~samples["warmup"].astype(bool)].copy()
     s["per_op"] = s["elapsed_ns"].astype("float64") / s["iterations"].astype("float64")
-    g = s.groupby(["environment", "probe", "params_json", "run"])["per_op"]
+    keys = ["environment", "probe", "params_json", *(["campaign_id"] if "campaign_id" in s else []), "run"]
+    g = s.groupby(keys)["per_op"]
     return g.agg(min="min", median="median", mean="mean", batches="size").reset_index()
 
 

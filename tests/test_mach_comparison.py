@@ -162,3 +162,12 @@ def test_on_screen_the_counts_read_in_three_digits_and_each_kernel_has_its_look(
     looks = plots.environment_styles(["mach", "linux-tcg"])
     assert {tuple(np.round(looks[e][0], 3)) for e in looks} <= colours
     assert microkernel.screen_table(tab.iloc[0:0]).empty
+
+
+def test_boots_of_two_campaigns_are_not_merged_run_by_run():
+    one = pd.DataFrame(rows("mach", "mach_null_trap", [[76, 76, 76]] * 3)).assign(campaign_id="round1")
+    two = pd.DataFrame(rows("mach", "mach_null_trap", [[80, 80, 80]] * 3)).assign(campaign_id="round2")
+    linux = pd.DataFrame(rows("linux-tcg", "null_syscall", [[326, 326, 326]] * 3)).assign(campaign_id="round1")
+    r = microkernel.comparison(pd.concat([one, two, linux], ignore_index=True)).set_index("mach_probe").loc[
+        "mach_null_trap"]
+    assert r["mach_boots"] == 6 and (r["mach_lo"], r["mach_hi"]) == (76, 80)
