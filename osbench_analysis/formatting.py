@@ -168,6 +168,15 @@ def readable_estimates(est, *, campaign_id: bool | None = None, compact: bool = 
     if "warning" in est:
         out["warning"] = est["warning"].fillna("").astype(str)
     out = out.reset_index(drop=True)
+    if compact and "campaigns" in out and "interval over" in out:
+        # one column says what an interval is over: 'within one campaign', 'over 2 campaigns'
+        out["interval over"] = [o if n == 1 or pd.isna(n) else f"over {n} campaigns"
+                                for o, n in zip(out["interval over"], out["campaigns"])]
+        out = out.drop(columns=["campaigns"])
+    if compact and "campaign_id" in out:
+        # a pooled row names its campaigns by their times ('pooled: 20261126T113057Z + 20261126T123020Z'):
+        # host and environment are in their own columns, and the full ids made the column 74 characters wide
+        out["campaign_id"] = [_short_pooled(c) for c in out["campaign_id"].astype(str)]
     if compact and len(out) > 1:
         said = [(c, str(out[c].iloc[0])) for c in _SAME_ON_EVERY_ROW if c in out and out[c].nunique() == 1]
         empty = [c for c in ("variant", "warning") if c in out and not (out[c].astype(str) != "").any()]
@@ -176,6 +185,13 @@ def readable_estimates(est, *, campaign_id: bool | None = None, compact: bool = 
         if said:
             out.attrs["caption"] = "Every row: " + ", ".join(_SAME_ON_EVERY_ROW[c].format(v) for c, v in said) + "."
     return out
+
+
+def _short_pooled(campaign_id: str) -> str:
+    if not campaign_id.startswith("pooled:"):
+        return campaign_id
+    ids = campaign_id[len("pooled:"):].split(",")
+    return "pooled: " + " + ".join(m.group(0) if (m := re.match(r"\d{8}T\d{6}Z", i)) else i for i in ids)
 
 
 def _cell_format(column: str, dtype):
@@ -209,7 +225,7 @@ def show(table):
     fmt = {c: f for c in table.columns if (f := _cell_format(str(c), table[c].dtype)) is not None}
     text = [c for c in _TEXT_COLUMNS if c in table.columns]
     width = f"{30 if len(text) <= 1 else max(18, 48 // len(text))}em"   # several sentence columns share a screen
-    styled = (table.style.hide(axis="index").format(fmt)
+    styled = (table.style.hide(axis="index").format(na_rep="").format(fmt)   # a pooled row's runs: blank, not <NA>
               .set_properties(**{"text-align": "left", "white-space": "nowrap"})
               .set_properties(subset=text, **{"white-space": "normal", "width": width, "min-width": width})
               # headers over their column's left edge, as the cells are (pandas right-aligns them)

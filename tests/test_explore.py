@@ -231,3 +231,18 @@ def test_a_forest_within_a_decade_labels_its_ticks_as_times():
     labels = [x.get_text() for x in fig.axes[0].get_xticklabels(minor=True) + fig.axes[0].get_xticklabels()]
     shown = [x for x in labels if x]
     assert shown and all(x.endswith(("ns", "µs", "ms", " s")) for x in shown), shown   # never '3x10^3'
+
+
+def test_a_pooled_row_reads_short_and_says_over_how_many_campaigns():
+    est = pd.DataFrame(dict(environment=["native", "native"], probe=["x", "x"], variant=["", ""],
+                            campaign_id=["20261126T123020Z-vm-native",
+                                         "pooled:20261126T113057Z-vm-native,20261126T123020Z-vm-native"],
+                            placement=["same_cpu"] * 2, estimate_ns=[100.0, 106.0], ci_low_ns=[99.0, 55.4],
+                            ci_high_ns=[102.0, 201.0], confidence=[0.95, 0.95],
+                            quoted=["typical run", "mean over campaigns"], ci_method=["runs-os", "pooled-t"],
+                            n_runs=[6, None], flagged_fraction=[0.0, float("nan")], warning=["", ""],
+                            n_campaigns=[1, 2], interval_over=["within one campaign", "over campaigns"]))
+    t = formatting.readable_estimates(est)
+    assert t["campaign_id"].tolist() == ["20261126T123020Z-vm-native", "pooled: 20261126T113057Z + 20261126T123020Z"]
+    assert t["interval over"].tolist() == ["within one campaign", "over 2 campaigns"] and "campaigns" not in t
+    assert "&lt;NA&gt;" not in formatting.show(t).to_html()
