@@ -41,11 +41,18 @@ PROXY_CANARIES = ("clock_gettime", "memcpy_bw", "null_syscall")
 
 # ------------------------------------------------------------------ which campaigns pool
 
-def comparable_key(manifest) -> tuple[str, str, str]:
-    """(host, environment, probe source hash): campaigns with the same key pool."""
+def comparable_key(manifest) -> tuple[str, str, str, str]:
+    """(host, environment, probe source hash, environment configuration): campaigns with the same
+    key pool.  The configuration is '' unless the environment ran in a way that changes its
+    numbers (environments/uml.py measured_configuration: UML under the first XSAVE shim build)."""
     h = manifest.host or {}
     host = h.get("host_id") or h.get("hostname") or manifest.hostname
-    return (str(host), manifest.environment, str((h.get("probes") or {}).get("source_sha256", "unknown")))
+    config = ""
+    if (manifest.environment_info or {}).get("uml_kernel"):
+        from osbench_analysis.environments.uml import measured_configuration
+
+        config = measured_configuration(manifest.environment_facts or {}, manifest.environment_info or {})
+    return (str(host), manifest.environment, str((h.get("probes") or {}).get("source_sha256", "unknown")), config)
 
 
 def round_of(manifest) -> str:

@@ -137,3 +137,57 @@ def test_a_file_server_serves_only_file_probes_and_the_others_serve_all():
     for name in ("gvisor", "gvisor-ptrace", "uml"):
         env = environments.get(name)
         assert {n for n in registry.DEFAULT_PROBES if env.serves(registry.get_probe(n))} == host_probes - pieces
+
+
+def test_the_uml_xsave_shim_is_preloaded_from_a_path_ld_so_does_not_split(tmp_path, monkeypatch):
+    """ld.so splits LD_PRELOAD at spaces and colons: a checkout under '/tmp/x y' once ran UML
+    without its shim, silently.  The session preloads a copy from its own tmpfs folder instead."""
+    spaced = tmp_path / "a checkout" / "osbench-uml-xsave.so"
+    spaced.parent.mkdir()
+    spaced.write_bytes(b"\x7fELF shim")
+    monkeypatch.setattr(uml, "XSAVE_SHIM", spaced)
+    monkeypatch.setattr(uml.UML, "shim_reason", lambda self: (True, "test"))
+    sess = uml.UMLSession(uml.UML(), tmp_path / "scratch")
+    (tmp_path / "scratch").mkdir()
+    sess.open()
+    try:
+        how = sess.launch(["true"], cpus=None, output=tmp_path / "out")
+        pre = how.env["LD_PRELOAD"]
+        assert " " not in pre and ":" not in pre and Path(pre).read_bytes() == b"\x7fELF shim"
+        how.cleanup()
+    finally:
+        sess.close()
+    plain = tmp_path / "plain.so"
+    assert uml.preload_path(plain, tmp_path) == str(plain)          # nothing to avoid: used where it is
+    with pytest.raises(ValueError, match="no folder without spaces or colons"):
+        uml.preload_path(spaced, spaced.parent)
+
+
+def test_a_uml_campaign_under_the_first_shim_build_does_not_pool_with_the_others():
+    from types import SimpleNamespace
+
+    from osbench_analysis import reproducibility
+
+    def manifest(info, worker="/work/main/osbench_analysis/_probes.abi3.so"):
+        return SimpleNamespace(host={"host_id": "h", "probes": {"source_sha256": "s"}}, hostname="h",
+                               environment="uml", environment_info={"uml_kernel": "/usr/bin/linux.uml", **info},
+                               environment_facts={"probe_extension": worker})
+    slow = manifest({"xsave_shim": True})                                           # before the fix, shim loaded
+    split = manifest({"xsave_shim": True}, "/tmp/fresh clone/osbench/osbench_analysis/_probes.abi3.so")
+    fixed = manifest({"xsave_shim": True, "xsave_shim_reads_cpuid": "once"})
+    none = manifest({"xsave_shim": False})
+    keys = {n: reproducibility.comparable_key(m) for n, m in
+            (("slow", slow), ("split", split), ("fixed", fixed), ("none", none))}
+    assert keys["split"] == keys["fixed"] == keys["none"] != keys["slow"]
+    assert "CPUID on every ptrace call" in keys["slow"][3]
+
+
+def test_whether_uml_needs_the_shim_is_asked_of_the_host(monkeypatch):
+    monkeypatch.setattr(uml, "xsave_size", lambda: 2688)
+    monkeypatch.setattr(uml, "short_xstate_set_refused", lambda: False)
+    assert uml.UML().shim_reason() == (False, "the host's XSAVE area is 2688 B, but its kernel accepts UML's "
+                                              "832-byte XSTATE set")
+    monkeypatch.setattr(uml, "short_xstate_set_refused", lambda: True)
+    assert uml.UML().shim_reason()[0] and not uml.UML("u", xsave_shim="never").shim_reason()[0]
+    monkeypatch.setattr(uml, "xsave_size", lambda: 832)
+    assert not uml.UML().shim_reason()[0] and uml.UML("u", xsave_shim="always").shim_reason()[0]

@@ -17,9 +17,11 @@ ptrace calls at full size."""
 from __future__ import annotations
 
 import ctypes
+import functools
 import itertools
 import os
 import shlex
+import shutil
 import sys
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -46,6 +48,44 @@ def xsave_size() -> int:
         return int(ctypes.CDLL(str(XSAVE_SHIM)).osbench_xsave_size())
     except OSError:
         return 0
+
+
+@functools.lru_cache(maxsize=1)
+def short_xstate_set_refused() -> bool:
+    """Whether this host's kernel refuses UML's 832-byte PTRACE_SETREGSET(NT_X86_XSTATE), tried on a
+    stopped child by the shim's own code; True where it cannot tell (the shim is then loaded to be safe).
+    A host with a larger XSAVE area may still accept it (this 2-vCPU Intel VM's 6.18 kernel does)."""
+    try:
+        return int(ctypes.CDLL(str(XSAVE_SHIM)).osbench_short_xstate_set_refused()) != 0
+    except (OSError, AttributeError):
+        return True
+
+
+def preload_path(shim: Path, folder: Path) -> str:
+    """The shim as LD_PRELOAD can name it: ld.so splits LD_PRELOAD at spaces and colons, so a shim under
+    a checkout whose path has one is copied into ``folder`` (the session's private tmpfs folder) first.
+    (Before this, a checkout under '/tmp/x y' ran UML without the shim, silently.)"""
+    if not any(c in str(shim) for c in " :"):
+        return str(shim)
+    if any(c in str(folder) for c in " :"):
+        raise ValueError(f"no folder without spaces or colons to preload the XSAVE shim from (got {folder})")
+    copy = folder / shim.name
+    shutil.copyfile(shim, copy)
+    return str(copy)
+
+
+def measured_configuration(facts: dict, info: dict) -> str:
+    """What a sealed UML campaign's numbers depend on beyond the host and the probe code, for
+    pooling (reproducibility.comparable_key): '' for UML as it should run, or a name for a
+    configuration that makes its system calls dearer.  The XSAVE shim as first built executed
+    CPUID (a trap to the hypervisor on a VM) on every ptrace call UML makes: about 34 us more per
+    guest system call on this host (getpid 41 us instead of 7 us).  Campaigns sealed before the
+    fix lack ``xsave_shim_reads_cpuid``; in them the shim was loaded unless the checkout's path had
+    a space or a colon, where ld.so split LD_PRELOAD and UML ran without it."""
+    if not info.get("xsave_shim") or info.get("xsave_shim_reads_cpuid") == "once":
+        return ""
+    worker = str(facts.get("probe_extension", ""))
+    return "" if any(c in worker for c in " :") else "xsave shim reading CPUID on every ptrace call"
 
 
 class UMLSession(Session):
@@ -100,7 +140,7 @@ class UMLSession(Session):
         env["TMPDIR"] = str(self.shm / "tmp")  # UML's guest memory is a file here: keep it on tmpfs
         env["GLIBC_TUNABLES"] = GLIBC_TUNABLES
         if self.env.shim_needed():
-            env["LD_PRELOAD"] = str(XSAVE_SHIM)
+            env["LD_PRELOAD"] = preload_path(XSAVE_SHIM, self.shm)
             if self.env.xsave_shim == "always":
                 env["OSBENCH_XSAVE_SHIM_FORCE"] = "1"
 
@@ -139,9 +179,19 @@ class UML(Environment):
             "file probes on a read-write hostfs folder on host tmpfs")
 
     def shim_needed(self) -> bool:
-        if self.xsave_shim == "never":
-            return False
-        return self.xsave_shim == "always" or xsave_size() > UML_XSTATE_BYTES
+        return self.shim_reason()[0]
+
+    def shim_reason(self) -> tuple[bool, str]:
+        """Whether UML runs with the XSAVE shim, and why (the facts record both)."""
+        if self.xsave_shim in ("never", "always"):
+            return self.xsave_shim == "always", f"xsave_shim={self.xsave_shim!r}"
+        size = xsave_size()
+        if size <= UML_XSTATE_BYTES:
+            return False, f"the host's XSAVE area is {size} B, no larger than UML's {UML_XSTATE_BYTES} B"
+        if not short_xstate_set_refused():
+            return False, (f"the host's XSAVE area is {size} B, but its kernel accepts UML's {UML_XSTATE_BYTES}-byte "
+                           f"XSTATE set")
+        return True, f"the host's kernel refuses UML's {UML_XSTATE_BYTES}-byte XSTATE set ({size} B XSAVE area)"
 
     def kernel_args(self, init: Path, uml_dir: Path, umid: str) -> list[str]:
         return [f"mem={self.mem_mb}M", "rootfstype=hostfs", "rootflags=/", "ro", f"init={init}",
@@ -203,6 +253,8 @@ class UML(Environment):
             "guest_tmpfs_workdir": "/tmp: a tmpfs inside the guest, served by the guest kernel (workdir_fs=guest-tmpfs)",
             "host_xsave_bytes": xsave_size(),
             "xsave_shim": self.shim_needed(),
+            "xsave_shim_why": self.shim_reason()[1],
+            "xsave_shim_reads_cpuid": "once",
             "glibc_tunables": GLIBC_TUNABLES,
             "pinned": "whole UML instance with taskset from outside (pins_inside=False)",
         }
