@@ -13,7 +13,7 @@ per condition, with --out into that folder) and powers the guest off.  The UML
 process and everything it starts are pinned from outside.  On hosts whose
 XSAVE area is larger than the 832 bytes Debian's UML assumes, a small
 LD_PRELOAD shim (probes/environments/uml_xsave_shim.c) makes its FPU-state
-ptrace calls at full size."""
+ptrace calls at full size, where the host's kernel refuses the short ones."""
 from __future__ import annotations
 
 import ctypes
