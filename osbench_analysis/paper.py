@@ -319,7 +319,7 @@ def build_pdf(paper_dir: str | Path | None = None) -> str:
     else:
         return "paper not built: no latexmk/pdflatex on this machine (generated tables and figures are up to date)"
     for cmd in cmds:
-        r = subprocess.run(cmd, cwd=d, capture_output=True, text=True)
+        r = subprocess.run(cmd, cwd=d, capture_output=True, text=True, errors="replace")  # TeX logs are not UTF-8
         if r.returncode != 0:
             tail = "\n".join(r.stdout.splitlines()[-25:])
             raise RuntimeError(f"{' '.join(cmd)} failed in {d}:\n{tail}")

@@ -48,10 +48,10 @@ def comparable_key(manifest) -> tuple[str, str, str, str]:
     h = manifest.host or {}
     host = h.get("host_id") or h.get("hostname") or manifest.hostname
     config = ""
-    if (manifest.environment_info or {}).get("uml_kernel"):
+    if (getattr(manifest, "environment_info", None) or {}).get("uml_kernel"):
         from osbench_analysis.environments.uml import measured_configuration
 
-        config = measured_configuration(manifest.environment_facts or {}, manifest.environment_info or {})
+        config = measured_configuration(getattr(manifest, "environment_facts", None) or {}, manifest.environment_info)
     return (str(host), manifest.environment, str((h.get("probes") or {}).get("source_sha256", "unknown")), config)
 
 
@@ -492,23 +492,33 @@ def threats_sentence(pooling: "Pooling | None") -> str:
     spread = pooling.spread()
     tau_abs = spread["tau_absolute_median"].median()
     tau_ratio = spread["tau_ratio_median"].median() if "tau_ratio_median" in spread else float("nan")
-    s = (f"Campaigns a few hours apart on this host differ by more than their runs do: the median "
+    differ = "differ by more than their runs do" if tau_abs > 0 else "differ no more than their runs do"
+    s = (f"Campaigns a few hours apart on this host {differ}: the median "
          f"between-campaign spread of absolute times is $\\tau={tau_abs:.2f}$ (log scale, about "
-         f"{percent_tex(math.expm1(tau_abs))}), and one campaign's {percent_tex(loo_abs.level)} interval "
-         f"covered another campaign's estimate in {percent_tex(loo_abs.single_interval_covers)} of "
-         f"{loo_abs.pairs} comparisons (expected {percent_tex(loo_abs.expected_single)} if runs were "
-         "the only variance). ")
+         f"{percent_tex(math.expm1(tau_abs))})")
+    if loo_abs.pairs:
+        s += (f", and one campaign's {percent_tex(loo_abs.level)} interval "
+              f"covered another campaign's estimate in {percent_tex(loo_abs.single_interval_covers)} of "
+              f"{loo_abs.pairs} comparisons (expected {percent_tex(loo_abs.expected_single)} if runs were "
+              "the only variance)")
+    s += ". "
     if np.isfinite(tau_ratio):
         sd_ratio = spread["sd_ratio_median"].median()
-        s += (f"Ratios to native, measured interleaved, reproduce better (median $\\tau={tau_ratio:.2f}$, "
-              f"the campaigns' ratios spread by an SD of {sd_ratio:.2f} on the log scale, within what their "
-              "runs explain; "
-              f"one campaign's interval covered another's ratio in "
-              f"{percent_tex(loo_ratio.single_interval_covers)}). ")
-    s += (f"Leaving one campaign out, the prediction interval of the others covered it in "
-          f"{percent_tex(loo_abs.prediction_covers)} of {loo_abs.checks} cases for absolute times and "
-          f"{percent_tex(loo_ratio.prediction_covers)} of {loo_ratio.checks} for ratios "
-          f"(target {percent_tex(loo_abs.level)}). ")
+        how = ("reproduce better" if tau_ratio < tau_abs else
+               "reproduce no better" if tau_ratio == tau_abs else "reproduce worse")
+        s += (f"Ratios to native, measured interleaved, {how} (median $\\tau={tau_ratio:.2f}$; "
+              f"the campaigns' ratios spread by an SD of {sd_ratio:.2f} on the log scale"
+              + (f"; one campaign's interval covered another's ratio in "
+                 f"{percent_tex(loo_ratio.single_interval_covers)}" if loo_ratio.pairs else "") + "). ")
+    if loo_abs.checks:
+        s += (f"Leaving one campaign out, the prediction interval of the others covered it in "
+              f"{percent_tex(loo_abs.prediction_covers)} of {loo_abs.checks} cases for absolute times"
+              + (f" and {percent_tex(loo_ratio.prediction_covers)} of {loo_ratio.checks} for ratios"
+                 if loo_ratio.checks else "")
+              + f" (target {percent_tex(loo_abs.level)}). ")
+    else:
+        s += (f"With {pooling.n_campaigns_max} campaigns no campaign can be left out and predicted from the "
+              "others (that takes three). ")
     return s
 
 
@@ -522,7 +532,10 @@ def spread_tex(pooling: "Pooling | None") -> str:
         return ""
     t = pooling.spread()
     cell = (lambda x: "--" if not np.isfinite(x) else f"{x:.3f}")  # noqa: E731
-    rows = [f"{tex_escape(r.environment)} & {cell(r.tau_absolute_median)} & {cell(r.sd_absolute_median)} & "
+    from osbench_analysis.plots_architectures import env_short
+
+    name = (lambda e: "native Linux" if e == pooling.baseline else env_short(e))  # noqa: E731
+    rows = [f"{tex_escape(name(r.environment))} & {cell(r.tau_absolute_median)} & {cell(r.sd_absolute_median)} & "
             f"{cell(getattr(r, 'tau_ratio_median', np.nan))} & {cell(getattr(r, 'sd_ratio_median', np.nan))} & "
             f"{int(r.conditions_absolute) if np.isfinite(r.conditions_absolute) else 0} \\\\"
             for r in t.itertuples()]
@@ -563,6 +576,8 @@ def paper_macros(analysis) -> dict[str, str]:
             m[macro_name("repro", "tau", "ratio", r.environment)] = f"{r.tau_ratio_median:.2f}"
     loo_abs, loo_ratio = p.leave_one_out()
     for tag, loo in (("", loo_abs), ("ratio", loo_ratio)):
+        if not loo.checks:   # fewer than three campaigns: nothing left out, no figure to give
+            continue
         m[macro_name("repro", "loo", tag, "single")] = percent_tex(loo.single_interval_covers)
         m[macro_name("repro", "loo", tag, "pooled")] = percent_tex(loo.pooled_ci_covers)
         m[macro_name("repro", "loo", tag, "prediction")] = percent_tex(loo.prediction_covers)

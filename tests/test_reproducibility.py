@@ -61,7 +61,7 @@ def test_absolute_times_carry_the_host_drift_ratios_paired_within_rounds_do_not(
                          pd.DataFrame())
     tex = rp.spread_tex(pooling)
     assert tex.startswith("\\begin{tabular}") and "4 campaigns" in tex
-    gvisor = next(line for line in tex.splitlines() if line.startswith("gvisor &"))
+    gvisor = next(line for line in tex.splitlines() if line.startswith("gVisor &"))
     assert gvisor.split(" & ")[1] == f"{spread.loc['gvisor', 'tau_absolute_median']:.3f}"
     assert rp.spread_tex(None) == ""
 
