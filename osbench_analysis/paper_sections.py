@@ -795,9 +795,17 @@ def _crossing_sentences(inp: SectionInputs) -> str:
                    + f" ({'; '.join(_cost_tex(r) for r in free)})"
                    if free else "") + ".")
     if sentences:
-        k = int(cc["n_campaigns"].max()) if "n_campaigns" in cc else 1
-        sentences.append(f" These crossing costs are pooled over the host's {k} campaigns, their intervals over "
-                         "campaigns." if k > 1 else " These intervals are within one campaign.")
+        ks = cc["n_campaigns"].astype(int) if "n_campaigns" in cc else pd.Series([1] * len(cc))
+        k = int(ks.max())
+        fewer = sorted({f"{tex_escape(env_short(e))} over {n}" for e, n in zip(cc["environment"], ks) if 1 < n < k})
+        alone = sorted({tex_escape(env_short(e)) for e, n in zip(cc["environment"], ks) if n == 1})
+        if k > 1:
+            sentences.append(f" These crossing costs are pooled over the host's {k} comparable campaigns"
+                             + (f" ({'; '.join(fewer)})" if fewer else "")
+                             + (f" ({' and '.join(alone)}: one campaign, its interval within it)" if alone else "")
+                             + ", their intervals over campaigns.")
+        else:
+            sentences.append(" These intervals are within one campaign.")
     return "".join(sentences)
 
 
