@@ -329,8 +329,10 @@ def crossing_tex(inp: SectionInputs) -> str:
         q = quoted_crossing_costs(result)
         q = q[(q["host"] == result.hosts[0]) & (q["placement"] == MAIN_PLACEMENT) & (q["n_campaigns"] > 1)]
         k = int(q["n_campaigns"].max()) if len(q) else 1
-        pooled = {(r.environment, r.probe): _cost_tex(r)
+        pooled = {(r.environment, r.probe): _cost_tex(r) + ("" if int(r.n_campaigns) == k else f" ({int(r.n_campaigns)})")
                   for r in q.itertuples()}
+        fewer = "" if q["n_campaigns"].astype(int).eq(k).all() else \
+            "; a count in parentheses: pooled over that many comparable campaigns"
         parts = [f"{tex_escape(env_short(r.environment))} {_cost_tex(r)}"
                  + (" (one stat)" if r.probe != CROSSING_PROBE else "")
                  + (" (the interval includes zero: no measurable cost)" if r.ci_low_ns <= 0 <= r.ci_high_ns else "")
@@ -363,8 +365,9 @@ def crossing_tex(inp: SectionInputs) -> str:
                           rows, f"The cost of one crossing per environment: the difference of the {ESTIMAND_PLURAL} inside "
                           "the environment and natively (delta-method Welch interval) within one campaign, for a null "
                           "system call or, where only the file path changes, one stat on the served file system"
-                          + (f"; last column: the same difference pooled over the host's {k} campaigns, each paired "
-                             "with native in its own round, with its interval over campaigns" if k > 1 else "")
+                          + (f"; last column: the same difference pooled over the host's {k} comparable campaigns, "
+                             "each paired with native in its own round, with its interval over campaigns" + fewer
+                             if k > 1 else "")
                           + ("; below the line, the same stat in a folder on the tmpfs the guest kernel serves "
                              "itself" if rows_guest else "") + ".",
                           "tab:crossing", size=r"\scriptsize"))
