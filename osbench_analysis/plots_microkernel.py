@@ -25,12 +25,8 @@ def plot_microkernel(tab: pd.DataFrame, *, screen: bool = False) -> Figure:
     fig = Figure(figsize=(7.5, 0.45 * max(len(tab), 3) + 1.4))
     ax, ax_r = fig.subplots(1, 2, sharey=True, gridspec_kw={"width_ratios": [3, 1.2]})
     y = np.arange(len(tab))[::-1]
-    labels = [f"{m}  vs  {lx}" for m, lx in zip(tab["mach_probe"], tab["linux_probe"])]
-    for k, (prefix, label, marker, colour) in enumerate(KERNELS):
-        med = tab[f"{prefix}_median"].to_numpy(float)
-        if not np.isfinite(med).any():
-            continue
-        lo, hi = tab[f"{prefix}_lo"].to_numpy(float), tab[f"{prefix}_hi"].to_numpy(float)
+    labels = _pair_labels(tab)
+    for k, (prefix, label, marker, colour), med, lo, hi in _measured_kernels(tab):
         exact = tab[f"{prefix}_exact"].astype(bool).to_numpy()
         yy = y + (0.22 * (1 - k))
         err = np.vstack([med - lo, hi - med])
@@ -58,6 +54,18 @@ def plot_microkernel(tab: pd.DataFrame, *, screen: bool = False) -> Figure:
     return fig
 
 
+def _pair_labels(tab: pd.DataFrame) -> list[str]:
+    return [f"{m}  vs  {lx}" for m, lx in zip(tab["mach_probe"], tab["linux_probe"])]
+
+
+def _measured_kernels(tab: pd.DataFrame):
+    """(k, KERNELS[k], median, low, high) for each kernel the table has counts of."""
+    for k, kernel in enumerate(KERNELS):
+        med = tab[f"{kernel[0]}_median"].to_numpy(float)
+        if np.isfinite(med).any():
+            yield k, kernel, med, tab[f"{kernel[0]}_lo"].to_numpy(float), tab[f"{kernel[0]}_hi"].to_numpy(float)
+
+
 def _plot_screen(tab: pd.DataFrame) -> Figure:
     from osbench_analysis.microkernel import LINUX, LINUX_NOMITIG, MACH
     from osbench_analysis.plots import environment_styles
@@ -67,12 +75,8 @@ def _plot_screen(tab: pd.DataFrame) -> Figure:
     fig = Figure(figsize=(11.0, 0.55 * max(len(tab), 3) + 1.8), layout="constrained")
     ax, ax_r = fig.subplots(1, 2, sharey=True, gridspec_kw={"width_ratios": [3, 1.2]})
     y = np.arange(len(tab))[::-1].astype(float)
-    labels = [f"{m}  vs  {lx}" for m, lx in zip(tab["mach_probe"], tab["linux_probe"])]
-    for k, (prefix, label, _, _) in enumerate(KERNELS):
-        med = tab[f"{prefix}_median"].to_numpy(float)
-        if not np.isfinite(med).any():
-            continue
-        lo, hi = tab[f"{prefix}_lo"].to_numpy(float), tab[f"{prefix}_hi"].to_numpy(float)
+    labels = _pair_labels(tab)
+    for k, (prefix, label, _, _), med, lo, hi in _measured_kernels(tab):
         colour, marker = styles[env[prefix]]
         ax.errorbar(med, y + 0.22 * (1 - k), xerr=np.nan_to_num(np.vstack([med - lo, hi - med]).clip(min=0)),
                     fmt=marker, color=colour, mec="white", mew=0.5, ms=7, capsize=2.5, lw=1.2,
