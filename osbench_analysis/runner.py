@@ -408,7 +408,6 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
     open_ = {id(p): list(p.conditions) for p in parts}
     # a guest counting its instructions repeats its counts: it boots cfg.guest_boots times at most
     boots = {id(p): min(max_runs, cfg.guest_boots) if p.env.time_unit != "ns" else max_runs for p in parts}
-    capped: set[int] = set()
     bar = progress_bar(sum(boots[k] * len(v) for k, v in open_.items()), len(done), progress)
     earlier_s = jr.entries[-1]["measuring_s"] if jr.entries else 0.0
     run, t0 = 0, time.monotonic() - earlier_s
@@ -439,9 +438,8 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
                                                 refresh=False)
                             bar.update(1)
             run += 1
-            for p in parts:
-                if run >= boots[id(p)] and id(p) not in capped and boots[id(p)] < max_runs:
-                    capped.add(id(p))
+            for p in parts:   # p.boots set: this guest has booted its last time
+                if p.boots is None and boots[id(p)] < max_runs and run >= boots[id(p)]:
                     p.boots = boots[id(p)]
                     if open_[id(p)]:
                         open_[id(p)] = []
@@ -453,9 +451,9 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
                 continue
             elapsed = time.monotonic() - t0
             for p in parts:
-                was_open = bool(open_[id(p)])
-                if id(p) in capped:
+                if p.boots is not None:
                     continue
+                was_open = bool(open_[id(p)])
                 p.report = _precision_report(p, target, elapsed, elapsed / run)
                 needs = [] if p.report.stop else [c for c in p.conditions if c.probe not in registry.CANARY_PROBES
                                                    and _needs_more(p, c)]

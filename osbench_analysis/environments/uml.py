@@ -61,13 +61,18 @@ def short_xstate_set_refused() -> bool:
         return True
 
 
+def _split_by_ld_so(path) -> bool:
+    """Whether ld.so would split this path in LD_PRELOAD (it separates entries at spaces and colons)."""
+    return any(c in str(path) for c in " :")
+
+
 def preload_path(shim: Path, folder: Path) -> str:
     """The shim as LD_PRELOAD can name it: ld.so splits LD_PRELOAD at spaces and colons, so a shim under
     a checkout whose path has one is copied into ``folder`` (the session's private tmpfs folder) first.
     (Before this, a checkout under '/tmp/x y' ran UML without the shim, silently.)"""
-    if not any(c in str(shim) for c in " :"):
+    if not _split_by_ld_so(shim):
         return str(shim)
-    if any(c in str(folder) for c in " :"):
+    if _split_by_ld_so(folder):
         raise ValueError(f"no folder without spaces or colons to preload the XSAVE shim from (got {folder})")
     copy = folder / shim.name
     shutil.copyfile(shim, copy)
@@ -84,8 +89,7 @@ def measured_configuration(facts: dict, info: dict) -> str:
     a space or a colon, where ld.so split LD_PRELOAD and UML ran without it."""
     if not info.get("xsave_shim") or info.get("xsave_shim_reads_cpuid") == "once":
         return ""
-    worker = str(facts.get("probe_extension", ""))
-    return "" if any(c in worker for c in " :") else "xsave shim reading CPUID on every ptrace call"
+    return "" if _split_by_ld_so(facts.get("probe_extension", "")) else "xsave shim reading CPUID on every ptrace call"
 
 
 class UMLSession(Session):
@@ -240,6 +244,7 @@ class UML(Environment):
         return hostops.command_output([UML_KERNEL, "--version"]) or "unknown"
 
     def facts(self) -> dict:
+        shim, why = self.shim_reason()
         return {
             "uml_kernel": UML_KERNEL,
             "uml_kernel_version": self.kernel_version(),
@@ -252,8 +257,8 @@ class UML(Environment):
             "workdir_mount": "hostfs read-write on a host tmpfs folder (guest path = host path)",
             "guest_tmpfs_workdir": "/tmp: a tmpfs inside the guest, served by the guest kernel (workdir_fs=guest-tmpfs)",
             "host_xsave_bytes": xsave_size(),
-            "xsave_shim": self.shim_needed(),
-            "xsave_shim_why": self.shim_reason()[1],
+            "xsave_shim": shim,
+            "xsave_shim_why": why,
             "xsave_shim_reads_cpuid": "once",
             "glibc_tunables": GLIBC_TUNABLES,
             "pinned": "whole UML instance with taskset from outside (pins_inside=False)",
