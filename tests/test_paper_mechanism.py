@@ -6,7 +6,8 @@ import types
 import pandas as pd
 import pytest
 
-from osbench_analysis import analysis, architectures, mechanism, paper, paper_mechanism, reproducibility, stats
+from osbench_analysis import (analysis, architectures, mechanism, paper, paper_mechanism, registry, reproducibility,
+                              stats)
 from osbench_analysis.formatting import time_with_ci_tex
 from osbench_analysis.paths import CAMPAIGNS_DIR
 
@@ -19,7 +20,10 @@ def result():
     ids = [f"{ROUND}-vm-{e}" for e in ENVS]
     if not all((CAMPAIGNS_DIR / i).is_dir() for i in ids):
         pytest.skip(f"campaign round {ROUND} not in this checkout")
-    return analysis.analyze(ids, pool=False)
+    # what the section reads: the crossings, the native pieces of every recipe and the workloads
+    probes = {*architectures.CROSSING_PROBES, *registry.APPLICATION_PROBES,
+              *(piece.probe for r in mechanism.RECIPES.values() for piece in r.pieces)}
+    return analysis.analyze(ids, pool=False, probes=sorted(probes))
 
 
 def _t(v, lo, hi):

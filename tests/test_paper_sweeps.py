@@ -75,7 +75,8 @@ def test_the_sweep_campaign_feeds_the_sweeps_and_never_replaces_the_round(tmp_pa
     sw = sweep_campaign(tmp_path, base, "20261126T131000Z-vm-native")
     # the sweep campaign is the newest native one; the round's stays the primary
     assert [r.campaign_id for r in analysis.select_campaigns(root=tmp_path)] == [ROUND]
-    a = analysis.analyze(root=tmp_path)
+    # the round's other probes are analysed as ever: only the swept ones matter here
+    a = analysis.analyze(root=tmp_path, probes=sorted(sweeps.swept_probes()))
     assert a.campaign_ids == [ROUND] and a.primary_ids == [ROUND]
     assert [r.campaign_id for r in a.sweep_campaigns] == [sw.id] and list(a.sweep_manifests) == [sw.id]
     assert set(a.estimates["campaign_id"]) == {ROUND} and len(a.campaign_ratios) == 0

@@ -208,9 +208,11 @@ def test_catalog_table_groups_every_probe_by_family_with_what_it_mirrors():
     assert f"{len(registry.primitives())} primitives" in text
 
 
-def test_osbench_probes_prints_the_catalog():
-    out = subprocess.run([sys.executable, "-m", "osbench_analysis.cli", "probes"], capture_output=True, text=True,
-                         check=True).stdout
+def test_osbench_probes_prints_the_catalog(capsys):
+    from osbench_analysis import cli
+
+    assert cli.main(["probes"]) == 0
+    out = capsys.readouterr().out
     assert "[service]" in out and "service_shm" in out and "mirrors: lmbench 'simple read'" in out
 
 
