@@ -324,9 +324,12 @@ def _preflight(parts: list[_EnvRun], cfg: CampaignConfig, jr: journal.Journal, p
     worker's own message, how to fix it); one asked for by name stops the
     command (PreflightError).  The result per environment goes into the
     journal and every manifest (config["preflight"])."""
+    import concurrent.futures
+
     spec = registry.get_probe(PREFLIGHT_PROBE)
     results, kept, failed = {}, [], []
-    for p in parts:
+
+    def preflight(p: _EnvRun):
         req = WorkerRequest(probe=spec.name, params=registry.resolve_params(spec, {}), min_batch_ns=1_000_000,
                             warmup=0, batches=1, max_iterations=spec.max_iterations)
         job = RoundJob(req, launch.worker_argv(req, cfg.command_prefix),
@@ -334,24 +337,35 @@ def _preflight(parts: list[_EnvRun], cfg: CampaignConfig, jr: journal.Journal, p
         with contextlib.closing(_outcomes(p.session, [job], None)) as outcomes:
             outcome = next(outcomes)
         job.output.unlink(missing_ok=True)
-        results[p.env.name] = {"status": outcome.status, "wall_s": round(outcome.wall_s, 3),
-                               "message": outcome.message, "left_out": outcome.status != "ok"}
-        if outcome.status == "ok":
-            kept.append(p)
+        return outcome
+
+    # the guests' boots (seconds each) go on in the background, side by side, while the others run their
+    # workers: nothing is measured yet
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="osbench-preflight")
+    booting = {id(p): pool.submit(preflight, p) for p in parts if p.env.time_unit != "ns"}
+    try:
+        for p in parts:
+            outcome = booting[id(p)].result() if id(p) in booting else preflight(p)
+            results[p.env.name] = {"status": outcome.status, "wall_s": round(outcome.wall_s, 3),
+                                   "message": outcome.message, "left_out": outcome.status != "ok"}
+            if outcome.status == "ok":
+                kept.append(p)
+                if progress:
+                    from osbench_analysis import progress as progress_mod
+
+                    progress_mod.say(f"{p.env.name}: pre-flight worker ok in {outcome.wall_s:.1f} s")
+                continue
+            failed.append(p)
+            line = (f"{p.env.name}: its pre-flight worker failed ({outcome.status}): "
+                    f"{outcome.message or 'no message'}. To fix: {p.env.fix_hint}")
+            if cfg.environment.strip() != "all":
+                raise PreflightError(f"nothing measured: environment {line}")
             if progress:
                 from osbench_analysis import progress as progress_mod
 
-                progress_mod.say(f"{p.env.name}: pre-flight worker ok in {outcome.wall_s:.1f} s")
-            continue
-        failed.append(p)
-        line = (f"{p.env.name}: its pre-flight worker failed ({outcome.status}): {outcome.message or 'no message'}. "
-                f"To fix: {p.env.fix_hint}")
-        if cfg.environment.strip() != "all":
-            raise PreflightError(f"nothing measured: environment {line}")
-        if progress:
-            from osbench_analysis import progress as progress_mod
-
-            progress_mod.say(f"leaving out {line}")
+                progress_mod.say(f"leaving out {line}")
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)   # on an error the sessions' close() ends the boots
     if cfg.environment.strip() == "all":  # those `all` left out before any worker: not installed here
         from osbench_analysis import environments
 
@@ -412,7 +426,30 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
     earlier_s = jr.entries[-1]["measuring_s"] if jr.entries else 0.0
     run, t0 = 0, time.monotonic() - earlier_s
     started: dict[str, float] = {}
+
+    def keep(p: _EnvRun, placement: str, run: int, cond: Condition, rows, record, facts) -> None:
+        # durable before it counts: a kill from here on loses nothing measured
+        jr.append({"env": p.env.name, "run": asdict(record), "rows": rows, "facts": facts,
+                   "measuring_s": round(time.monotonic() - t0, 3),
+                   "utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")})
+        p.rows.extend(rows)
+        p.runs.append(record)
+        if facts and not p.facts:
+            p.facts = facts
+        bar.set_postfix_str(f"{p.env.name} {placement} run {run + 1}: {cond.probe}", refresh=False)
+        bar.update(1)
+
     try:
+        counting = [p for p in parts if p.env.time_unit != "ns" and open_[id(p)]]
+        if counting:
+            for p in counting:
+                started[p.env.name] = time.monotonic()
+                bar.write(f"{p.env.name}: measuring {len(p.conditions)} condition(s), {boots[id(p)]} boot(s)")
+            _count_side_by_side(counting, boots, done, cfg, cpus, scratch, keep, bar)
+            for p in counting:   # p.boots set: this guest has booted its last time
+                p.boots, open_[id(p)] = boots[id(p)], []
+            _say_finished(bar, parts, counting, started)
+        t_rounds = time.monotonic()
         while any(open_.values()):
             for placement in dict.fromkeys(c.placement for v in open_.values() for c in v):
                 for p in parts:
@@ -425,25 +462,9 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
                         bar.write(f"{p.env.name}: measuring {len(p.conditions)} condition(s)")
                     bar.set_postfix_str(f"{p.env.name} {placement} run {run + 1}", refresh=True)
                     with contextlib.closing(_measure_group(p, group, run, cfg, cpus, scratch)) as results:
-                        for cond, rows, record, facts in results:
-                            # durable before it counts: a kill from here on loses nothing measured
-                            jr.append({"env": p.env.name, "run": asdict(record), "rows": rows, "facts": facts,
-                                       "measuring_s": round(time.monotonic() - t0, 3),
-                                       "utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")})
-                            p.rows.extend(rows)
-                            p.runs.append(record)
-                            if facts and not p.facts:
-                                p.facts = facts
-                            bar.set_postfix_str(f"{p.env.name} {placement} run {run + 1}: {cond.probe}",
-                                                refresh=False)
-                            bar.update(1)
+                        for result in results:
+                            keep(p, placement, run, *result)
             run += 1
-            for p in parts:   # p.boots set: this guest has booted its last time
-                if p.boots is None and boots[id(p)] < max_runs and run >= boots[id(p)]:
-                    p.boots = boots[id(p)]
-                    if open_[id(p)]:
-                        open_[id(p)] = []
-                        _say_finished(bar, parts, [p], started)
             if target is None or run < cfg.runs:
                 if run >= cfg.runs:
                     _say_finished(bar, parts, [p for p in parts if open_[id(p)]], started)
@@ -454,7 +475,7 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
                 if p.boots is not None:
                     continue
                 was_open = bool(open_[id(p)])
-                p.report = _precision_report(p, target, elapsed, elapsed / run)
+                p.report = _precision_report(p, target, elapsed, (time.monotonic() - t_rounds) / run)
                 needs = [] if p.report.stop else [c for c in p.conditions if c.probe not in registry.CANARY_PROBES
                                                    and _needs_more(p, c)]
                 # the canaries go on with every round that measures something else (they watch the host)
@@ -466,6 +487,84 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
     finally:
         bar.close()
     return time.monotonic() - t0
+
+
+def _count_side_by_side(parts: list[_EnvRun], boots: dict, done: set, cfg: CampaignConfig, cpus: list[int],
+                        scratch: Path, keep, bar) -> None:
+    """Every boot of the guests that count their instructions, before the timed
+    rounds, side by side: one lane per CPU of the campaign, each lane booting
+    one guest at a time pinned to its own CPU, and never two boots of one guest
+    at once.  Under QEMU's icount the count is the guest's own whatever else
+    the host runs (docs/environments.md), so running them together changes no
+    number, and no timed worker runs meanwhile.  Each boot is still a run of
+    its own.  Only this thread journals (`keep`): the lanes hand over what they
+    measured through a queue."""
+    import queue
+    import threading
+
+    todo = [(p, run) for run in range(max(boots[id(p)] for p in parts)) for p in parts if run < boots[id(p)]]
+    lock, stop, results = threading.Lock(), threading.Event(), queue.Queue()
+    busy: set[int] = set()
+
+    def take():
+        with lock:
+            for i, (p, run) in enumerate(todo):
+                if id(p) not in busy:
+                    busy.add(id(p))
+                    return todo.pop(i)
+            return None if not todo else ()       # () : work left, but only of guests booting now
+
+    def lane(k: int) -> None:
+        lane_cpus = cpus[k:] + cpus[:k]
+        try:
+            while not stop.is_set():
+                item = take()
+                if item is None:
+                    return
+                if not item:
+                    time.sleep(0.05)
+                    continue
+                p, run = item
+                try:
+                    for placement in dict.fromkeys(c.placement for c in p.conditions):
+                        group = [c for c in p.conditions if c.placement == placement
+                                 and _run_key(p.env.name, c.probe, c.params_json, c.placement, run) not in done]
+                        if not group:
+                            continue
+                        with contextlib.closing(_measure_group(p, group, run, cfg, lane_cpus, scratch)) as got:
+                            for result in got:
+                                results.put((p, placement, run, *result))
+                                if stop.is_set():
+                                    return
+                finally:
+                    with lock:
+                        busy.discard(id(p))
+        except BaseException as e:   # the lane's fault reaches the runner, which stops the campaign
+            results.put(e)
+        finally:
+            results.put(None)
+
+    lanes = [threading.Thread(target=lane, args=(k,), name=f"osbench-guest-lane-{k}", daemon=True)
+             for k in range(max(1, min(len(cpus), len(parts))))]
+    bar.set_postfix_str(f"{', '.join(p.env.name for p in parts)}: {len(lanes)} side by side", refresh=True)
+    for t in lanes:
+        t.start()
+    ended = 0
+    try:
+        while ended < len(lanes):
+            try:
+                got = results.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            if got is None:
+                ended += 1
+            elif isinstance(got, BaseException):
+                raise got
+            else:
+                keep(*got)
+    finally:
+        # on an error or Ctrl-C the sessions' close() takes the QEMUs down, and the lanes end with them
+        stop.set()
 
 
 def progress_bar(total: int, initial: int, progress: bool):

@@ -5,6 +5,9 @@ worker stops a named environment before anything is measured and leaves an
 unusable one out of `all`, saying why and recording it."""
 from __future__ import annotations
 
+import os
+import time
+
 import pytest
 
 from osbench_analysis import environments, launch, run_report, runner, store
@@ -130,6 +133,48 @@ def test_a_guest_counting_instructions_boots_guest_boots_times_while_the_host_go
     assert guest.manifest.precision == {"target": None, "stop_reason": "guest_boots", "runs": 2}
     assert guest.manifest.config["guest_boots"] == 2
     assert "counting: finished, 2 worker run(s), 0 failed" in capsys.readouterr().err
+
+
+class _Booting(Session):
+    """Records when each of its rounds ran and on which CPUs it was confined; a guest's boot is stood in
+    for by a pause (env.boot_s) before the round's real native workers."""
+
+    def run_round(self, jobs, *, cpus):
+        t0 = time.monotonic()
+        time.sleep(self.env.boot_s)
+        try:
+            yield from super().run_round(jobs, cpus=cpus)
+        finally:   # the runner closes a round once it has every outcome
+            self.env.spans.append((t0, time.monotonic(), tuple(sorted(cpus or ()))))
+
+
+def _recording(env: Environment, boot_s: float) -> Environment:
+    env.session_class, env.spans, env.boot_s = _Booting, [], boot_s
+    return env
+
+
+def test_guests_counting_instructions_boot_side_by_side_one_per_cpu_before_the_timed_rounds(tmp_path, registered):
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: the guests have one lane")
+    a, b = _recording(_counting("count-a"), 0.4), _recording(_counting("count-b"), 0.4)
+    timed = _recording(_env("timed", Session), 0.0)
+    registered(a, b, timed)
+    host, ca, cb = _measure(tmp_path, "timed,count-a,count-b", probes=["null_syscall"], runs=3, guest_boots=3)
+    boots = {}
+    for c, env in ((ca, a), (cb, b)):
+        assert sorted(r.run for r in c.manifest.runs) == [0, 1, 2] and all(r.status == "ok" for r in c.manifest.runs)
+        assert c.manifest.precision == {"target": None, "stop_reason": "guest_boots", "runs": 3}
+        boots[env.name] = sorted(env.spans[1:])            # the first span is the pre-flight's
+        assert len(boots[env.name]) == 3
+        spans = boots[env.name]
+        assert all(end <= nxt for (_, end, _), (nxt, _, _) in zip(spans, spans[1:]))   # one boot of a guest at a time
+        assert all(len(cpus) == 1 for *_, cpus in spans)
+    # the two guests boot at the same time, each on a CPU of its own
+    side = [(x, y) for x in boots["count-a"] for y in boots["count-b"] if x[0] < y[1] and y[0] < x[1]]
+    assert side and all(x[2] != y[2] for x, y in side)
+    # no timed worker runs meanwhile: the timed environment's rounds all come after the last boot
+    assert len(host.manifest.runs) == 3 and len(timed.spans) == 4
+    assert min(start for start, *_ in timed.spans[1:]) >= max(end for _, end, _ in boots["count-a"] + boots["count-b"])
 
 
 def test_guest_boots_below_two_is_refused_before_anything_runs(tmp_path, registered):
