@@ -21,7 +21,7 @@ TEX_PACKAGES := texlive-latex-base texlive-latex-recommended texlive-fonts-recom
 
 BROWSER_PACKAGES := chromium chromium-driver
 
-.PHONY: all install lock envs measure analyze reference figures paper pdf tex test test-fast clean-derived browser browser-check
+.PHONY: all install lock envs setup env-packages env-runsc env-local measure analyze reference figures paper pdf tex test test-fast clean-derived browser browser-check
 all: measure paper
 
 $(VENV)/.installed: pyproject.toml setup.py $(LOCK) $(wildcard probes/*.c probes/*.h probes/helpers/*.c probes/*.py)
@@ -49,7 +49,25 @@ lock:
 envs: install
 	$(PY) -m osbench_analysis.environments.install
 
-measure: install envs
+# What `make all` and `make test` set up, side by side on a fresh machine: the venv's pip install,
+# the Debian packages (the environments' and the paper's TeX, one apt-get) and runsc's Go build;
+# then what is built from them (C helpers, guests); then the report.  The first two steps need
+# only the system's Python (the standard library).
+HOST_INSTALL := PYTHONPATH="$(CURDIR)" $(PYTHON) -m osbench_analysis.environments.install
+setup:
+	@$(MAKE) --no-print-directory -j3 install env-runsc env-local
+	@$(PY) -m osbench_analysis.environments.install --report
+
+env-packages:
+	$(HOST_INSTALL) --only packages --also $(TEX_PACKAGES)
+
+env-runsc:
+	$(HOST_INSTALL) --only runsc
+
+env-local: install env-packages
+	$(PY) -m osbench_analysis.environments.install --only local
+
+measure: setup
 	@mkdir -p $(RUNS)
 	@# the measuring bar and one line per environment go to this terminal (osbench_analysis/progress.py):
 	@# papermill's own cell bar would only fight with it on the same line
@@ -99,7 +117,7 @@ browser-check: browser
 # On every core (pytest-xdist), one test file per worker at a time (--dist loadfile): the
 # sandbox tests (tests/test_environments_real.py) stay on one worker, in order, so sandboxes
 # never boot side by side and no FUSE mount of another test is taken for a leftover.
-test: install envs tex
+test: setup tex
 	$(PY) -m pytest -n auto --dist loadfile
 
 test-fast: install

@@ -191,3 +191,26 @@ def test_whether_uml_needs_the_shim_is_asked_of_the_host(monkeypatch):
     assert uml.UML().shim_reason()[0] and not uml.UML("u", xsave_shim="never").shim_reason()[0]
     monkeypatch.setattr(uml, "xsave_size", lambda: 832)
     assert not uml.UML().shim_reason()[0] and uml.UML("u", xsave_shim="always").shim_reason()[0]
+
+
+def test_the_set_up_steps_beside_pip_need_only_the_standard_library():
+    """`make setup` runs the packages and runsc steps with the system's Python while pip fills the venv."""
+    import subprocess
+    import sys
+
+    code = ("import sys; before = set(sys.modules); import osbench_analysis.environments.install; "
+            "print('\\n'.join(sorted({m.split('.')[0] for m in set(sys.modules) - before})))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(environments.__file__).parents[2]).stdout.split()
+    assert "osbench_analysis" in out
+    third_party = [m for m in out if m not in sys.stdlib_module_names and m != "osbench_analysis" and not m.startswith("_")]
+    assert third_party == []
+
+
+def test_packages_dpkg_lacks_are_told_from_those_it_has():
+    from osbench_analysis.environments import install
+
+    if not hostops.which("dpkg-query"):
+        pytest.skip("no dpkg here")
+    assert install.not_installed(["dpkg", "osbench-no-such-package"]) == ["osbench-no-such-package"]
+    assert install.not_installed([]) == []

@@ -10,13 +10,22 @@ the project-local, git-ignored build/envs/ (`make envs`):
 - the emulated-CPU guests, GNU Mach (from Debian trixie, through a private APT
   configuration) and Linux, with QEMU and GRUB from this release (guest_install.py).
 
+runsc's build (Go, CPU-bound) runs beside the rest (apt downloads and dpkg,
+then the C helpers and the guests).  The steps "packages" and "runsc" import
+only the standard library: `make setup` runs them with the system's Python
+beside the virtualenv's pip install (`--only packages`, `--only runsc`), then
+"local" (the guests' build needs the virtualenv's cffi) once both packages
+and virtualenv are in, then the report.
+
 Prints one line per environment: ready, or not available and why.
 
-    python -m osbench_analysis.environments.install [--no-apt] [--no-go] [--strict]
+    python -m osbench_analysis.environments.install [--no-apt] [--no-go] [--strict] [--also PKG ...]
+                                                    [--only STEP ...] [--report]
 """
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import os
 import shutil
 import subprocess
@@ -111,14 +120,43 @@ def fuse_flags() -> list[str] | None:
     return r.stdout.split() if r.returncode == 0 else None
 
 
-def install(apt: bool = True, go: bool = True) -> dict[str, str]:
-    """Run every step; returns step -> '' (fine) or why it failed."""
+def not_installed(packages: list[str]) -> list[str]:
+    """Those of `packages` dpkg does not have installed (all of them where there is no dpkg)."""
+    if not packages or not hostops.which("dpkg-query"):
+        return list(packages)
+    r = subprocess.run(["dpkg-query", "-W", "-f", "${Package} ${db:Status-Abbrev}\\n", *packages],
+                       capture_output=True, text=True)
+    ok = {line.split()[0] for line in r.stdout.splitlines() if line.split()[1:2] == ["ii"]}
+    return [p for p in packages if p not in ok]
+
+
+#: the steps, in order: Debian packages (standard library only), runsc (standard library and Go),
+#: and what is built here from the packages (the C helpers, the guests: the virtualenv's cffi too)
+STEPS = ("packages", "runsc", "local")
+
+
+def install(apt: bool = True, go: bool = True, also: list[str] = (), only: tuple[str, ...] = STEPS
+            ) -> dict[str, str]:
+    """Run the steps in `only`, runsc's build beside the others; returns step -> '' (fine) or
+    why it failed.  `also`: more Debian packages for the same apt-get (the paper's TeX, from the
+    Makefile)."""
     problems: dict[str, str] = {}
-    missing = [p for p, path in DEB_PACKAGES.items() if not os.path.exists(path)]
-    if missing:
-        problems["packages"] = apt_install(missing) if apt else f"missing packages {missing} (--no-apt given)"
-    if go:
-        problems["runsc"] = build_runsc()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="runsc") as pool:
+        runsc = pool.submit(build_runsc) if go and "runsc" in only else None
+        if "packages" in only:
+            missing = [p for p, path in DEB_PACKAGES.items() if not os.path.exists(path)] + not_installed(list(also))
+            if missing:
+                problems["packages"] = apt_install(missing) if apt else f"missing packages {missing} (--no-apt given)"
+        if "local" in only:
+            problems.update(_build_local())
+        if runsc is not None:
+            problems["runsc"] = runsc.result()
+    return {k: v for k, v in problems.items() if v}
+
+
+def _build_local() -> dict[str, str]:
+    """The C helpers and the guests (after the packages they build with)."""
+    problems: dict[str, str] = {}
     problems["uml shim"] = compile_c(SOURCES / "uml_xsave_shim.c", uml.XSAVE_SHIM, ["-ldl", "-lpthread"],
                                      shared=True)
     flags = fuse_flags()
@@ -127,7 +165,7 @@ def install(apt: bool = True, go: bool = True) -> dict[str, str]:
     t0 = time.monotonic()
     problems.update(guest_install.install())
     say(f"guests (mach, linux-tcg) fetched and built in {time.monotonic() - t0:.0f} s")
-    return {k: v for k, v in problems.items() if v}
+    return problems
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -135,19 +173,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-apt", action="store_true", help="do not install Debian packages")
     ap.add_argument("--no-go", action="store_true", help="do not build runsc")
     ap.add_argument("--strict", action="store_true", help="exit 1 when an environment is not available")
+    ap.add_argument("--also", nargs="*", default=[], metavar="PKG",
+                    help="more Debian packages for the same apt-get, where missing (make: the paper's TeX)")
+    ap.add_argument("--only", nargs="+", choices=STEPS, default=None,
+                    help="run only these steps, without the report (make setup runs them side by side)")
+    ap.add_argument("--report", action="store_true", help="print the report; alone: only the report")
     args = ap.parse_args(argv)
     t0 = time.monotonic()
-    for step, why in install(apt=not args.no_apt, go=not args.no_go).items():
+    steps = tuple(args.only) if args.only else () if args.report else STEPS
+    failed = install(apt=not args.no_apt, go=not args.no_go, also=args.also, only=steps) if steps else {}
+    for step, why in failed.items():
         say(f"{step}: {why}")
-    table = environments.status_table()
-    width = max(map(len, table["name"]))
-    for row in table.itertuples():
-        line = f"{row.name:<{width}}  ready: {row.reason}" if row.available else \
-            f"{row.name:<{width}}  not available: {row.reason}" + (f" (install: {row.install_hint})"
-                                                                 if row.install_hint else "")
-        say(line)
-    say(f"environments checked in {time.monotonic() - t0:.1f} s")
-    return 1 if args.strict and not table["available"].all() else 0
+    if args.only and not args.report:
+        return 1 if args.strict and failed else 0
+    width = max(len(env.name) for env in environments.REGISTRY)
+    ready = []
+    for env in environments.REGISTRY:
+        ok = env.availability()
+        ready.append(bool(ok))
+        say(f"{env.name:<{width}}  ready: {ok.reason}" if ok else
+            f"{env.name:<{width}}  not available: {ok.reason}" + (f" (install: {ok.install_hint})"
+                                                                 if ok.install_hint else ""))
+    say(f"environments set up in {time.monotonic() - t0:.1f} s")
+    return 1 if args.strict and not all(ready) else 0
 
 
 if __name__ == "__main__":
