@@ -3,13 +3,13 @@
 thing, inside whatever sandbox it runs in, so a campaign records the kernel
 the probes really talked to (gVisor's emulated release, UML's guest kernel)
 beside the host's view that host.py gathers.  Standard library only: this
-runs inside sandboxes before anything else is imported."""
+runs inside sandboxes before anything else is imported, and imports nothing
+it can do without (hashlib, platform, socket): inside UML every module a
+worker imports costs milliseconds."""
 from __future__ import annotations
 
-import hashlib
 import os
-import platform
-import socket
+import sys
 from pathlib import Path
 
 
@@ -50,6 +50,8 @@ def current_cpu() -> int:
 
 def sha256_prefix(path: str | Path, chars: int = 16) -> str:
     """The first `chars` hex digits of a file's SHA-256 ('' if unreadable): enough to tell two builds apart."""
+    import hashlib
+
     h = hashlib.sha256()
     try:
         with open(path, "rb") as f:
@@ -78,10 +80,9 @@ def binaries_facts() -> dict:
     environments' manifests proves it, or shows a guest with binaries of its own."""
     here = Path(__file__).resolve().parent
     libc = mapped_libc()
-    name, version = platform.libc_ver()
     ext = sorted(here.glob("_probes.*so"))
     return {
-        "libc": f"{name} {version}".strip(),
+        "libc": libc_version(),
         "libc_path": os.path.realpath(libc) if libc else "",
         "libc_sha256": sha256_prefix(libc) if libc else "",
         "probe_extension": str(ext[0]) if ext else "",
@@ -90,21 +91,32 @@ def binaries_facts() -> dict:
     }
 
 
-def environment_facts(workdir: str | None = None) -> dict:
-    u = platform.uname()
+def libc_version() -> str:
+    """'glibc 2.36' (what platform.libc_ver() gives for this interpreter, without reading its binary)."""
+    try:
+        return os.confstr("CS_GNU_LIBC_VERSION") or ""
+    except (ValueError, OSError):
+        return ""
+
+
+def environment_facts(workdir: str | None = None, binaries: bool = True) -> dict:
+    """What this process sees.  `binaries`: also which probe binaries and C library it runs with,
+    with their hashes (binaries_facts; a campaign keeps the first worker's facts, so the runner asks
+    for them until an environment has reported them)."""
+    u = os.uname()
     facts = {
         "kernel_release": u.release,
         "kernel_version": u.version,
         "proc_version": read_text("/proc/version", "unavailable"),
         "machine": u.machine,
-        "hostname": socket.gethostname(),
+        "hostname": u.nodename,
         "clocksource": read_text("/sys/devices/system/clocksource/clocksource0/current_clocksource", "unavailable"),
         "cpu": current_cpu(),
         "cpus_allowed": sorted(os.sched_getaffinity(0)),
         "cpu_count": os.cpu_count() or 0,
         "pid": os.getpid(),
-        "python": platform.python_version(),
-        **binaries_facts(),
+        "python": sys.version.split()[0],
+        **(binaries_facts() if binaries else {}),
     }
     if workdir:
         facts["workdir"] = workdir

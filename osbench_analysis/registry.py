@@ -2,7 +2,6 @@
 seed measurement it mirrors.  The C side lives in probes/probe_<family>.c."""
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 
 from osbench_analysis.errors import OsbenchError
@@ -421,6 +420,8 @@ def get_probe(name: str) -> Probe:
     try:
         return PROBES[name]
     except KeyError:
+        import difflib
+
         close = difflib.get_close_matches(name, PROBES, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise ProbeError(f"probe {name!r} unknown{hint} (known: {', '.join(DEFAULT_PROBES)})") from None

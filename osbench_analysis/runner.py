@@ -660,7 +660,7 @@ def _measure_group(p: _EnvRun, conds: list[Condition], run: int, cfg: CampaignCo
                                 warmup=cfg.warmup, batches=cfg.batches, max_iterations=cond.spec.max_iterations,
                                 worker_cpu=worker_cpu, child_cpu=child_cpu,
                                 workdir=sess.inside(private) if private else inside, make_workdir=bool(inside),
-                                settle_s=env.settle_s)
+                                settle_s=env.settle_s, binaries_facts=not p.facts)
             jobs.append(RoundJob(req, launch.worker_argv(req, cfg.command_prefix),
                                  scratch / env.name / f"worker-{i}-{cond.probe}-{cond.placement}-{run}.jsonl",
                                  cfg.worker_timeout_s(env.startup_s)))

@@ -85,14 +85,14 @@ def _run_columns() -> dict[str, str]:
     return {f.name: dtypes.get(f.name, "string") for f in fields(RunRecord)}
 
 
-# Per (probe, variant, placement, run) worker outcome: records.RunRecord as a DataFrame.
-RUN_COLUMNS: dict[str, str] = _run_columns()
-
-
-
 def __getattr__(name: str):
-    """ARCH_CLASSES and PLACEMENTS, re-exported lazily: the worker imports this
-    module inside every sandbox and must not pay for importing every environment."""
+    """ARCH_CLASSES and PLACEMENTS, re-exported lazily, and RUN_COLUMNS (per (probe, variant,
+    placement, run) worker outcome: records.RunRecord as a DataFrame), made on first use: the
+    worker imports this module inside every sandbox and must not pay for importing every
+    environment, nor the records."""
+    if name == "RUN_COLUMNS":
+        globals()["RUN_COLUMNS"] = _run_columns()
+        return globals()["RUN_COLUMNS"]
     if name in ("ARCH_CLASSES", "PLACEMENTS"):
         from osbench_analysis.environments import base
 

@@ -18,13 +18,10 @@ params parent=python keeps the old in-interpreter behaviour as a variant.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import mmap
 import os
-import shutil
-import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -53,6 +50,9 @@ class WorkerRequest:
     # workdir is on a file system only the guest sees (registry.FS_GUEST_TMPFS): this worker makes it, checks
     # the probe left it empty and removes it (the runner does that for a host folder)
     make_workdir: bool = False
+    # report which probe binaries and C library it runs with, hashed (facts.binaries_facts): a campaign keeps
+    # its first worker's facts, and hashing them costs a sandboxed worker tens of milliseconds
+    binaries_facts: bool = True
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -102,6 +102,8 @@ class NativeParent:
             raise ProbeFailed(f"{PARENT} is missing: rebuild the package (`pip install -e .` or `make install`)")
         self.ffi = ffi
         self.size = ffi.sizeof("osb_result")
+        import subprocess  # only a forking probe's worker pays for it
+
         argv = [str(PARENT), str(os.getpid()), req.probe, helper, req.workdir or "", str(req.child_cpu),
                 str(size), str(parent_mb)]
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
@@ -128,7 +130,7 @@ class NativeParent:
             self.proc.stdin.close()
             try:
                 self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
+            except sys.modules["subprocess"].TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
         self.proc.stdout.close()
@@ -240,6 +242,8 @@ def run_request(req: WorkerRequest, emit) -> None:
         try:
             _run_request(req, emit)
         finally:
+            import shutil
+
             left = os.listdir(req.workdir)
             shutil.rmtree(req.workdir, ignore_errors=True)
         if left:
@@ -251,7 +255,7 @@ def run_request(req: WorkerRequest, emit) -> None:
 def _run_request(req: WorkerRequest, emit) -> None:
     if req.worker_cpu is not None:
         os.sched_setaffinity(0, {req.worker_cpu})
-    emit({"kind": "environment", **facts.environment_facts(req.workdir)})
+    emit({"kind": "environment", **facts.environment_facts(req.workdir, binaries=req.binaries_facts)})
     if req.settle_s > 0:
         emit({"kind": "settled", "waited_s": round(settle(req.settle_s), 3)})
     with Batcher(req) as b:
@@ -279,14 +283,36 @@ def _run_request(req: WorkerRequest, emit) -> None:
             record(b.run(n), warmup=False)
 
 
+USAGE = ("usage: python -m osbench_analysis.worker --request JSON [--out FILE]\n"
+         "  --request JSON  the WorkerRequest as JSON\n"
+         "  --out FILE      write the JSON lines to this file instead of stdout (for environments whose\n"
+         "                  console is not a clean pipe, e.g. UML)")
+
+
+def parse_args(argv: list[str]) -> dict[str, str]:
+    """{'request': ..., 'out': ...} from `--request JSON [--out FILE]` (argparse's import alone is a
+    noticeable part of a worker's start inside UML); exits 2 with the usage on anything else."""
+    opts, rest = {}, list(argv)
+    while rest:
+        flag = rest.pop(0)
+        name = flag[2:].split("=", 1)[0] if flag.startswith("--") else ""
+        if flag in ("-h", "--help"):
+            print(USAGE)
+            raise SystemExit(0)
+        if name not in ("request", "out") or name in opts or ("=" not in flag and not rest):
+            print(f"{USAGE}\nworker: error: unexpected argument {flag!r}", file=sys.stderr)
+            raise SystemExit(2)
+        opts[name] = flag.split("=", 1)[1] if "=" in flag else rest.pop(0)
+    if "request" not in opts:
+        print(f"{USAGE}\nworker: error: --request is required", file=sys.stderr)
+        raise SystemExit(2)
+    return opts
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--request", required=True, help="WorkerRequest as JSON")
-    ap.add_argument("--out", help="write the JSON lines to this file instead of stdout "
-                                  "(for environments whose console is not a clean pipe, e.g. UML)")
-    args = ap.parse_args(argv)
-    req = WorkerRequest(**json.loads(args.request))
-    out = open(args.out, "a", buffering=1) if args.out else sys.stdout
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    req = WorkerRequest(**json.loads(args["request"]))
+    out = open(args["out"], "a", buffering=1) if args.get("out") else sys.stdout
 
     def emit(obj: dict) -> None:
         out.write(json.dumps(obj) + "\n")
