@@ -16,19 +16,23 @@ of the total wall per worker-run (the campaigns must measure the same
 conditions for it to mean "same work").  Timing on a shared host is noisy:
 compare sets measured side by side.
 
-Measured on this 2-vCPU VM, quick profile, all seven environments (2026-11-24, six other
-jobs sharing the VM, load average 4-6; before: the committed set 20261123T135922Z, one
-boot per sandbox worker; after: `make all` from a clone under "/tmp/fresh y", one boot per
-round).  Wall per worker, mean [95% t interval]; timed share = batch time / worker wall:
+Measured on this 2-vCPU VM, quick profile (before: the committed set 20261123T135922Z, seven
+environments, one boot per sandbox worker; after: `make all` of 2026-11-26 14:27 from a fresh
+clone under "/tmp/fresh machine" on a machine whose packages `make all` had to install, ten
+environments, the machine otherwise idle).  Wall per worker, mean [95% t interval over workers];
+timed share = batch time (calibration and warm-ups included) / worker wall:
 
     environment     before                       after
-    native          0.330 s [0.325, 0.335] 44 %  0.405 s [0.392, 0.419] 50 %  (662 / 516 workers)
-    gvisor          2.187 s [2.169, 2.206]  7 %  0.510 s [0.442, 0.579] 34 %
-    gvisor-ptrace   2.236 s [2.214, 2.257]  7 %  0.589 s [0.525, 0.653] 32 %
-    gvisor-gofer    2.250 s [2.201, 2.300]  6 %  0.765 s [0.551, 0.979] 20 %
-    uml             2.780 s [2.738, 2.823]  5 %  1.208 s [1.015, 1.401] 17 %
-    fuse(-nocache)  0.31-0.33 s            45 %  0.35-0.43 s             45-50 %
-    all             932 s worker wall, 16 %      403 s (0.43x), 38 %; measuring 947 s -> 408 s
+    native          0.330 s [0.325, 0.335] 44 %  0.214 s [0.209, 0.220] 69 %  (662 / 594 workers)
+    gvisor          2.187 s [2.169, 2.206]  7 %  0.339 s [0.295, 0.383] 43 %
+    gvisor-ptrace   2.236 s [2.214, 2.257]  7 %  0.376 s [0.334, 0.418] 39 %
+    gvisor-gofer    2.250 s [2.201, 2.300]  6 %  0.440 s [0.360, 0.520] 33 %
+    uml             2.780 s [2.738, 2.823]  5 %  0.414 s [0.356, 0.473] 35 %
+    fuse(-nocache)  0.31-0.33 s            45 %  0.203 s                 72-73 %
+    mach, linux-tcg -                            0.90 s, 1.17 s per job (one boot runs a round's jobs)
+    all             932 s worker wall, 16 %      404 s, 42 %; measuring 947 s -> 354 s
+    at equal work   932 s                        268 s (0.29x): the before set's 999 worker runs,
+                                                 each at the after set's mean for its condition
 """
 from __future__ import annotations
 
@@ -67,6 +71,38 @@ def wall_table(paths: list[str]) -> pd.DataFrame:
                           "timed_share": round(total["timed_s"] / total["wall_s"], 3),
                           "measuring_s": table["measuring_s"].max()}
     return table
+
+
+def runs_table(paths: list[str]) -> pd.DataFrame:
+    """One row per worker run: environment, condition (probe, variant, placement) and wall_s."""
+    frames = []
+    for path in paths:
+        c = store.load_campaign(Path(path))
+        runs = pd.DataFrame([r.__dict__ for r in c.manifest.runs])
+        frames.append(runs.assign(environment=c.environment)[["environment", "probe", "variant", "placement",
+                                                               "wall_s"]])
+    return pd.concat(frames, ignore_index=True)
+
+
+def equal_work(before: list[str], after: list[str]) -> pd.DataFrame:
+    """The before set's work at the after set's speed: for every condition both measured, the after
+    set's mean wall per worker run times the before set's number of runs of it, per environment
+    (the before set's conditions the after set lacks are left out of both sides, and counted)."""
+    b, a = runs_table(before), runs_table(after)
+    key = ["environment", "probe", "variant", "placement"]
+    per_b = b.groupby(key)["wall_s"].agg(["size", "sum"])
+    per_a = a.groupby(key)["wall_s"].mean().rename("after_mean")
+    j = per_b.join(per_a, how="left")
+    covered = j[j["after_mean"].notna()]
+    rows = covered.groupby(level=0).apply(lambda t: pd.Series({
+        "workers": int(t["size"].sum()), "before_s": t["sum"].sum(),
+        "after_s": (t["size"] * t["after_mean"]).sum()}))
+    rows.loc["(all)"] = rows.sum()
+    rows["after/before"] = rows["after_s"] / rows["before_s"]
+    missing = j[j["after_mean"].isna()]
+    rows["uncovered_workers"] = missing.groupby(level=0)["size"].sum().reindex(rows.index).fillna(0).astype(int)
+    rows.loc["(all)", "uncovered_workers"] = int(missing["size"].sum())
+    return rows.round({"before_s": 1, "after_s": 1, "after/before": 3})
 
 
 def measure(output: str) -> list[str]:
@@ -138,7 +174,11 @@ def main() -> int:
         print("after / before, wall per worker run:")
         print(ratio.round(3).to_string())
         print(f"total worker wall time: {b.loc['(all)', 'wall_s']:.0f} s before, {a.loc['(all)', 'wall_s']:.0f} s "
-              f"after ({a.loc['(all)', 'wall_s'] / b.loc['(all)', 'wall_s']:.2f}x)")
+              f"after ({a.loc['(all)', 'wall_s'] / b.loc['(all)', 'wall_s']:.2f}x; the sets need not measure "
+              "the same conditions)")
+        print()
+        print("at equal work: the before set's worker runs, each at the after set's mean wall for its condition")
+        print(equal_work(args.before, args.after).to_string())
     return 0
 
 
