@@ -7,7 +7,9 @@ everything compared instead of landing on one side: each round gives every
 open condition one run, an environment's conditions of one placement as one
 group (`Session.run_round`; gVisor and UML boot once per group, a fresh
 worker process per condition).  Before the first round every environment
-runs one tiny pre-flight worker.  Every batch comes back as
+runs one tiny pre-flight worker, and the guests that count instructions
+(QEMU icount: their counts do not depend on the host's load) boot all their
+runs side by side, one per CPU, while no timed worker runs.  Every batch comes back as
 a raw sample; a worker that crashes, fails or hangs is recorded and the
 campaign goes on.  Each environment's campaign is sealed atomically at the end
 (store.py).
