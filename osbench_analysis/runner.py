@@ -424,7 +424,11 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
     open_ = {id(p): list(p.conditions) for p in parts}
     # a guest counting its instructions repeats its counts: it boots cfg.guest_boots times at most
     boots = {id(p): min(max_runs, cfg.guest_boots) if p.env.time_unit != "ns" else max_runs for p in parts}
-    bar = progress_bar(sum(boots[k] * len(v) for k, v in open_.items()), len(done), progress)
+    # the bar's total is what is planned: every condition's first cfg.runs runs and the guests' boots, grown
+    # when precision asks for more (by its projection), so that its remaining time is an estimate and not the
+    # worst case (max_runs everywhere)
+    planned = {id(p): boots[id(p)] if p.env.time_unit != "ns" else min(cfg.runs, boots[id(p)]) for p in parts}
+    bar = progress_bar(sum(planned[k] * len(v) for k, v in open_.items()), len(done), progress)
     earlier_s = jr.entries[-1]["measuring_s"] if jr.entries else 0.0
     run, t0 = 0, time.monotonic() - earlier_s
     started: dict[str, float] = {}
@@ -484,7 +488,7 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
                 open_[id(p)] = needs and [c for c in p.conditions if c in needs or c.probe in registry.CANARY_PROBES]
                 if was_open and not open_[id(p)]:
                     _say_finished(bar, parts, [p], started)
-            bar.total = bar.n + sum(len(v) * (boots[k] - run) for k, v in open_.items())
+            bar.total = bar.n + sum(_runs_to_go(p, open_[id(p)], run, max_runs) for p in parts)
             bar.refresh()
     finally:
         bar.close()
@@ -616,6 +620,28 @@ def _needs_more(p: _EnvRun, cond: Condition) -> bool:
     ok_variants = {r.variant for r in p.runs if r.status == "ok" and r.probe == cond.probe
                    and r.placement == cond.placement and r.params_json == cond.params_json}
     return any(p.report.needs_more(cond.probe, v, cond.placement) for v in ok_variants)
+
+
+def _runs_to_go(p: _EnvRun, open_conditions: list[Condition], run: int, max_runs: int) -> int:
+    """How many more worker runs an environment's open conditions are projected to need, each at
+    least one more and at most max_runs in all: the precision report's runs_needed (and the runs that
+    would include a slow minority); the canaries go on as long as the environment's longest."""
+    table = p.report.conditions if p.report is not None else None
+    rounds: list[int] = []
+    for cond in open_conditions:
+        if cond.probe in registry.CANARY_PROBES:
+            continue
+        need = run + 1
+        if table is not None and len(table):
+            variants = {r.variant for r in p.runs if r.probe == cond.probe and r.placement == cond.placement
+                        and r.params_json == cond.params_json}
+            rows = table[(table["probe"] == cond.probe) & (table["placement"] == cond.placement)
+                         & table["variant"].isin(variants)]
+            for col in ("runs_needed", "runs_needed_heterogeneity"):
+                if col in rows and rows[col].notna().any():
+                    need = max(need, int(rows[col].max()))
+        rounds.append(min(max(need - run, 1), max_runs - run))
+    return sum(rounds) + max(rounds, default=0) * sum(c.probe in registry.CANARY_PROBES for c in open_conditions)
 
 
 def _placement_cpus(placement: str, cpus: list[int]) -> tuple[int | None, int, set[int] | None]:

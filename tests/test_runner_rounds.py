@@ -6,6 +6,7 @@ unusable one out of `all`, saying why and recording it."""
 from __future__ import annotations
 
 import os
+import re
 import time
 
 import pytest
@@ -182,3 +183,13 @@ def test_guest_boots_below_two_is_refused_before_anything_runs(tmp_path, registe
     with pytest.raises(runner.ConfigError, match=r"guest_boots must be a whole number >= 2: .* \(got 1\)"):
         _measure(tmp_path, "native,counting", guest_boots=1)
     assert not (tmp_path / "c").exists()
+
+
+def test_the_bar_plans_each_conditions_first_runs_and_ends_full(tmp_path, capsys):
+    """Its remaining time is an estimate, not the worst case: the total starts at the runs every condition
+    gets (here 2 of at most 6) and grows only by what precision projects; at the end it is the runs made."""
+    (c,) = _measure(tmp_path, "native", runs=2, precision_target=0.5, max_runs=6)
+    err = capsys.readouterr().err.replace("\r", "\n")
+    counts = [(int(n), int(total)) for n, total in re.findall(r"^measuring:\s+\d+%\|[^|]*\|\s*(\d+)/(\d+)", err, re.M)]
+    assert counts[0] == (0, 2 * 2)                  # null_syscall and pipe_pingpong, 2 runs each
+    assert counts[-1] == (len(c.manifest.runs), len(c.manifest.runs))
