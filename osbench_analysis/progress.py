@@ -8,6 +8,11 @@ same bar is then also drawn as text on the terminal papermill runs in (the
 kernel's original stderr, which ipykernel keeps open beside the one it
 forwards).  Lines written with `write` (an environment starting, finishing)
 go to every bar's place.
+
+Its total is what the runner plans (every condition's first runs, the guests'
+boots), grown when precision asks for more runs by as many as it projects
+(runner._runs_to_go): the remaining time it shows is an estimate, not the
+worst case of every condition at max_runs.
 """
 from __future__ import annotations
 
