@@ -6,20 +6,15 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 
 from osbench_analysis import environments, registry
 from osbench_analysis.environments import PLACEMENTS
 from osbench_analysis.errors import ConfigError
+from osbench_analysis.paths import default_workdir  # noqa: F401  (part of this module's API: __all__)
 
 __all__ = ["CampaignConfig", "Condition", "ConfigError", "PROFILES", "make_config", "validate",
            "resolve_environments", "default_workdir"]
-
-
-def default_workdir() -> str:
-    # tmpfs: ext4 create/delete here swings 7-45x between runs an hour apart.
-    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
 
 
 @dataclass

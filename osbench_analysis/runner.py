@@ -41,9 +41,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from osbench_analysis import host, hostlock, journal, launch, owners, registry, store
-from osbench_analysis.config import (PROFILES, CampaignConfig, Condition, ConfigError, cpus_of, default_workdir,
-                                     make_config, resolve_environments, validate)
+from osbench_analysis.config import (PROFILES, CampaignConfig, Condition, ConfigError, cpus_of, make_config,
+                                     resolve_environments, validate)
 from osbench_analysis.environments import Environment, RoundJob, Session
+from osbench_analysis.paths import default_workdir
 from osbench_analysis.records import Manifest, RunRecord
 from osbench_analysis.schema import samples_frame
 from osbench_analysis.worker import WorkerRequest

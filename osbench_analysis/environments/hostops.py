@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from osbench_analysis import owners
-from osbench_analysis.paths import ENVS_BUILD_DIR
+from osbench_analysis.paths import ENVS_BUILD_DIR, default_workdir
 
 BIN = ENVS_BUILD_DIR / "bin"
 INSTALL_HINT = "make envs  (as root: python -m osbench_analysis.environments.install)"
@@ -62,8 +62,6 @@ def worker_paths() -> list[str]:
 def private_shm_dir() -> Path:
     """A folder owned by this process on the same tmpfs native file probes use
     (swept by the next runner if this one dies)."""
-    from osbench_analysis.config import default_workdir
-
     return owners.private_dir("osbench-", default_workdir())
 
 
