@@ -71,9 +71,10 @@ def with_ci(value: float, lo: float, hi: float) -> str:
 
 
 def time_with_ci_tex(value: float, lo: float, hi: float) -> str:
-    """'6.30 [5.80, 6.90] \\textmu s': the estimate and its interval in one unit (digits: with_ci)."""
+    """'6.30 [5.80, 6.90] \\textmu s': the estimate and its interval in one unit (digits: with_ci); a
+    negative bound or value (a difference, a rest) with a TeX minus sign, never a hyphen."""
     scale, unit = time_unit(value)
-    return f"{with_ci(value / scale, lo / scale, hi / scale)} {unit}"
+    return f"{with_ci(value / scale, lo / scale, hi / scale)} {unit}".replace("-", "$-$")
 
 
 def ratio_with_ci(ratio: float, lo: float, hi: float) -> str:

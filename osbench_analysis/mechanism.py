@@ -289,8 +289,8 @@ def mechanism_tex(summary: pd.DataFrame, terms: pd.DataFrame) -> str:
     their sum and the rest, every figure with its interval, and whether the pieces add up."""
     from osbench_analysis.families import print_name
 
-    def t(v, lo, hi):   # a rest can be negative: a minus sign, not a hyphen
-        return formatting.time_with_ci_tex(v, lo, hi).replace("-", "$-$") if math.isfinite(v) else "--"
+    def t(v, lo, hi):   # a rest can be negative: time_with_ci_tex gives it a minus sign
+        return formatting.time_with_ci_tex(v, lo, hi) if math.isfinite(v) else "--"
 
     level = summary["level"].iloc[0] if len(summary) else stats.DEFAULT_LEVEL
     lines = [r"\begin{table}[t]\centering\small", r"\begin{tabular}{llll}", r"\toprule",

@@ -32,7 +32,7 @@ def _t(v: float, lo: float, hi: float) -> str:
     """A time with its interval; a negative one (a rest) with a minus sign; '--' when not computed."""
     if not all(isinstance(x, (int, float)) and math.isfinite(x) for x in (v, lo, hi)):
         return "--"
-    return time_with_ci_tex(v, lo, hi).replace("-", "$-$")
+    return time_with_ci_tex(v, lo, hi)
 
 
 def _label(probe: str, variant: str) -> str:

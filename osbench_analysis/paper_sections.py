@@ -33,7 +33,7 @@ MAIN_PLACEMENT = "same_cpu"
 
 def _cost_tex(r) -> str:
     """A crossing cost (a difference, whose interval may reach below zero) with a minus sign, not a hyphen."""
-    return time_with_ci_tex(r.cost_ns, r.ci_low_ns, r.ci_high_ns).replace("-", "$-$")
+    return time_with_ci_tex(r.cost_ns, r.ci_low_ns, r.ci_high_ns)
 
 
 def _time(ns: float) -> str:

@@ -124,3 +124,10 @@ def test_paper_tex_types_no_number():
     body = re.sub(r"\\(cite[tp]?|ref|label|input|IfFileExists|includegraphics|bibliography\w*|url)\{[^}]*\}", "", body)
     typed = [body[max(0, m.start() - 20):m.end() + 5] for m in re.finditer(r"(?<![A-Za-z~\\])\d+(?:\.\d+)?", body)]
     assert not typed, typed
+
+
+def test_a_negative_time_in_the_paper_has_a_minus_sign_not_a_hyphen():
+    from osbench_analysis.formatting import time_with_ci_tex
+
+    assert time_with_ci_tex(-1200.0, -3000.0, 500.0) == r"$-$1.20 [$-$3.00, 0.500] \textmu s"
+    assert time_with_ci_tex(6300.0, 5800.0, 6900.0) == r"6.30 [5.80, 6.90] \textmu s"

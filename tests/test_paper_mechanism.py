@@ -26,10 +26,6 @@ def result():
     return analysis.analyze(ids, pool=False, probes=sorted(probes))
 
 
-def _t(v, lo, hi):
-    return time_with_ci_tex(v, lo, hi).replace("-", "$-$")
-
-
 def test_the_decomposition_table_prints_the_analysis_figures_and_says_what_is_missing(result):
     summary, terms = paper_mechanism.decomposition(result)
     tex = paper_mechanism.mechanism_tex(result)
@@ -38,17 +34,17 @@ def test_the_decomposition_table_prints_the_analysis_figures_and_says_what_is_mi
     assert set(done["environment"]) == {"gvisor", "uml", "fuse-nocache"}
     for r in done.itertuples():
         row = next(line for line in tex.splitlines() if line.startswith(paper_mechanism._env(r.environment) + " & "))
-        assert _t(r.crossing_ns, r.crossing_low_ns, r.crossing_high_ns) in row
-        assert _t(r.pieces_ns, r.pieces_low_ns, r.pieces_high_ns) in row
-        assert _t(r.unexplained_ns, r.unexplained_low_ns, r.unexplained_high_ns) in row
+        assert time_with_ci_tex(r.crossing_ns, r.crossing_low_ns, r.crossing_high_ns) in row
+        assert time_with_ci_tex(r.pieces_ns, r.pieces_low_ns, r.pieces_high_ns) in row
+        assert time_with_ci_tex(r.unexplained_ns, r.unexplained_low_ns, r.unexplained_high_ns) in row
         assert row.rstrip(" \\").endswith("yes" if r.adds_up else "no")
         # the rest is the crossing minus the pieces, and the sentence quotes the rest with its interval
         assert r.unexplained_ns == pytest.approx(r.crossing_ns - r.pieces_ns, rel=1e-9)
         if not r.adds_up and r.unexplained_ns > 0:
-            assert f"the rest, {_t(r.unexplained_ns, r.unexplained_low_ns, r.unexplained_high_ns)}" in tex
+            assert f"the rest, {time_with_ci_tex(r.unexplained_ns, r.unexplained_low_ns, r.unexplained_high_ns)}" in tex
     # every native piece is a row of the first block with its own estimate
     for p in terms.drop_duplicates(["probe", "variant"]).itertuples():
-        assert f"{paper_mechanism._label(p.probe, p.variant)} & " in tex and _t(p.estimate_ns, p.ci_low_ns, p.ci_high_ns) in tex
+        assert f"{paper_mechanism._label(p.probe, p.variant)} & " in tex and time_with_ci_tex(p.estimate_ns, p.ci_low_ns, p.ci_high_ns) in tex
     # gVisor with the gofer measured only file probes: said, in the table and the text
     assert "gVisor (gofer) & not decomposed & -- & -- & -- & --" in tex
     assert "gVisor (gofer) did not measure the null system call, so its crossing is not decomposed." in tex
