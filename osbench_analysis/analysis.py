@@ -103,18 +103,8 @@ def _order_key(ref: CampaignRef, baseline: str) -> tuple:
 
 
 def sweep_campaign_ids(cat: pd.DataFrame) -> set[str]:
-    """The sweep campaigns (sweeps.sweep_only) among a catalog's rows, read from their manifests."""
-    import json
-
-    out = set()
-    for r in cat.itertuples():
-        try:
-            cfg = json.loads((Path(r.path) / store.MANIFEST_FILE).read_text()).get("config") or {}
-        except (OSError, ValueError):
-            continue
-        if sweeps.sweep_only(cfg):
-            out.add(r.campaign_id)
-    return out
+    """The sweep campaigns (sweeps.sweep_only) among a catalog's rows (store.catalog's ``sweep_only``)."""
+    return set(cat.loc[cat["sweep_only"].astype(bool), "campaign_id"])
 
 
 def select_campaigns(campaigns: list[str] | None = None, root: str | Path | None = None, *,

@@ -323,13 +323,16 @@ def load_campaigns(campaigns: list[str] | None = None, root: str | Path | None =
 
 
 CATALOG_COLUMNS = ["campaign_id", "created_utc", "environment", "arch_class", "hostname", "profile", "probes",
-                   "n_samples", "n_errors", "kernel_release", "kernel_inside", "virtualization", "git_commit", "path"]
+                   "n_samples", "n_errors", "kernel_release", "kernel_inside", "virtualization", "git_commit", "sweep_only",
+                   "path"]
 
 
 def catalog(root: str | Path | None = None) -> pd.DataFrame:
     """One row per campaign under root (seals are verified by load_campaign, not
     here).  Only whole, sealed folders count: a journal or a `.tmp-` folder of a
     campaign still being measured is not a campaign."""
+    from osbench_analysis.registry import sweep_only
+
     root = Path(root or default_root())
     rows = []
     for d in sorted(root.iterdir()) if root.is_dir() else []:
@@ -353,6 +356,8 @@ def catalog(root: str | Path | None = None) -> pd.DataFrame:
             "kernel_inside": man.environment_facts.get("kernel_release", ""),
             "virtualization": man.host.get("virtualization"),
             "git_commit": man.host.get("git", {}).get("commit"),
+            # measured for the scalability sweeps alone (registry.sweep_only): read beside a round, never its primary
+            "sweep_only": sweep_only(man.config),
             "path": str(d),
         })
     return pd.DataFrame(rows, columns=CATALOG_COLUMNS)

@@ -12,32 +12,13 @@ import json
 import pandas as pd
 
 from osbench_analysis import registry, stats
+# which probes sweep what, and which campaigns measure nothing else: the registry's knowledge (store.catalog
+# needs it too), named here as ever
+from osbench_analysis.registry import sweep_only, swept_probes  # noqa: F401
 
 SWEEP_COLUMNS = ["probe", "environment", "placement", "x", "points", "runs", "slope_ns", "slope_ci_low_ns",
                  "slope_ci_high_ns", "intercept_ns", "growth_rel", "growth_ci_low", "growth_ci_high", "verdict",
                  "level", "note"]
-
-
-def swept_probes() -> dict[str, tuple[str, tuple]]:
-    """probe -> (swept parameter, points) for every probe the registry sweeps."""
-    return {n: p.sweep for n, p in registry.PROBES.items() if p.sweep and not p.hidden}
-
-
-def sweep_only(config: dict | None) -> bool:
-    """Whether a campaign's configuration (its manifest's ``config``) makes it a *sweep campaign*: every probe
-    it names (the host-state canaries aside) is a swept probe of the registry, and at least one of them is
-    measured at two or more points of its sweep (``variants``).  Such a campaign (e.g. `osbench run
-    --environment native --probes fork_exit,fork_alive,... --variants '{...every point...}'`) is measured for
-    the scalability fits only: the analysis never makes it the primary campaign of its environment while a
-    campaign of the whole catalog exists (analysis.select_campaigns), and fits its sweeps from it."""
-    cfg = config or {}
-    swept = swept_probes()
-    probes = [p for p in cfg.get("probes") or [] if p not in registry.CANARY_PROBES]
-    if not probes or not set(probes) <= set(swept):
-        return False
-    variants = cfg.get("variants") or {}
-    return any(len({json.dumps(v.get(swept[p][0]), sort_keys=True) for v in variants.get(p) or []
-                    if isinstance(v, dict) and swept[p][0] in v}) >= 2 for p in probes)
 
 
 def _sweep_rows(samples: pd.DataFrame, probe: str, x: str) -> pd.DataFrame:
