@@ -499,70 +499,69 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
 def _count_side_by_side(parts: list[_EnvRun], boots: dict, done: set, cfg: CampaignConfig, cpus: list[int],
                         scratch: Path, keep, bar) -> None:
     """Every boot of the guests that count their instructions, before the timed
-    rounds, side by side: one lane per CPU of the campaign, each lane booting
-    one guest at a time pinned to its own CPU, and never two boots of one guest
-    at once.  Under QEMU's icount the count is the guest's own whatever else
-    the host runs (docs/environments.md), so running them together changes no
-    number, and no timed worker runs meanwhile.  Each boot is still a run of
-    its own.  Only this thread journals (`keep`): the lanes hand over what they
-    measured through a queue."""
+    rounds, side by side: each guest boots its runs one after another in a
+    thread of its own, and a boot takes one of the campaign's CPUs for itself
+    (pinned to it): at most one boot per CPU, a freed CPU going to the waiting
+    guest with the most work left (boots left x conditions), so that no long
+    guest is left to boot alone at the end.  Under QEMU's icount the count is
+    the guest's own whatever else the host runs (docs/environments.md), so
+    running them together changes no number, and no timed worker runs
+    meanwhile.  Each boot is still a run of its own.  Only this thread journals
+    (`keep`): the guests' threads hand over what they measured through a queue."""
     import queue
     import threading
 
-    todo = [(p, run) for run in range(max(boots[id(p)] for p in parts)) for p in parts if run < boots[id(p)]]
-    lock, stop, results = threading.Lock(), threading.Event(), queue.Queue()
-    busy: set[int] = set()
+    free, results, stop = list(cpus), queue.Queue(), threading.Event()
+    turn = threading.Condition()
+    left = {id(p): boots[id(p)] * len(p.conditions) for p in parts}
+    waiting: set[int] = set()
 
-    def take():
-        with lock:
-            for i, (p, run) in enumerate(todo):
-                if id(p) not in busy:
-                    busy.add(id(p))
-                    return todo.pop(i)
-            return None if not todo else ()       # () : work left, but only of guests booting now
+    def take_cpu(p: _EnvRun) -> int:
+        with turn:
+            waiting.add(id(p))
+            turn.wait_for(lambda: free and max(waiting, key=left.get) == id(p))
+            waiting.discard(id(p))
+            left[id(p)] -= len(p.conditions)
+            return free.pop(0)
 
-    def lane(k: int) -> None:
-        lane_cpus = cpus[k:] + cpus[:k]
+    def give_back(cpu: int) -> None:
+        with turn:
+            free.append(cpu)
+            turn.notify_all()
+
+    def boot_all(p: _EnvRun) -> None:
         try:
-            while not stop.is_set():
-                item = take()
-                if item is None:
-                    return
-                if not item:
-                    time.sleep(0.05)
-                    continue
-                p, run = item
+            for run in range(boots[id(p)]):
+                cpu = take_cpu(p)
                 try:
+                    if stop.is_set():
+                        return
                     for placement in dict.fromkeys(c.placement for c in p.conditions):
                         group = [c for c in p.conditions if c.placement == placement
                                  and _run_key(p.env.name, c.probe, c.params_json, c.placement, run) not in done]
                         if not group:
                             continue
-                        with contextlib.closing(_measure_group(p, group, run, cfg, lane_cpus, scratch)) as got:
+                        pinned = [cpu, *(c for c in cpus if c != cpu)]
+                        with contextlib.closing(_measure_group(p, group, run, cfg, pinned, scratch)) as got:
                             for result in got:
                                 results.put((p, placement, run, *result))
-                                if stop.is_set():
-                                    return
                 finally:
-                    with lock:
-                        busy.discard(id(p))
-        except BaseException as e:   # the lane's fault reaches the runner, which stops the campaign
+                    give_back(cpu)
+        except BaseException as e:   # a guest's fault reaches the runner, which stops the campaign
             results.put(e)
         finally:
             results.put(None)
 
-    lanes = [threading.Thread(target=lane, args=(k,), name=f"osbench-guest-lane-{k}", daemon=True)
-             for k in range(max(1, min(len(cpus), len(parts))))]
-    bar.set_postfix_str(f"{', '.join(p.env.name for p in parts)}: {len(lanes)} side by side", refresh=True)
-    for t in lanes:
+    threads = [threading.Thread(target=boot_all, args=(p,), name=f"osbench-boots-{p.env.name}", daemon=True)
+               for p in parts]
+    bar.set_postfix_str(f"{', '.join(p.env.name for p in parts)}: {min(len(cpus), len(parts))} side by side",
+                        refresh=True)
+    for t in threads:
         t.start()
     ended = 0
     try:
-        while ended < len(lanes):
-            try:
-                got = results.get(timeout=0.5)
-            except queue.Empty:
-                continue
+        while ended < len(threads):
+            got = results.get()
             if got is None:
                 ended += 1
             elif isinstance(got, BaseException):
@@ -570,7 +569,7 @@ def _count_side_by_side(parts: list[_EnvRun], boots: dict, done: set, cfg: Campa
             else:
                 keep(*got)
     finally:
-        # on an error or Ctrl-C the sessions' close() takes the QEMUs down, and the lanes end with them
+        # on an error or Ctrl-C the sessions' close() takes the QEMUs down, and the threads end with them
         stop.set()
 
 
@@ -615,12 +614,17 @@ _STATUS_COLUMNS = ("n_runs", "n_batches", "estimate_ns", "halfwidth_rel", "met",
                    "heterogeneous", "runs_needed_heterogeneity", "stop")
 
 
+def _ok_variants(p: _EnvRun, cond: Condition) -> set[str]:
+    """The variant labels a condition's successful runs were recorded under (the label names the file
+    system the worker found, so it is known only from the runs): how the precision report keys it."""
+    return {r.variant for r in p.runs if r.status == "ok" and r.probe == cond.probe
+            and r.placement == cond.placement and r.params_json == cond.params_json}
+
+
 def _needs_more(p: _EnvRun, cond: Condition) -> bool:
     """Another run for this condition?  Never for one without a successful run:
     more of what always fails would not help."""
-    ok_variants = {r.variant for r in p.runs if r.status == "ok" and r.probe == cond.probe
-                   and r.placement == cond.placement and r.params_json == cond.params_json}
-    return any(p.report.needs_more(cond.probe, v, cond.placement) for v in ok_variants)
+    return any(p.report.needs_more(cond.probe, v, cond.placement) for v in _ok_variants(p, cond))
 
 
 def _runs_to_go(p: _EnvRun, open_conditions: list[Condition], run: int, max_runs: int) -> int:
@@ -634,10 +638,8 @@ def _runs_to_go(p: _EnvRun, open_conditions: list[Condition], run: int, max_runs
             continue
         need = run + 1
         if table is not None and len(table):
-            variants = {r.variant for r in p.runs if r.probe == cond.probe and r.placement == cond.placement
-                        and r.params_json == cond.params_json}
             rows = table[(table["probe"] == cond.probe) & (table["placement"] == cond.placement)
-                         & table["variant"].isin(variants)]
+                         & table["variant"].isin(_ok_variants(p, cond))]
             for col in ("runs_needed", "runs_needed_heterogeneity"):
                 if col in rows and rows[col].notna().any():
                     need = max(need, int(rows[col].max()))

@@ -128,9 +128,11 @@ class NativeParent:
     def close(self) -> None:
         if self.proc.poll() is None:
             self.proc.stdin.close()
+            import subprocess   # imported already by __init__: a name, not a second import
+
             try:
                 self.proc.wait(timeout=30)
-            except sys.modules["subprocess"].TimeoutExpired:
+            except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
         self.proc.stdout.close()
