@@ -188,11 +188,17 @@ def readable_estimates(est, *, campaign_id: bool | None = None, compact: bool = 
     return out
 
 
+def campaign_stamp(campaign_id: str) -> str:
+    """The UTC start a campaign id begins with (store.new_campaign_id: '20261126T113057Z-vm-native' ->
+    '20261126T113057Z'); an id that does not begin with one is its own name."""
+    m = re.match(r"\d{8}T\d{6}Z", str(campaign_id))
+    return m.group(0) if m else str(campaign_id)
+
+
 def _short_pooled(campaign_id: str) -> str:
     if not campaign_id.startswith("pooled:"):
         return campaign_id
-    ids = campaign_id[len("pooled:"):].split(",")
-    return "pooled: " + " + ".join(m.group(0) if (m := re.match(r"\d{8}T\d{6}Z", i)) else i for i in ids)
+    return "pooled: " + " + ".join(campaign_stamp(i) for i in campaign_id[len("pooled:"):].split(","))
 
 
 def _cell_format(column: str, dtype):

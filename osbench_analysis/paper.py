@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from osbench_analysis.formatting import (ci_parts, format_time_ns, macro_name, sig3, tex_escape,  # noqa: F401
-                                         time_unit, time_with_ci_tex)
+from osbench_analysis.formatting import (campaign_stamp, ci_parts, format_time_ns, macro_name, sig3,  # noqa: F401
+                                         tex_escape, time_unit, time_with_ci_tex)
 from osbench_analysis import paper_sections
 # The published-results appendix lives in paper_published (re-exported for callers of the old names).
 from osbench_analysis.paper_published import VERDICT_WORDS, reference_section_tex, write_reference_section  # noqa: F401
@@ -137,15 +137,6 @@ def text_macros(result) -> dict[str, str]:
     return out
 
 
-def _round_stamp(campaign_id: str) -> str:
-    """A campaign round's UTC start as its ids begin with it ('20261126T113057Z-vm-native' ->
-    '20261126T113057Z'); an id that does not start with one is its own name."""
-    import re
-
-    m = re.match(r"\d{8}T\d{6}Z", str(campaign_id))
-    return m.group(0) if m else str(campaign_id)
-
-
 def campaign_round_line(result, primary: list[str] | None = None) -> str:
     """The title page's line: 'Campaign round 20261126T113057Z', or '3 campaign rounds, 2026-11-23 to
     2026-11-26', from the primary campaigns' rounds (reproducibility.round_of); a sweep campaign's round
@@ -154,13 +145,13 @@ def campaign_round_line(result, primary: list[str] | None = None) -> str:
 
     primary = primary or result.primary_ids
     mfs = [result.manifests[c] for c in primary]
-    rounds = list(dict.fromkeys(_round_stamp(round_of(m)) for m in mfs))
+    rounds = list(dict.fromkeys(campaign_stamp(round_of(m)) for m in mfs))
     if len(rounds) == 1:
         line = f"Campaign round {rounds[0]}"
     else:
         days = sorted({str(m.created_utc)[:10] for m in mfs})
         line = f"{len(rounds)} campaign rounds, {days[0]}" + (f" to {days[-1]}" if days[-1] != days[0] else "")
-    sweeps = [_round_stamp(round_of(m)) for m in (getattr(result, "sweep_manifests", None) or {}).values()]
+    sweeps = [campaign_stamp(round_of(m)) for m in (getattr(result, "sweep_manifests", None) or {}).values()]
     if sweeps:
         line += "; sweeps " + ", ".join(dict.fromkeys(sweeps))
     return line
