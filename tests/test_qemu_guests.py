@@ -198,6 +198,9 @@ def test_the_linux_kernel_is_decompressed_for_its_pvh_entry_and_booted_so(tmp_pa
     assert (tmp_path / "vmlinux").read_bytes() == pvh
     bz.write_bytes(bytes(100) + lzma.compress(plain, format=lzma.FORMAT_XZ))
     assert not guest_install.extract_vmlinux(bz, tmp_path / "none") and not (tmp_path / "none").exists()
+    # a gzip payload, a false gzip magic before it, and the bzImage's bytes after the stream
+    bz.write_bytes(bytes(100) + b"\x1f\x8b\x08junk" + gzip.compress(pvh) + b"trailer")
+    assert guest_install.extract_vmlinux(bz, tmp_path / "gz") and (tmp_path / "gz").read_bytes() == pvh
 
     monkeypatch.setattr(linux_tcg, "VMLINUZ", bz)
     monkeypatch.setattr(linux_tcg, "VMLINUX", tmp_path / "vmlinux")

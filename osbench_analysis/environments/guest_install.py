@@ -31,6 +31,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import zlib
 from pathlib import Path
 
 from osbench_analysis.environments import linux_tcg, mach, qemu
@@ -218,8 +219,9 @@ def install_linux() -> dict:
 
 
 #: compressed payloads a bzImage may carry (magic -> decompressor); others (zstd, lz4) keep the vmlinuz boot
+# (a decompressor object stops at its stream's end: the bytes the bzImage has after it are ignored)
 _PAYLOADS = {b"\xfd7zXZ\x00": lambda b: lzma.LZMADecompressor().decompress(b),
-             b"\x1f\x8b\x08": lambda b: gzip.GzipFile(fileobj=__import__("io").BytesIO(b)).read()}
+             b"\x1f\x8b\x08": lambda b: zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(b)}
 XEN_ELFNOTE_PHYS32_ENTRY = 18
 
 
@@ -252,7 +254,7 @@ def extract_vmlinux(vmlinuz: Path, out: Path) -> bool:
         while at >= 0:
             try:
                 elf = unpack(data[at:])
-            except (lzma.LZMAError, OSError, EOFError):
+            except (lzma.LZMAError, zlib.error, OSError, EOFError):
                 elf = b""
             if has_pvh_entry(elf):
                 tmp = out.with_name(out.name + ".tmp")
