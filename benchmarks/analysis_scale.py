@@ -29,7 +29,9 @@ from pathlib import Path
 
 
 def _child(root: str, n: int, steps: list[str]) -> None:
-    from osbench_analysis import analysis, stats, store
+    from osbench_analysis import stats
+    from osbench_analysis.analysis import pipeline as analysis
+    from osbench_analysis.store import campaigns as store
 
     ids = [f"syn-{i:05d}" for i in range(n)]
     out = {"n": n}
@@ -64,7 +66,7 @@ def main() -> None:
         _child(args.child[0], int(args.child[1]), args.child[2].split(","))
         return
 
-    from osbench_analysis import synthetic
+    from osbench_analysis.store import synthetic
 
     sizes = sorted(int(x) for x in args.n.split(","))
     root = Path(tempfile.mkdtemp(prefix="osbench-scale-"))

@@ -29,7 +29,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from osbench_analysis import fleet, fleet_certs, fleet_security, stats, store
+from osbench_analysis import stats
+from osbench_analysis.fleet import run as fleet
+from osbench_analysis.fleet import certs as fleet_certs
+from osbench_analysis.fleet import security as fleet_security
+from osbench_analysis.store import campaigns as store
 
 
 def _free_port() -> int:

@@ -19,7 +19,9 @@ import time
 
 import pandas as pd
 
-from osbench_analysis import architectures, runner, stats
+from osbench_analysis import stats
+from osbench_analysis.analysis import architectures
+from osbench_analysis.measure import runner
 
 DEFAULT_ENVS = "gvisor,gvisor-ptrace,gvisor-gofer,uml,fuse,fuse-nocache"
 

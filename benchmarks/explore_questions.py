@@ -13,7 +13,8 @@ import argparse
 import statistics
 import time
 
-from osbench_analysis import analysis, explore
+from osbench_analysis.analysis import pipeline as analysis
+from osbench_analysis.explore import questions as explore
 
 
 def questions(probe: str, placement: str, envs: list[str]) -> dict:

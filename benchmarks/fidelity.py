@@ -42,9 +42,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from osbench_analysis import registry
-from osbench_analysis.launch import run_worker
-from osbench_analysis.worker import WorkerRequest
+from osbench_analysis.catalog import registry
+from osbench_analysis.worker.launch import run_worker
+from osbench_analysis.worker.main import WorkerRequest
 
 LMBENCH_LIBS = ["lib_timing.c", "lib_mem.c", "lib_stats.c", "lib_debug.c", "getopt.c", "lib_sched.c"]
 UB_DURATION_S = 2  # UnixBench's fixed window per run

@@ -15,10 +15,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from osbench_analysis import environments, registry
+from osbench_analysis import environments
+from osbench_analysis.catalog import registry
 from osbench_analysis.environments import RoundJob
 from osbench_analysis.environments.guest_install import SMOKE
-from osbench_analysis.worker import WorkerRequest
+from osbench_analysis.worker.main import WorkerRequest
 
 
 def one_boot(env, probe: str) -> tuple[float, list]:

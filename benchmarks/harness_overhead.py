@@ -20,7 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from osbench_analysis import runner, stats
+from osbench_analysis import stats
+from osbench_analysis.measure import runner
 
 HERE = Path(__file__).resolve().parent
 

@@ -26,9 +26,10 @@ from scipy import stats as st
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from osbench_analysis import environments, launch  # noqa: E402
+from osbench_analysis import environments
+from osbench_analysis.worker import launch  # noqa: E402
 from osbench_analysis.environments.base import RoundJob  # noqa: E402
-from osbench_analysis.worker import WorkerRequest  # noqa: E402
+from osbench_analysis.worker.main import WorkerRequest  # noqa: E402
 
 SETTINGS = [(0, 5_000), (0, 100_000), (1000, 5_000), (1000, 100_000)]
 
@@ -46,7 +47,7 @@ def summary(batches: list[dict]) -> tuple[float, float]:
 
 
 def native(blocks: int, n: int) -> tuple[float, float]:
-    out = subprocess.run([sys.executable, "-m", "osbench_analysis.worker", "--request",
+    out = subprocess.run([sys.executable, "-m", "osbench_analysis.worker.main", "--request",
                           request(blocks, n, cpu=0).to_json()], capture_output=True, text=True, cwd=REPO,
                          check=True).stdout
     return summary([json.loads(line) for line in out.splitlines() if '"batch"' in line])

@@ -4,7 +4,7 @@
                                                   [--sections A,B,...]
 
 Every cell simulates ``--experiments`` experiments of one scenario from
-osbench_analysis.simulate (run-level random effect x within-run family),
+osbench_analysis.stats.simulate (run-level random effect x within-run family),
 computes the interval with osbench_analysis.stats exactly as the analysis
 does, and counts how often it contains the exact truth (see
 docs/statistics.md for the estimands).  Prints tables; asserts nothing.
@@ -58,8 +58,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from osbench_analysis import heterogeneity, precision, quality, stats  # noqa: E402
-from osbench_analysis import simulate as sim  # noqa: E402
+from osbench_analysis import stats
+from osbench_analysis.stats import heterogeneity
+from osbench_analysis.stats import precision
+from osbench_analysis.stats import quality  # noqa: E402
+from osbench_analysis.stats import simulate as sim  # noqa: E402
 
 RUNS = (5, 10, 20)
 BATCHES = (10, 50)

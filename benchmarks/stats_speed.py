@@ -27,8 +27,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from osbench_analysis import plots, stats  # noqa: E402
-from osbench_analysis import simulate as sim  # noqa: E402
+from osbench_analysis import stats
+from osbench_analysis.plots import forest as plots  # noqa: E402
+from osbench_analysis.stats import simulate as sim  # noqa: E402
 
 
 def timed(fn, repeat: int) -> tuple[float, float]:

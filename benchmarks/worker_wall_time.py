@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sst
 
-from osbench_analysis import store
+from osbench_analysis.store import campaigns as store
 
 
 def wall_table(paths: list[str]) -> pd.DataFrame:
@@ -106,7 +106,7 @@ def equal_work(before: list[str], after: list[str]) -> pd.DataFrame:
 
 
 def measure(output: str) -> list[str]:
-    from osbench_analysis import runner
+    from osbench_analysis.measure import runner
 
     campaigns = runner.measure("quick", environment="all", output=output, wait=True)
     return [str(c.path) for c in campaigns]
@@ -117,16 +117,17 @@ def startup_table(names: list[str], repeats: int = 3) -> pd.DataFrame:
     run_round runs them (the first job of each boot, which pays the boot, is
     reported on its own): a program that does nothing, the interpreter without
     and with site, importing the worker, and a whole worker of one short batch."""
-    from osbench_analysis import environments, launch
+    from osbench_analysis import environments
+    from osbench_analysis.worker import launch
     from osbench_analysis.environments import RoundJob
-    from osbench_analysis.worker import WorkerRequest
+    from osbench_analysis.worker.main import WorkerRequest
 
     py = sys.executable
     req = WorkerRequest(probe="null_syscall", params={}, min_batch_ns=1_000_000, warmup=0, batches=1,
                         max_iterations=10**8)
     steps = {"/bin/true": ["/bin/true"], "python -S -c pass": [py, "-S", "-c", "pass"],
              "python -c pass": [py, "-c", "pass"],
-             "import osbench_analysis.worker": [py, "-c", "import osbench_analysis.worker"],
+             "import osbench_analysis.worker.main": [py, "-c", "import osbench_analysis.worker.main"],
              "worker, 1 batch of 1 ms": launch.worker_argv(req)}
     rows = []
     for name in names:

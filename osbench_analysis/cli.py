@@ -7,7 +7,10 @@ import json
 import shlex
 import sys
 
-from osbench_analysis import config, registry, runner, store
+from osbench_analysis.measure import config
+from osbench_analysis.catalog import registry
+from osbench_analysis.measure import runner
+from osbench_analysis.store import campaigns as store
 from osbench_analysis.errors import OsbenchError
 
 
@@ -86,10 +89,10 @@ def _add_fleet(sub):
 
 
 def _fleet(args) -> int:
-    from osbench_analysis import fleet
+    from osbench_analysis.fleet import run as fleet
 
     if args.fleet_command == "certs":
-        from osbench_analysis import fleet_certs
+        from osbench_analysis.fleet import certs as fleet_certs
 
         made = fleet_certs.make_certs(args.hosts, args.out, args.scheduler_host, args.port, args.days)
         print(f"wrote the CA and the scheduler, client and host certificates to {made.out} (keys 0600)")
@@ -132,7 +135,9 @@ def _analysis_kwargs(args) -> dict:
 
 
 def _analyze(args) -> None:
-    from osbench_analysis import analysis, paper, reference_compare
+    from osbench_analysis.analysis import pipeline as analysis
+    from osbench_analysis.report import paper
+    from osbench_analysis.report import reference_compare
 
     # every analysis option checked before anything is read or written (one line each, like `run`'s)
     analysis.AnalysisSettings(level=args.level, n_resamples=args.n_resamples, seed=args.seed,

@@ -8,7 +8,7 @@ def private_host_lock(tmp_path_factory):
     """Tests take their own host lock: a researcher's campaign measuring on this
     machine must not make the suite fail, nor the suite's tiny campaigns hold
     up the researcher's (tests/test_reliability.py checks the lock itself)."""
-    from osbench_analysis import hostlock
+    from osbench_analysis.measure import hostlock
 
     old = os.environ.get(hostlock.LOCK_ENV)
     os.environ[hostlock.LOCK_ENV] = str(tmp_path_factory.mktemp("lock") / "osbench-measure.lock")
@@ -27,7 +27,7 @@ def campaigns_root(tmp_path):
 @pytest.fixture(scope="session")
 def tiny_campaign(tmp_path_factory):
     """One real, small campaign over the probes the store and analysis tests need."""
-    from osbench_analysis import runner  # pandas and scipy: not in the controller of `pytest -n`
+    from osbench_analysis.measure import runner  # pandas and scipy: not in the controller of `pytest -n`
 
     root = tmp_path_factory.mktemp("campaigns")
     cfg = runner.make_config("quick", output=str(root), runs=2, batches=3, min_batch_ms=2.0, precision_target=0,
@@ -42,7 +42,7 @@ def relabel(c, root, new_id: str, environment: str, *, slower: float = 1.0, minu
     import dataclasses
     import datetime as dt
 
-    from osbench_analysis import store
+    from osbench_analysis.store import campaigns as store
 
     s = c.samples.copy()
     s["campaign_id"], s["environment"] = new_id, environment

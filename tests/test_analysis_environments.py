@@ -10,7 +10,10 @@ import shutil
 
 import pytest
 
-from osbench_analysis import analysis, paper, reference_compare, store
+from osbench_analysis.analysis import pipeline as analysis
+from osbench_analysis.report import paper
+from osbench_analysis.report import reference_compare
+from osbench_analysis.store import campaigns as store
 from osbench_analysis.paths import PAPER_DIR
 
 from conftest import relabel

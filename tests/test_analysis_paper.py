@@ -8,7 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from osbench_analysis import analysis, paper, store
+from osbench_analysis.analysis import pipeline as analysis
+from osbench_analysis.report import paper
+from osbench_analysis.store import campaigns as store
 
 PAPER_TEX = Path(paper.PAPER_DIR) / "paper.tex"
 
@@ -52,7 +54,7 @@ def test_every_macro_the_paper_uses_is_generated_from_the_data(result, tmp_path)
     used = set(re.findall(r"\\(osb[A-Za-z]+)", PAPER_TEX.read_text()))
     assert used and used <= set(defined), f"undefined in generated macros: {sorted(used - set(defined))}"
     # the paper's one estimand: the geometric mean of the run medians (paper_estimand)
-    from osbench_analysis.paper_estimand import paper_estimates
+    from osbench_analysis.report.estimand import paper_estimates
 
     est = paper_estimates(result.estimates)
     null = est[est.probe == "null_syscall"].iloc[0]
@@ -65,7 +67,8 @@ def test_every_macro_the_paper_uses_is_generated_from_the_data(result, tmp_path)
 def test_paper_pdf_builds_from_generated_files(result, tmp_path):
     """The whole paper from one analysis: every section present, every reference
     and citation resolved, no forbidden word, every page and figure shows something."""
-    from osbench_analysis import paper_check, reference_compare
+    from osbench_analysis.report import pdf_check as paper_check
+    from osbench_analysis.report import reference_compare
 
     shutil.copy(PAPER_TEX, tmp_path / "paper.tex")
     shutil.copy(PAPER_TEX.parent / "references.bib", tmp_path / "references.bib")
@@ -105,7 +108,7 @@ def test_time_units_and_macro_names():
 def test_reference_section_shows_every_reading_and_the_verdict_classes():
     import pandas as pd
 
-    from osbench_analysis import reference_claims
+    from osbench_analysis.reference import claims as reference_claims
 
     readings = pd.DataFrame({
         "source_id": ["a", "a", "a", "b", "b"], "bibkey": ["ka", "ka", "ka", "kb", "kb"],

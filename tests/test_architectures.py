@@ -5,7 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from osbench_analysis import architectures, simulate, stats
+from osbench_analysis import stats
+from osbench_analysis.analysis import architectures
+from osbench_analysis.stats import simulate
 
 
 def _sides(rng, runs, sigma):

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from osbench_analysis.worker import BIN_DIR
+from osbench_analysis.worker.main import BIN_DIR
 
 
 @pytest.mark.parametrize("folder", ["plain", "x y", "a'b$c"])

@@ -1,7 +1,11 @@
 """Bad input gets a clear error before anything is measured."""
 import pytest
 
-from osbench_analysis import config, launch, registry, runner, store
+from osbench_analysis.measure import config
+from osbench_analysis.worker import launch
+from osbench_analysis.catalog import registry
+from osbench_analysis.measure import runner
+from osbench_analysis.store import campaigns as store
 
 
 @pytest.fixture(autouse=True)

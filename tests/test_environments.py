@@ -12,7 +12,7 @@ import pytest
 from osbench_analysis import environments
 from osbench_analysis.environments import fuse, gvisor, hostops, uml
 
-WORKER = ["/venv/bin/python", "-m", "osbench_analysis.worker", "--request", '{"probe": "stat", "x": "a b"}']
+WORKER = ["/venv/bin/python", "-m", "osbench_analysis.worker.main", "--request", '{"probe": "stat", "x": "a b"}']
 
 
 def test_status_table_has_one_row_per_environment_with_reason_and_hint():
@@ -66,7 +66,7 @@ def test_uml_mounts_the_host_root_read_only_and_only_the_output_folder_writable(
                                   f"{shlex.quote(p)}" for p in hostops.worker_paths()]
     lines = script.splitlines()
     assert lines.index("mount -t tmpfs tmp /tmp") < lines.index(hostfs_mounts[0])
-    worker_line = next(line for line in script.splitlines() if "osbench_analysis.worker" in line)
+    worker_line = next(line for line in script.splitlines() if "osbench_analysis.worker.main" in line)
     assert shlex.split(worker_line) == [*WORKER, "--out", str(out), "2>&1"]
     assert lines.index("echo o > /proc/sysrq-trigger") > lines.index(worker_line)  # powers off after the worker
 
@@ -114,7 +114,8 @@ def test_a_runsc_of_another_version_is_not_used(monkeypatch, tmp_path):
 
 
 def test_a_file_server_serves_only_file_probes_and_the_others_serve_all():
-    from osbench_analysis import environments, registry
+    from osbench_analysis import environments
+    from osbench_analysis.catalog import registry
 
     file_probes = {n for n in registry.DEFAULT_PROBES if registry.get_probe(n).uses_workdir}
     assert file_probes and file_probes != set(registry.DEFAULT_PROBES)
@@ -166,7 +167,7 @@ def test_the_uml_xsave_shim_is_preloaded_from_a_path_ld_so_does_not_split(tmp_pa
 def test_a_uml_campaign_under_the_first_shim_build_does_not_pool_with_the_others():
     from types import SimpleNamespace
 
-    from osbench_analysis import reproducibility
+    from osbench_analysis.analysis import reproducibility
 
     def manifest(info, worker="/work/main/osbench_analysis/_probes.abi3.so"):
         return SimpleNamespace(host={"host_id": "h", "probes": {"source_sha256": "s"}}, hostname="h",

@@ -19,7 +19,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from osbench_analysis import environments, registry, runner, stats
+from osbench_analysis import environments, stats
+from osbench_analysis.catalog import registry
+from osbench_analysis.measure import runner
 from osbench_analysis.environments import fuse, gvisor, hostops, uml
 
 pytestmark = pytest.mark.slow
@@ -65,7 +67,7 @@ def leftovers(owner_pid: int) -> dict[str, list]:
             state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0] \
                 if os.path.exists(f"/proc/{pid}/stat") else "Z"
             if state != "Z" and (exe in ours or (exe == os.path.realpath(uml.UML_KERNEL) and tag.search(cmd))
-                                 or (tag.search(cmd) and b"osbench_analysis.worker" in cmd)):
+                                 or (tag.search(cmd) and b"osbench_analysis.worker.main" in cmd)):
                 procs.append((pid, exe, cmd[:200]))
     mounts = [m for m in hostops.mounts_under("/") if m[0] == fuse.FSNAME or tag.search(m[1].encode())]
     folders = [str(p) for d in {"/tmp", "/dev/shm"} for p in Path(d).iterdir() if tag.match(p.name.encode())]
@@ -213,7 +215,7 @@ ROUND_FROM_CLONE = textwrap.dedent("""
     import osbench_analysis
     from osbench_analysis import environments, launch
     from osbench_analysis.environments import RoundJob, hostops
-    from osbench_analysis.worker import WorkerRequest
+    from osbench_analysis.worker.main import WorkerRequest
     env = environments.get(sys.argv[1])
     req = WorkerRequest(probe="null_syscall", params={}, min_batch_ns=1_000_000, warmup=0, batches=1,
                         max_iterations=10**8, settle_s=env.settle_s)

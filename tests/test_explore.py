@@ -4,7 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from osbench_analysis import analysis, cli, explore, formatting
+from osbench_analysis import cli, formatting
+from osbench_analysis.analysis import pipeline as analysis
+from osbench_analysis.explore import questions as explore
 from osbench_analysis.paths import CAMPAIGNS_DIR
 
 
@@ -124,7 +126,7 @@ def test_settings_refuse_a_method_that_does_not_go_with_the_estimator():
 
 
 def test_the_explorer_widget_follows_what_is_picked():
-    from osbench_analysis import widgets
+    from osbench_analysis.explore import widgets
 
     ex = widgets.Explorer(probe="pipe_pingpong", placement="same_cpu", environments=["native", "gvisor"])
     assert set(ex._samples["environment"]) == {"native", "gvisor"} and set(ex._samples["probe"]) == {"pipe_pingpong"}
@@ -152,7 +154,8 @@ def test_screen_figures_are_one_per_family_titled_with_environments_told_apart()
 
 
 def test_every_registered_environment_looks_the_same_in_every_figure():
-    from osbench_analysis import environments, plots
+    from osbench_analysis import environments
+    from osbench_analysis.plots import forest as plots
 
     assert list(environments.REGISTRY.names()) == list(plots.KNOWN_ENVIRONMENTS)
     everyone = plots.environment_styles(plots.KNOWN_ENVIRONMENTS)
@@ -165,7 +168,7 @@ def test_every_registered_environment_looks_the_same_in_every_figure():
 
 
 def test_a_forest_gives_each_environment_on_a_row_its_own_line():
-    from osbench_analysis import plots
+    from osbench_analysis.plots import forest as plots
 
     envs = ["native", "gvisor", "gvisor-ptrace", "gvisor-gofer", "uml", "fuse", "fuse-nocache"]
     rows = [dict(environment=e, probe="stat", variant="", placement="same_cpu", estimate_ns=100.0 * (k + 1),
@@ -208,7 +211,7 @@ def test_a_user_error_shows_as_one_line_in_a_notebook():
 
 
 def test_two_campaigns_by_default_are_two_that_measured_the_probe():
-    from osbench_analysis import store
+    from osbench_analysis.store import campaigns as store
 
     sweep = analysis.sweep_campaign_ids(store.catalog())
     pair = explore.newest("native", 2, probe="pipe_pingpong", placement="same_cpu")
@@ -221,7 +224,7 @@ def test_two_campaigns_by_default_are_two_that_measured_the_probe():
 
 
 def test_a_forest_within_a_decade_labels_its_ticks_as_times():
-    from osbench_analysis import plots
+    from osbench_analysis.plots import forest as plots
 
     t = pd.DataFrame(dict(environment=["native"] * 3, probe=["a", "b", "c"], variant=[""] * 3, placement=["same_cpu"] * 3,
                           estimate_ns=[1600.0, 3100.0, 12000.0], ci_low_ns=[1550.0, 3000.0, 11500.0],

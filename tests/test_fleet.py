@@ -14,7 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from osbench_analysis import cli, fleet, fleet_certs, store, synthetic
+from osbench_analysis import cli
+from osbench_analysis.fleet import run as fleet
+from osbench_analysis.fleet import certs as fleet_certs
+from osbench_analysis.fleet import task as fleet_task
+from osbench_analysis.store import campaigns as store
+from osbench_analysis.store import synthetic
 
 distributed = pytest.importorskip("distributed")
 
@@ -82,10 +87,10 @@ def fake_task(campaign_id, profile, parameters, wait=False):
 
 def use_fake_task(tmp_path, monkeypatch) -> dict:
     """The fleet task replaced by fake_task, a module-level function: the guard
-    (fleet_guard) lets it run because fleet.measure_on_this_host is it."""
+    (fleet/guard.py) lets it run because fleet/task.py's measure_on_this_host is it."""
     FAKE.clear()
     FAKE.update(ran={}, fail=set(), hosts=tmp_path / "hosts")
-    monkeypatch.setattr(fleet, "measure_on_this_host", fake_task)
+    monkeypatch.setattr(fleet_task, "measure_on_this_host", fake_task)
     return FAKE
 
 
@@ -194,7 +199,7 @@ def test_a_vanished_host_is_reported_the_others_kept_and_a_rerun_finishes_it(tmp
     the same command once h2 is back finishes h2 only."""
     import threading
 
-    from osbench_analysis import hostlock
+    from osbench_analysis.measure import hostlock
 
     monkeypatch.setattr(fleet, "VANISHED_AFTER_S", 3.0)
     certs = fleet_certs.make_certs(["h1", "h2"], tmp_path / "certs", "127.0.0.1", _free_port())

@@ -19,7 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from osbench_analysis import cli, fleet, fleet_certs, fleet_guard, fleet_security, store
+from osbench_analysis import cli
+from osbench_analysis.fleet import run as fleet
+from osbench_analysis.fleet import certs as fleet_certs
+from osbench_analysis.fleet import guard as fleet_guard
+from osbench_analysis.fleet import security as fleet_security
+from osbench_analysis.store import campaigns as store
 from osbench_analysis.errors import OsbenchError
 
 distributed = pytest.importorskip("distributed")
@@ -71,7 +76,7 @@ def test_certs_keep_keys_private_chain_to_their_own_ca_and_print_the_commands(tm
     for h in ("h1", "h2", "h3"):
         assert (f"dask worker tls://lab0:8786 --name {h} --nthreads 1 --resources MEASURE=1 --no-dashboard "
                 f"--no-nanny --tls-ca-file {out}/{h}/ca.pem --tls-cert {out}/{h}/cert.pem "
-                f"--tls-key {out}/{h}/key.pem --preload osbench_analysis.fleet_guard") in printed
+                f"--tls-key {out}/{h}/key.pem --preload osbench_analysis.fleet.guard") in printed
     assert (f"osbench fleet run --scheduler tls://lab0:8786 --hosts h1,h2,h3 --tls-ca-file {out}/client/ca.pem "
             f"--tls-cert {out}/client/cert.pem --tls-key {out}/client/key.pem") in printed
     # never overwritten; host names that could be anything else are refused
@@ -124,7 +129,7 @@ def test_a_worker_without_the_guard_is_not_given_work(tmp_path, fake_fleet_task)
         r = fleet.fleet_run(client, ["h1", "h2"], output=str(tmp_path / "c"), campaign_id="g", say=lambda m: None,
                             **TINY)
         assert [o.status for o in r.outcomes] == ["stored", "unguarded"]
-        assert "does not preload osbench_analysis.fleet_guard" in r.outcomes[1].message
+        assert "does not preload osbench_analysis.fleet.guard" in r.outcomes[1].message
         assert fake_fleet_task["ran"] == {"g-h1": "h1"}  # nothing was sent to h2
 
 

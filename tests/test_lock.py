@@ -3,7 +3,7 @@ import re
 
 from packaging.requirements import Requirement
 
-from osbench_analysis import python_env as pe
+from osbench_analysis.report import environment_versions as pe
 from osbench_analysis.paths import LOCK_FILE, PAPER_DIR, PYPROJECT_FILE
 
 

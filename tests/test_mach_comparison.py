@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from osbench_analysis import microkernel, registry
+from osbench_analysis.analysis import microkernel
+from osbench_analysis.catalog import registry
 
 
 def rows(env, probe, per_op_by_boot, params=None, warm_per_op=None):
@@ -81,7 +82,7 @@ def test_published_figures_come_from_the_reference_data():
 
 @pytest.mark.slow
 def test_the_host_analysis_never_takes_a_guest_campaign(tiny_campaign, tmp_path):
-    from osbench_analysis import analysis
+    from osbench_analysis.analysis import pipeline as analysis
     from conftest import relabel
 
     native = relabel(tiny_campaign, tmp_path, "native-copy", "native", minutes=0)
@@ -148,7 +149,8 @@ def test_conclusion_sentence_quotes_the_tables_range_or_nothing():
 
 
 def test_on_screen_the_counts_read_in_three_digits_and_each_kernel_has_its_look():
-    from osbench_analysis import plots, plots_microkernel
+    from osbench_analysis.plots import forest as plots
+    from osbench_analysis.plots import microkernel as plots_microkernel
 
     tab = microkernel.comparison(samples())
     shown = microkernel.screen_table(tab)

@@ -5,8 +5,8 @@ faulted back, one minor fault per ~46 blocks): not the same work.  The default
 is now a fixed group, so the work per block does not follow the batch size."""
 from __future__ import annotations
 
-from osbench_analysis import registry
-from osbench_analysis.worker import WorkerRequest, run_request
+from osbench_analysis.catalog import registry
+from osbench_analysis.worker.main import WorkerRequest, run_request
 
 
 def faults_per_block(params: dict, iterations: int) -> float:

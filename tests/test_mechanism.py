@@ -7,7 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from osbench_analysis import architectures, mechanism, stats
+from osbench_analysis import stats
+from osbench_analysis.analysis import architectures
+from osbench_analysis.analysis import mechanism
 
 RUNS, BATCHES = 6, 5
 
@@ -102,7 +104,7 @@ def test_an_unknown_environment_is_refused_in_one_line():
 
 
 def test_every_recipe_names_registered_probes_and_every_environment_a_recipe():
-    from osbench_analysis import registry
+    from osbench_analysis.catalog import registry
     from osbench_analysis.environments import REGISTRY
 
     for recipe in mechanism.RECIPES.values():

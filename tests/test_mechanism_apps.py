@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from osbench_analysis import registry
-from osbench_analysis.worker import Batcher, ProbeFailed, WorkerRequest
+from osbench_analysis.catalog import registry
+from osbench_analysis.worker.main import Batcher, ProbeFailed, WorkerRequest
 from conftest import child_pids
 
 pytestmark = pytest.mark.slow  # each iteration runs a program (a compile: tens of ms)

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from osbench_analysis import registry
-from osbench_analysis.worker import Batcher, WorkerRequest
+from osbench_analysis.catalog import registry
+from osbench_analysis.worker.main import Batcher, WorkerRequest
 from conftest import child_pids
 
 pytestmark = pytest.mark.slow  # every test starts a worker's parent process

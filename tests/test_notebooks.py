@@ -6,7 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from osbench_analysis import analysis, cli, paper, store
+from osbench_analysis import cli
+from osbench_analysis.analysis import pipeline as analysis
+from osbench_analysis.report import paper
+from osbench_analysis.store import campaigns as store
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 TINY = dict(probes=["null_syscall", "pipe_pingpong"], runs=2, batches=2, min_batch_ms=1.0, precision_target=0.0)

@@ -6,7 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from osbench_analysis import families, formatting, paper_check, paper_estimand, paper_published, reference_claims
+from osbench_analysis import formatting
+from osbench_analysis.catalog import families
+from osbench_analysis.report import pdf_check as paper_check
+from osbench_analysis.report import estimand as paper_estimand
+from osbench_analysis.report import published as paper_published
+from osbench_analysis.reference import claims as reference_claims
 
 
 @pytest.mark.parametrize("value, lo, hi, printed", [
@@ -38,7 +43,7 @@ def test_bandwidth_is_bytes_per_second_with_the_slow_end_low():
 
 
 def test_printable_names_and_variants():
-    from osbench_analysis.registry import PROBES
+    from osbench_analysis.catalog.registry import PROBES
 
     # every probe a reader may meet has a printed name: the canaries and GNU Mach's probes too
     shown = [p for p in PROBES if not PROBES[p].hidden and PROBES[p].family != "testonly"]

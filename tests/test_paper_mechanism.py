@@ -6,8 +6,14 @@ import types
 import pandas as pd
 import pytest
 
-from osbench_analysis import (analysis, architectures, mechanism, paper, paper_mechanism, registry, reproducibility,
-                              stats)
+from osbench_analysis import stats
+from osbench_analysis.analysis import pipeline as analysis
+from osbench_analysis.analysis import architectures
+from osbench_analysis.analysis import mechanism
+from osbench_analysis.report import paper
+from osbench_analysis.report import mechanism as paper_mechanism
+from osbench_analysis.catalog import registry
+from osbench_analysis.analysis import reproducibility
 from osbench_analysis.formatting import time_with_ci_tex
 from osbench_analysis.paths import CAMPAIGNS_DIR
 
@@ -125,7 +131,7 @@ def test_the_method_tells_one_story_of_the_number_quoted(result):
 
 
 def test_the_guest_kernels_own_tmpfs_gets_its_own_rows_below_the_crossings(result):
-    from osbench_analysis import paper_sections
+    from osbench_analysis.report import sections as paper_sections
 
     g = paper_sections.guest_crossing_costs(result).set_index("environment")
     assert set(g.index) == {"gvisor", "gvisor-gofer", "uml"}          # the sandboxes with a kernel of their own

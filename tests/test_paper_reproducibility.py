@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from osbench_analysis import reproducibility as rp
-from osbench_analysis import simulate as sim
+from osbench_analysis.analysis import reproducibility as rp
+from osbench_analysis.stats import simulate as sim
 
 SHIFTS = (0.0, 0.25, -0.15)
 
@@ -32,7 +32,7 @@ def test_overview_puts_each_campaign_against_its_pooled_value():
     import matplotlib
 
     matplotlib.use("Agg")
-    from osbench_analysis import plots_reproducibility
+    from osbench_analysis.plots import reproducibility as plots_reproducibility
 
     pooling = _pooling()
     fig = plots_reproducibility.spread_overview(pooling)
@@ -48,7 +48,7 @@ def test_overview_puts_each_campaign_against_its_pooled_value():
 
 
 def test_paper_reproducibility_text_only_when_campaigns_pool():
-    from osbench_analysis import paper
+    from osbench_analysis.report import paper
 
     tex = paper.reproducibility_tex(types.SimpleNamespace(pooling=_pooling()))
     assert "\\label{tab:spread}" in tex and "\\label{fig:reproducibility}" in tex and "3 campaigns" in tex

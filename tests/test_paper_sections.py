@@ -4,8 +4,11 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from osbench_analysis import analysis, families, paper_sections, plots_architectures
-from osbench_analysis.paper_check import figure_is_blank
+from osbench_analysis.analysis import pipeline as analysis
+from osbench_analysis.catalog import families
+from osbench_analysis.report import sections as paper_sections
+from osbench_analysis.plots import architectures as plots_architectures
+from osbench_analysis.report.pdf_check import figure_is_blank
 
 
 def _ratios(rows):
@@ -92,8 +95,8 @@ def test_central_figure_groups_rows_by_family_and_distinguishes_measured_from_pu
 
 
 def test_paper_figures_print_at_eight_points_or_more():
-    from osbench_analysis import plots
-    from osbench_analysis.paper_check import TEXT_HEIGHT_IN, smallest_print_font_pt
+    from osbench_analysis.plots import forest as plots
+    from osbench_analysis.report.pdf_check import TEXT_HEIGHT_IN, smallest_print_font_pt
 
     rows = 40
     measured = pd.DataFrame({"environment": ["gvisor"] * 3, "primitive": ["syscall", "stat", "fork_exit"],

@@ -9,7 +9,11 @@ import re
 import numpy as np
 import pytest
 
-from osbench_analysis import analysis, paper_sections, registry, store, sweeps
+from osbench_analysis.analysis import pipeline as analysis
+from osbench_analysis.report import sections as paper_sections
+from osbench_analysis.catalog import registry
+from osbench_analysis.store import campaigns as store
+from osbench_analysis.analysis import sweeps
 from osbench_analysis.paths import CAMPAIGNS_DIR
 
 ROUND = "20261126T113057Z-vm-native"
@@ -111,7 +115,7 @@ def test_the_sweep_campaign_feeds_the_sweeps_and_never_replaces_the_round(tmp_pa
     assert len(re.findall(r"\\\\$", tex.split("\\midrule")[1], re.M)) == len(a.sweeps)
 
     # the reproduction table lists the sweep campaign with what it is for
-    from osbench_analysis import paper
+    from osbench_analysis.report import paper
 
     repro = paper_sections.reproduce_tex(a, paper.other_campaigns(a, tmp_path))
     assert sw.id.replace("_", "\\_") in repro and "(sweeps)" in repro and "scalability sweeps alone" in repro
@@ -123,8 +127,8 @@ def test_the_paper_figure_has_a_panel_per_sweep_at_the_text_width(tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    from osbench_analysis import plots_sweeps
-    from osbench_analysis.paper_check import smallest_print_font_pt
+    from osbench_analysis.plots import sweeps as plots_sweeps
+    from osbench_analysis.report.pdf_check import smallest_print_font_pt
 
     base = _template()
     s = sweep_campaign(tmp_path, base, "s-native").samples

@@ -8,8 +8,9 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from osbench_analysis import plots, stats  # noqa: E402
-from osbench_analysis import simulate as sim  # noqa: E402
+from osbench_analysis import stats
+from osbench_analysis.plots import forest as plots  # noqa: E402
+from osbench_analysis.stats import simulate as sim  # noqa: E402
 
 FAST = dict(n_resamples=500)
 
@@ -86,7 +87,7 @@ def test_sweep_plot_draws_runs_and_fit():
 
 @pytest.mark.slow  # integration: writes every figure / regenerates from all data (> 1 s)
 def test_saved_figures_are_named_by_the_analysis_and_show_something(tmp_path, campaign):
-    from osbench_analysis.paper_check import figure_is_blank
+    from osbench_analysis.report.pdf_check import figure_is_blank
 
     fig = plots.forest_plot(stats.flag_sensitivity(campaign, **FAST))
     paths = plots.save_figure(fig, tmp_path / "out", "per_op_forest")
@@ -99,7 +100,7 @@ def test_saved_figures_are_named_by_the_analysis_and_show_something(tmp_path, ca
 
 
 def test_one_primitive_across_hosts_shows_each_host_with_its_interval():
-    from osbench_analysis import plots_hosts
+    from osbench_analysis.plots import hosts as plots_hosts
 
     parts = []
     for i, (host, median) in enumerate((("lab1", 500.0), ("lab2", 1500.0), ("lab3", 900.0))):

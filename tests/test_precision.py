@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from osbench_analysis import precision as pr
-from osbench_analysis import simulate as sim
+from osbench_analysis.stats import precision as pr
+from osbench_analysis.stats import simulate as sim
 from osbench_analysis import stats
 
 

@@ -3,9 +3,9 @@ import os
 
 import pytest
 
-from osbench_analysis import registry
-from osbench_analysis.launch import run_worker
-from osbench_analysis.worker import Batcher, ProbeFailed, WorkerRequest, helper_path
+from osbench_analysis.catalog import registry
+from osbench_analysis.worker.launch import run_worker
+from osbench_analysis.worker.main import Batcher, ProbeFailed, WorkerRequest, helper_path
 from conftest import child_pids
 
 # Every test here starts worker processes.
@@ -125,7 +125,7 @@ def test_every_registered_probe_exists_in_its_extension_and_test_probes_are_not_
 def test_batches_of_a_grouped_probe_are_whole_groups():
     """osbench's 100 threads (or 1,000,000 blocks) outstanding: a batch is whole groups,
     so a batch calibrated short never measures a smaller group than the one asked for."""
-    from osbench_analysis.worker import next_iterations, run_request
+    from osbench_analysis.worker.main import next_iterations, run_request
 
     assert next_iterations(100, 1_000, 10_000, 10**6, multiple=100) == 1200
     assert next_iterations(100, 1_000, 10**9, 250, multiple=100) == 200      # cap: whole groups

@@ -10,8 +10,9 @@ import time
 
 import pytest
 
-from osbench_analysis import config, registry
-from osbench_analysis.worker import Batcher, ProbeFailed, WorkerRequest
+from osbench_analysis.measure import config
+from osbench_analysis.catalog import registry
+from osbench_analysis.worker.main import Batcher, ProbeFailed, WorkerRequest
 from conftest import child_pids
 
 CATALOG_FAMILIES = ("entry", "ipc", "service", "files", "memory_bw", "sweeps")
@@ -146,7 +147,7 @@ def test_killed_worker_leaves_no_partner(probe, tmp_path):
     partners (server, echo, ring) die with it (PR_SET_PDEATHSIG)."""
     req = WorkerRequest(probe=probe, params={"processes": 4} if probe == "ctxsw_ring" else {}, min_batch_ns=1,
                         warmup=0, batches=1, max_iterations=10**9, iterations=10**9)
-    w = subprocess.Popen([sys.executable, "-m", "osbench_analysis.worker", "--request", req.to_json()],
+    w = subprocess.Popen([sys.executable, "-m", "osbench_analysis.worker.main", "--request", req.to_json()],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.time() + 20
@@ -240,7 +241,8 @@ def _samples(conditions, runs=3, n=300, tmp_path=None):
 
 @pytest.mark.slow
 def test_sweep_fit_and_figure_from_a_real_sweep(tmp_path):
-    from osbench_analysis import plots_sweeps, sweeps
+    from osbench_analysis.plots import sweeps as plots_sweeps
+    from osbench_analysis.analysis import sweeps
 
     s = _samples([("mmap_window_maps", {"maps": m}, "same_cpu") for m in (0, 2000)], tmp_path=tmp_path)
     fits = sweeps.fit_sweeps(s)
@@ -256,7 +258,7 @@ def test_sweep_fit_and_figure_from_a_real_sweep(tmp_path):
 
 @pytest.mark.slow
 def test_service_table_puts_each_server_round_trip_beside_the_direct_call(tmp_path):
-    from osbench_analysis import service_ipc
+    from osbench_analysis.analysis import service_ipc
 
     conds = [("service_direct", {}, "same_cpu"), ("service_pipe", {}, "same_cpu"), ("service_shm", {}, "same_cpu")]
     t = service_ipc.service_table(_samples(conds, runs=3, n=500, tmp_path=tmp_path))

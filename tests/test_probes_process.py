@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from osbench_analysis import registry
-from osbench_analysis.launch import run_worker
-from osbench_analysis.worker import PARENT, Batcher, ProbeFailed, WorkerRequest
+from osbench_analysis.catalog import registry
+from osbench_analysis.worker.launch import run_worker
+from osbench_analysis.worker.main import PARENT, Batcher, ProbeFailed, WorkerRequest
 from conftest import child_pids
 
 pytestmark = pytest.mark.slow  # every test starts processes
@@ -97,7 +97,7 @@ def test_native_fork_is_cheaper_than_forking_the_interpreter():
 
 def test_the_parent_dies_with_its_worker(tmp_path):
     code = ("import sys,time\n"
-            "from osbench_analysis.worker import Batcher, WorkerRequest\n"
+            "from osbench_analysis.worker.main import Batcher, WorkerRequest\n"
             "b = Batcher(WorkerRequest('fork_alive', {'alive': 5}, 1, 0, 1, 10**6, iterations=1))\n"
             "b.run(1)\n"
             "print(b.native.proc.pid, flush=True)\n"

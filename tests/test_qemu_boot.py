@@ -5,10 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from osbench_analysis import environments, registry
+from osbench_analysis import environments
+from osbench_analysis.catalog import registry
 from osbench_analysis.environments import RoundJob, mach
 from osbench_analysis.environments.qemu import QEMU
-from osbench_analysis.worker import WorkerRequest
+from osbench_analysis.worker.main import WorkerRequest
 
 pytestmark = pytest.mark.slow
 
@@ -105,7 +106,7 @@ def test_a_kernel_panic_is_a_failed_run_with_the_panic_line(tmp_path):
 
 
 def test_one_job_one_boot_through_launch_for_a_runner_without_rounds(tmp_path):
-    from osbench_analysis import launch
+    from osbench_analysis.worker import launch
 
     env = needs("mach")
     req = WorkerRequest("mach_rpc_task", {}, 200_000, 0, 2, registry.PROBES["mach_rpc_task"].max_iterations)

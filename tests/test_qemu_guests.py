@@ -7,10 +7,12 @@ import subprocess
 
 import pytest
 
-from osbench_analysis import config, environments, registry
+from osbench_analysis import environments
+from osbench_analysis.measure import config
+from osbench_analysis.catalog import registry
 from osbench_analysis.environments import guest_install, linux_tcg, mach, qemu
 from osbench_analysis.environments.qemu import Boot, outcomes, parse_serial
-from osbench_analysis.worker import WorkerRequest
+from osbench_analysis.worker.main import WorkerRequest
 
 SERIAL = """\
 GNU Mach 1.8
@@ -163,7 +165,7 @@ def test_the_preflight_null_syscall_runs_the_mach_null_trap_and_nothing_else_is_
 
 
 def test_outcome_rows_fill_every_sample_column_with_the_runners_own():
-    from osbench_analysis import schema
+    from osbench_analysis.store import schema
 
     res = outcomes(Boot(SERIAL, "panic", None, 4.0, loadavg_1m=0.5), 2, {}, 60)
     rows = [{**b, "probe": "mach_null_trap", "variant": "", "params_json": "{}", "placement": "same_cpu",

@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from osbench_analysis import quality as q
-from osbench_analysis import simulate as sim
+from osbench_analysis.stats import quality as q
+from osbench_analysis.stats import simulate as sim
 
 
 def _measured(df):

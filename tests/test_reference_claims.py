@@ -8,7 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from osbench_analysis import reference, reference_claims as rc, reference_compare as rcmp
+from osbench_analysis.reference import studies as reference
+from osbench_analysis.reference import claims as rc
+from osbench_analysis.report import reference_compare as rcmp
 
 
 def _synthetic():

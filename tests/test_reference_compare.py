@@ -3,7 +3,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from osbench_analysis import plots_reference, reference, reference_compare as rcmp
+from osbench_analysis.plots import reference as plots_reference
+from osbench_analysis.reference import studies as reference
+from osbench_analysis.report import reference_compare as rcmp
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +80,7 @@ def test_estimates_without_required_columns_are_refused(ref, mapping):
 @pytest.fixture(scope="module")
 def two_environments(tiny_campaign, tmp_path_factory):
     """The real campaign, plus a copy as environment 'gvisor' exactly 2.5x slower, analysed."""
-    from osbench_analysis import analysis
+    from osbench_analysis.analysis import pipeline as analysis
     from conftest import relabel
 
     root = tmp_path_factory.mktemp("two-envs")

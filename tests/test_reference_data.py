@@ -6,8 +6,8 @@ import shutil
 import pandas as pd
 import pytest
 
-from osbench_analysis import reference
-from osbench_analysis.schema import ARCH_CLASSES
+from osbench_analysis.reference import studies as reference
+from osbench_analysis.store.schema import ARCH_CLASSES
 
 
 @pytest.fixture(scope="module")

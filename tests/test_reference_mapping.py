@@ -4,9 +4,9 @@ import shutil
 import pandas as pd
 import pytest
 
-from osbench_analysis import reference
-from osbench_analysis.reference_compare import PROBE_PRIMITIVE
-from osbench_analysis.registry import DEFAULT_PROBES, PROBES
+from osbench_analysis.reference import studies as reference
+from osbench_analysis.report.reference_compare import PROBE_PRIMITIVE
+from osbench_analysis.catalog.registry import DEFAULT_PROBES, PROBES
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from osbench_analysis import reference
+from osbench_analysis.reference import studies as reference
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,9 @@ import json
 import pandas as pd
 import pytest
 
-from osbench_analysis import reference, reference_claims, reference_sourcecheck as sc
+from osbench_analysis.reference import studies as reference
+from osbench_analysis.reference import claims as reference_claims
+from osbench_analysis.reference import sourcecheck as sc
 
 SEEDS = sc.default_seeds_dir()
 pytestmark = pytest.mark.skipif(not SEEDS.is_dir(), reason=f"seed documents not found at {SEEDS} (set {sc.SEEDS_ENV})")

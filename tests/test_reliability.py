@@ -14,7 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from osbench_analysis import hostlock, journal, launch, owners, runner, store
+from osbench_analysis.measure import hostlock
+from osbench_analysis.measure import journal
+from osbench_analysis.worker import launch
+from osbench_analysis.store import owners
+from osbench_analysis.measure import runner
+from osbench_analysis.store import campaigns as store
 
 # --- helpers -----------------------------------------------------------------
 
@@ -59,7 +64,7 @@ def _forks_of(pid: int) -> int:
 def _start_runner(tmp_path: Path, **params) -> subprocess.Popen:
     """A runner in its own process, its scratch folders under tmp_path/tmp."""
     (tmp_path / "tmp").mkdir(exist_ok=True)
-    code = f"from osbench_analysis import runner; runner.measure('quick', progress=False, **{params!r})"
+    code = f"from osbench_analysis.measure import runner; runner.measure('quick', progress=False, **{params!r})"
     return subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "TMPDIR": str(tmp_path / "tmp")},
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 

@@ -7,8 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from osbench_analysis import config, environments, host, registry, reproducibility as rp
-from osbench_analysis import simulate as sim
+from osbench_analysis import environments
+from osbench_analysis.measure import config
+from osbench_analysis.hosts import machine as host
+from osbench_analysis.catalog import registry
+from osbench_analysis.analysis import reproducibility as rp
+from osbench_analysis.stats import simulate as sim
 from osbench_analysis.stats.pooled import OVER_CAMPAIGNS, WITHIN_ONE_CAMPAIGN
 
 SHIFTS = (0.0, 0.25, -0.15, 0.1)        # the host's state per round (log scale): campaigns drift together
@@ -163,7 +167,7 @@ def test_start_of_campaign_check_warns_on_a_busy_host_only():
 
 @pytest.mark.parametrize("probe,n", [("canary_cpu", 200), ("canary_memcpy", 3), ("canary_syscall", 2000)])
 def test_canaries_do_the_work_they_claim(probe, n):
-    from osbench_analysis.worker import Batcher, WorkerRequest
+    from osbench_analysis.worker.main import Batcher, WorkerRequest
 
     req = WorkerRequest(probe=probe, params={}, min_batch_ns=1, warmup=0, batches=1, max_iterations=10**6,
                         workdir=None, child_cpu=-1)
@@ -174,7 +178,8 @@ def test_canaries_do_the_work_they_claim(probe, n):
 
 @pytest.mark.slow
 def test_analysis_pools_the_hosts_comparable_campaigns(tmp_path):
-    from osbench_analysis import analysis, synthetic
+    from osbench_analysis.analysis import pipeline as analysis
+    from osbench_analysis.store import synthetic
 
     base = synthetic.template()
     seeds = (0, 4, 6)          # log factors 0.126, -0.652, 1.053 times sigma
@@ -202,7 +207,7 @@ def test_a_reproducibility_figure_per_family_shows_every_campaign_and_the_pooled
     import matplotlib
 
     matplotlib.use("Agg")
-    from osbench_analysis import plots_reproducibility
+    from osbench_analysis.plots import reproducibility as plots_reproducibility
 
     s, rounds = _rounds()
     v = rp.campaign_values(s[s["probe"] != "canary_cpu"])

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from osbench_analysis import launch
+from osbench_analysis.worker import launch
 from osbench_analysis.environments import Launch, RoundJob, rounds
-from osbench_analysis.worker import WorkerRequest
+from osbench_analysis.worker.main import WorkerRequest
 
 
 def _job(tmp_path: Path, probe: str = "null_syscall", timeout_s: float = 60.0, settle_s: float = 0.0) -> RoundJob:

@@ -3,7 +3,7 @@
 failed workers, or one sentence when none failed."""
 import pandas as pd
 
-from osbench_analysis import run_report
+from osbench_analysis.report import run_report
 
 
 def test_the_summary_has_one_index_and_whole_counts_across_environments(tiny_campaign):
@@ -31,7 +31,7 @@ def test_the_readable_summary_has_a_unit_per_row_and_guests_count_instructions(t
     assert table["raw median per op"].str.fullmatch(r"\d[\d.]* (ns|µs|ms)").all()
     assert pd.api.types.is_integer_dtype(table["operations per batch"])
     # an emulated guest's per-op numbers are guest instructions, not ns
-    import osbench_analysis.analysis as analysis
+    import osbench_analysis.analysis.pipeline as analysis
 
     plain = analysis.overview(tiny_campaign)
     monkeypatch.setattr(run_report, "summary", lambda cs: plain.assign(environment="mach")[

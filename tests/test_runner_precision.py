@@ -2,7 +2,8 @@
 or the time budget, and the manifest says which and what was achieved."""
 import pytest
 
-from osbench_analysis import runner, stats
+from osbench_analysis import stats
+from osbench_analysis.measure import runner
 
 # Every test here starts worker processes.
 pytestmark = pytest.mark.slow

@@ -10,7 +10,11 @@ import time
 
 import pytest
 
-from osbench_analysis import environments, launch, run_report, runner, store
+from osbench_analysis import environments
+from osbench_analysis.worker import launch
+from osbench_analysis.report import run_report
+from osbench_analysis.measure import rounds, runner
+from osbench_analysis.store import campaigns as store
 from osbench_analysis.environments import Environment, Launch, Session
 
 pytestmark = pytest.mark.slow  # real native workers
@@ -205,11 +209,11 @@ def test_the_bar_plans_each_conditions_first_runs_and_ends_full(tmp_path, monkey
     gets (here 2 of at most 6) and grows only by what precision projects; at the end it is the runs made."""
     bars = []
 
-    def recording(total, initial, progress, real=runner.progress_bar):
+    def recording(total, initial, progress, real=rounds.progress_bar):
         bars.append(_RecordedBar(real(total, initial, progress)))
         return bars[-1]
 
-    monkeypatch.setattr(runner, "progress_bar", recording)
+    monkeypatch.setattr(rounds, "progress_bar", recording)
     (c,) = _measure(tmp_path, "native", runs=2, precision_target=0.5, max_runs=6)
     (bar,) = bars
     assert bar.totals[0] == 2 * 2                   # null_syscall and pipe_pingpong, 2 runs each

@@ -9,9 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from osbench_analysis import config, environments, facts, registry
+from osbench_analysis import environments
+from osbench_analysis.measure import config
+from osbench_analysis.hosts import facts
+from osbench_analysis.catalog import registry
 from osbench_analysis.errors import ConfigError
-from osbench_analysis.worker import ProbeFailed, WorkerRequest, run_request
+from osbench_analysis.worker.main import ProbeFailed, WorkerRequest, run_request
 
 GUEST = {registry.WORKDIR_FS: registry.FS_GUEST_TMPFS}
 
@@ -27,7 +30,7 @@ def test_workdir_fs_is_a_file_probes_condition_key_not_a_parameter():
         registry.resolve_params(open_close, {registry.WORKDIR_FS: "ext4"})
     # the variant names both where the folder is and the file system the worker saw; stripping fs= (how the
     # analysis compares environments) keeps the guest tmpfs apart from the host volume
-    from osbench_analysis import analysis  # pandas: not at collection time
+    from osbench_analysis.analysis import pipeline as analysis  # pandas: not at collection time
 
     label = registry.variant_label(open_close, {**open_close.defaults(), **GUEST}, "tmpfs")
     assert label == "workdir_fs=guest-tmpfs,fs=tmpfs"

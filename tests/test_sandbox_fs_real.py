@@ -8,7 +8,8 @@ import os
 
 import pytest
 
-from osbench_analysis import registry, runner
+from osbench_analysis.catalog import registry
+from osbench_analysis.measure import runner
 from test_environments_real import NOTHING, leftovers
 
 pytestmark = pytest.mark.slow

@@ -7,8 +7,8 @@ import pytest
 from scipy import stats as sps
 
 from osbench_analysis import stats
-from osbench_analysis import simulate as sim
-from osbench_analysis.schema import GROUP_KEYS
+from osbench_analysis.stats import simulate as sim
+from osbench_analysis.store.schema import GROUP_KEYS
 
 FAST = dict(n_resamples=1000)
 

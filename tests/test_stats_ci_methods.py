@@ -3,7 +3,8 @@ its estimand and the sentence the Method section prints."""
 import numpy as np
 import pytest
 
-from osbench_analysis import methods, stats
+from osbench_analysis import stats
+from osbench_analysis.analysis import methods
 from osbench_analysis.stats import ci_methods
 
 

@@ -6,7 +6,7 @@ percentage points) yet a bootstrap that ignores runs falls far outside it.
 """
 import pytest
 
-from osbench_analysis import simulate as sim
+from osbench_analysis.stats import simulate as sim
 
 BAND = (0.92, 0.98)     # around the nominal 95 %, +-6 Monte-Carlo standard errors
 N_EXP = 2000

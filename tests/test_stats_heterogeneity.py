@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from osbench_analysis import heterogeneity as H
-from osbench_analysis import precision as pr
-from osbench_analysis import quality as q
-from osbench_analysis import simulate as sim
+from osbench_analysis.stats import heterogeneity as H
+from osbench_analysis.stats import precision as pr
+from osbench_analysis.stats import quality as q
+from osbench_analysis.stats import simulate as sim
 from osbench_analysis import stats
 from osbench_analysis.errors import OsbenchError
 

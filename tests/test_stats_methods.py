@@ -2,10 +2,10 @@
 import pandas as pd
 import pytest
 
-from osbench_analysis import simulate as sim
+from osbench_analysis.stats import simulate as sim
 from osbench_analysis import stats
-from osbench_analysis.methods import methods_paragraph
-from osbench_analysis.quality import FlagRule
+from osbench_analysis.analysis.methods import methods_paragraph
+from osbench_analysis.stats.quality import FlagRule
 
 
 @pytest.fixture(scope="module")

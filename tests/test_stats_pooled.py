@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from osbench_analysis import simulate as sim
+from osbench_analysis.stats import simulate as sim
 from osbench_analysis.stats import pooled
 
 

@@ -4,8 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from osbench_analysis import simulate as sim
-from osbench_analysis.schema import SAMPLE_COLUMNS
+from osbench_analysis.stats import simulate as sim
+from osbench_analysis.store.schema import SAMPLE_COLUMNS
 
 
 @pytest.mark.parametrize("family", sim.FAMILIES)

@@ -6,8 +6,11 @@ import shutil
 
 import pytest
 
-from osbench_analysis import launch, records, runner, store
-from osbench_analysis.schema import SAMPLE_COLUMNS
+from osbench_analysis.worker import launch
+from osbench_analysis.store import records
+from osbench_analysis.measure import runner
+from osbench_analysis.store import campaigns as store
+from osbench_analysis.store.schema import SAMPLE_COLUMNS
 
 
 def test_campaign_is_sealed_with_checksums_and_host_metadata(tiny_campaign):
@@ -156,7 +159,7 @@ def test_manifest_is_plain_json_that_sha256sum_can_check(tiny_campaign):
 def test_every_schema_column_is_documented():
     from pathlib import Path
 
-    from osbench_analysis.schema import RUN_COLUMNS
+    from osbench_analysis.store.schema import RUN_COLUMNS
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "campaign_format.md").read_text()
     manifest_fields = [f.name for f in dataclasses.fields(records.Manifest)]

@@ -3,7 +3,8 @@ import pandas as pd
 import pyarrow.dataset as ds
 import pytest
 
-from osbench_analysis import store, synthetic
+from osbench_analysis.store import campaigns as store
+from osbench_analysis.store import synthetic
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,10 @@ import signal
 
 import pytest
 
-from osbench_analysis import launch, runner, store
-from osbench_analysis.worker import WorkerRequest
+from osbench_analysis.worker import launch
+from osbench_analysis.measure import runner
+from osbench_analysis.store import campaigns as store
+from osbench_analysis.worker.main import WorkerRequest
 
 # Every test here starts worker processes.
 pytestmark = pytest.mark.slow
@@ -45,7 +47,7 @@ def test_timeout_kills_grandchildren_too(tmp_path):
                         max_iterations=10**9, iterations=10**9)
     out = launch.run_worker(req, timeout_s=0.3)
     assert out.status == "timeout"
-    leftover = [p for p in os.listdir("/proc") if p.isdigit() and _cmdline(p).find("osbench_analysis.worker") >= 0
+    leftover = [p for p in os.listdir("/proc") if p.isdigit() and _cmdline(p).find("osbench_analysis.worker.main") >= 0
                 and "pipe_pingpong" in _cmdline(p)]
     assert leftover == []
 
@@ -73,7 +75,7 @@ def test_ctrl_c_during_a_campaign_leaves_nothing_behind(tmp_path):
 
     root, work = tmp_path / "campaigns", tmp_path / "work"
     work.mkdir()
-    code = ("from osbench_analysis import runner; runner.measure('quick', progress=False, output=%r, workdir=%r, "
+    code = ("from osbench_analysis.measure import runner; runner.measure('quick', progress=False, output=%r, workdir=%r, "
             "probes=['file_create_delete'], runs=50, min_batch_ms=200, precision_target=0)"
             % (str(root), str(work)))
     proc = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True)

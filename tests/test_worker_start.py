@@ -6,16 +6,16 @@ import sys
 
 import pytest
 
-from osbench_analysis.worker import WorkerRequest
+from osbench_analysis.worker.main import WorkerRequest
 
 AVOIDED = ["argparse", "subprocess", "shutil", "hashlib", "platform", "socket", "difflib", "pandas", "numpy"]
 
 
 def _worker(req: WorkerRequest, *extra: str) -> subprocess.CompletedProcess:
-    """The worker as the runner starts it (`python -m osbench_analysis.worker`), and on its stderr, last,
+    """The worker as the runner starts it (`python -m osbench_analysis.worker.main`), and on its stderr, last,
     which of AVOIDED it imported."""
     code = "\n".join(["import json, runpy, sys", "sys.argv[0] = 'worker'", "try:",
-                      "    runpy.run_module('osbench_analysis.worker', run_name='__main__', alter_sys=True)",
+                      "    runpy.run_module('osbench_analysis.worker.main', run_name='__main__', alter_sys=True)",
                       "finally:",
                       f"    print(json.dumps(sorted(set(sys.modules) & set({AVOIDED!r}))), file=sys.stderr)"])
     return subprocess.run([sys.executable, "-c", code, "--request", req.to_json(), *extra],
@@ -51,5 +51,5 @@ def test_the_first_worker_reports_its_binaries_hashed_and_a_forking_probe_gets_i
                                         ([], "--request is required"),
                                         (["--request"], "unexpected argument '--request'")])
 def test_a_bad_command_line_gets_the_usage_and_status_2(argv, says):
-    r = subprocess.run([sys.executable, "-m", "osbench_analysis.worker", *argv], capture_output=True, text=True)
-    assert r.returncode == 2 and says in r.stderr and r.stderr.startswith("usage: python -m osbench_analysis.worker")
+    r = subprocess.run([sys.executable, "-m", "osbench_analysis.worker.main", *argv], capture_output=True, text=True)
+    assert r.returncode == 2 and says in r.stderr and r.stderr.startswith("usage: python -m osbench_analysis.worker.main")

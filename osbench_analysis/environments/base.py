@@ -25,17 +25,16 @@ import contextlib
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
-from osbench_analysis.registry import FS_HOST_VOLUME, ProbeError
+from osbench_analysis.catalog.registry import FS_HOST_VOLUME, ProbeError
 
-if TYPE_CHECKING:  # launch and worker import this module
-    from osbench_analysis.launch import WorkerOutcome
-    from osbench_analysis.worker import WorkerRequest
+if TYPE_CHECKING:
+    from osbench_analysis.worker.launch import WorkerOutcome
+    from osbench_analysis.worker.main import WorkerRequest
 
-#: How a design relates to the published architectures (data/reference uses the first four).
-ARCH_CLASSES = ("monolithic", "microkernel", "hybrid", "user-space-kernel", "hosted-kernel", "user-space-server")
-PLACEMENTS = ("same_cpu", "cross_cpu", "unpinned")
+from osbench_analysis.worker.launch import Launch  # noqa: F401  (an environment returns one; re-exported)
+from osbench_analysis.store.schema import ARCH_CLASSES, PLACEMENTS  # noqa: F401  (the vocabulary, re-exported)
 
 
 @dataclass(frozen=True)
@@ -46,15 +45,6 @@ class Availability:
 
     def __bool__(self) -> bool:
         return self.available
-
-
-@dataclass
-class Launch:
-    """How to start one worker inside the environment."""
-    argv: list[str]
-    env: dict[str, str] | None = None         # None: inherit the runner's environment
-    output_file: Path | None = None           # host path the worker's JSON lines land in; None: stdout
-    cleanup: Callable[[], None] = lambda: None  # after the process (group) is gone, success or not
 
 
 @dataclass
@@ -109,7 +99,7 @@ class Session:
         to its boot's first job.  The runner copes with an override that
         raises or stops early: the jobs it got no outcome for become failed
         runs carrying the reason."""
-        from osbench_analysis import launch
+        from osbench_analysis.worker import launch
 
         for job in jobs:
             yield launch.run(self.launch(job.worker_argv, cpus=cpus, output=job.output), job.timeout_s)

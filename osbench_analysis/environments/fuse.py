@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 from typing import Sequence
 
-from osbench_analysis import owners
+from osbench_analysis.store import owners
 from osbench_analysis.environments import hostops
 from osbench_analysis.environments.base import Availability, Environment, Launch, Session
 

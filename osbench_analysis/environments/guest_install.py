@@ -293,9 +293,10 @@ def smoke(env_name: str) -> str:
     """'' when the built guest boots and measures one tiny job, else why not:
     the archive serves only trixie's current GNU Mach, and a newer one may no
     longer run our task (the panic line, or the task's error, says how)."""
-    from osbench_analysis import environments, registry
+    from osbench_analysis import environments
+    from osbench_analysis.catalog import registry
     from osbench_analysis.environments import RoundJob
-    from osbench_analysis.worker import WorkerRequest
+    from osbench_analysis.worker.main import WorkerRequest
 
     env = environments.get(env_name)
     if not env.availability():

@@ -25,7 +25,7 @@ from typing import Iterator, Sequence
 
 from osbench_analysis.environments import hostops, rounds
 from osbench_analysis.environments.base import Availability, Environment, Launch, RoundJob, Session
-from osbench_analysis.registry import FS_GUEST_TMPFS, FS_HOST_VOLUME
+from osbench_analysis.catalog.registry import FS_GUEST_TMPFS, FS_HOST_VOLUME
 
 #: the runsc module has no tags; this pseudo-version is what `@latest` resolved to on 2026-11-22
 RUNSC_VERSION = "v0.0.0-20260905035102-160fafc42237"

@@ -10,7 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from osbench_analysis import owners
+from osbench_analysis.store import owners
 from osbench_analysis.paths import ENVS_BUILD_DIR, default_workdir
 
 BIN = ENVS_BUILD_DIR / "bin"
@@ -141,7 +141,7 @@ def kill_processes(exe: str | Path, cmdline_has: str) -> list[int]:
 
 def mounts_under(folder: str | Path) -> list[tuple[str, str, str]]:
     """(source, mount point, type) of every mount at or below `folder`."""
-    from osbench_analysis.facts import _unescape_mount, read_text
+    from osbench_analysis.hosts.facts import _unescape_mount, read_text
 
     root = os.path.realpath(folder).rstrip("/")
     found = []

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from osbench_analysis import registry
+from osbench_analysis.catalog import registry
 from osbench_analysis.environments.qemu import GUESTS_DIR, GuestEnvironment, job_plan, manifest, newc
 
 VMLINUZ = GUESTS_DIR / "linux" / "vmlinuz"

@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 from typing import Sequence
 
-from osbench_analysis import registry
+from osbench_analysis.catalog import registry
 from osbench_analysis.environments.qemu import GUESTS_DIR, GuestEnvironment, job_plan, manifest
 
 KERNEL = GUESTS_DIR / "mach" / "gnumach"

@@ -160,7 +160,7 @@ class Boot:
 def boot(argv: list[str], timeout_s: float, log: Path | None = None) -> Boot:
     """Run one guest under the guard until it prints `OSB end` (QEMU is then
     stopped: Mach parks forever), panics, exits or reaches `timeout_s`."""
-    from osbench_analysis import launch
+    from osbench_analysis.worker import launch
 
     t0 = time.monotonic()
     load1 = os.getloadavg()[0]
@@ -216,7 +216,7 @@ def outcomes(b: Boot, n_jobs: int, facts: dict, timeout_s: float) -> list:
     finished is ok (its own error otherwise); the job the boot died in gets
     the panic line, the timeout or QEMU's complaint; later jobs say they
     never ran."""
-    from osbench_analysis.launch import WorkerOutcome
+    from osbench_analysis.worker.launch import WorkerOutcome
 
     rep = parse_serial(b.serial)
     kernel = rep.hello.get("kernel", "")
@@ -255,7 +255,7 @@ def outcomes(b: Boot, n_jobs: int, facts: dict, timeout_s: float) -> list:
 
 def request_of(worker_argv: Sequence[str]):
     """The WorkerRequest inside a worker command line (launch.worker_argv)."""
-    from osbench_analysis.worker import WorkerRequest
+    from osbench_analysis.worker.main import WorkerRequest
 
     argv = list(worker_argv)
     return WorkerRequest(**json.loads(argv[argv.index("--request") + 1]))
@@ -322,7 +322,7 @@ class GuestEnvironment(Environment):
         measures end to end, and that is what it then checks."""
         from dataclasses import replace
 
-        from osbench_analysis import registry
+        from osbench_analysis.catalog import registry
 
         if self.preflight_stand_in and req.probe == "null_syscall" and not self.serves(registry.PROBES[req.probe]):
             return replace(req, probe=self.preflight_stand_in, params={})
@@ -395,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
     import tempfile
 
     from osbench_analysis import environments
-    from osbench_analysis.worker import WorkerRequest
+    from osbench_analysis.worker.main import WorkerRequest
 
     args = list(sys.argv[1:] if argv is None else argv)
     env = environments.get(args[0])

@@ -51,7 +51,7 @@ def driver_script(jobs: Sequence[RoundJob], folder: Path) -> str:
 
 def settled_after_first(jobs: Sequence[RoundJob]) -> list[RoundJob]:
     """The round's jobs with no settling wait after the boot's first worker."""
-    from osbench_analysis import launch
+    from osbench_analysis.worker import launch
 
     out = list(jobs[:1])
     for job in jobs[1:]:
@@ -85,7 +85,7 @@ def run_booted(jobs: Sequence[RoundJob], folder: Path, boot: Callable[[str, Path
     one launch.WorkerOutcome per job, in order.  `folder` (made here, removed
     at the end) is seen at the same path inside; `startup_s` is added once, to
     the first job's deadline."""
-    from osbench_analysis import launch
+    from osbench_analysis.worker import launch
 
     if not jobs:
         return

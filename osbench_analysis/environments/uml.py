@@ -28,7 +28,7 @@ from typing import Iterator, Sequence
 
 from osbench_analysis.environments import hostops, rounds
 from osbench_analysis.environments.base import Availability, Environment, Launch, RoundJob, Session
-from osbench_analysis.registry import FS_GUEST_TMPFS, FS_HOST_VOLUME
+from osbench_analysis.catalog.registry import FS_GUEST_TMPFS, FS_HOST_VOLUME
 
 UML_KERNEL = "/usr/bin/linux.uml"
 XSAVE_SHIM = hostops.tool("osbench-uml-xsave.so")

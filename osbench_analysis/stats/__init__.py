@@ -66,15 +66,15 @@ the run), which reproducibility.py applies and section R validates.
 """
 from __future__ import annotations
 
-from .params import (DEFAULT_CI_METHOD, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, ESTIMATORS, _check_level)  # noqa: F401
-from .ci_methods import (CI_METHODS, ESTIMAND, CIMethod, REGISTRY as CI_METHOD_REGISTRY, get as ci_method, register as register_ci_method)  # noqa: F401
-from .rundata import (RunData, run_data, _as_run_data, _rng)  # noqa: F401
-from .bootstrap import (hierarchical_bootstrap, resampled_run_medians)  # noqa: F401
-from .intervals import (order_statistic_median_ci, order_statistic_median_ci_rows, run_level_values, t_interval, welch_interval)  # noqa: F401
-from .estimates import (Estimate, estimate_ci, mean_ci, median_ci)  # noqa: F401
-from .summary import (AnalysisParameters, SUMMARY_COLUMNS, flag_sensitivity, quoted_estimate, summarize, typical_run)  # noqa: F401
-from .quote import (DEFAULT_QUOTE, QUOTES, below_level, quote_warns, quotes_typical_run, runs_for_level)  # noqa: F401
-from .ratios import (MissingRunLabels, RATIO_MATCH, RatioEstimate, ratio_ci, ratio_matrix, ratio_table)  # noqa: F401
-from .sweeps import (SWEEP_CI_METHODS, SweepFit, sweep_fit)  # noqa: F401
-from . import pooled  # noqa: F401  (campaigns as a level of replication)
-from .pooled import (OVER_CAMPAIGNS, POOLING_METHOD, Pooled, WITHIN_ONE_CAMPAIGN, random_effects)  # noqa: F401
+from osbench_analysis.stats.params import (DEFAULT_CI_METHOD, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, ESTIMATORS, _check_level)  # noqa: F401
+from osbench_analysis.stats.ci_methods import (CI_METHODS, ESTIMAND, CIMethod, REGISTRY as CI_METHOD_REGISTRY, get as ci_method, register as register_ci_method)  # noqa: F401
+from osbench_analysis.stats.rundata import (RunData, run_data, _as_run_data, _rng)  # noqa: F401
+from osbench_analysis.stats.bootstrap import (hierarchical_bootstrap, resampled_run_medians)  # noqa: F401
+from osbench_analysis.stats.intervals import (order_statistic_median_ci, order_statistic_median_ci_rows, run_level_values, t_interval, welch_interval)  # noqa: F401
+from osbench_analysis.stats.estimates import (Estimate, estimate_ci, mean_ci, median_ci)  # noqa: F401
+from osbench_analysis.stats.summary import (AnalysisParameters, SUMMARY_COLUMNS, flag_sensitivity, quoted_estimate, summarize, typical_run)  # noqa: F401
+from osbench_analysis.stats.quote import (DEFAULT_QUOTE, QUOTES, below_level, quote_warns, quotes_typical_run, runs_for_level)  # noqa: F401
+from osbench_analysis.stats.ratios import (MissingRunLabels, RATIO_MATCH, RatioEstimate, ratio_ci, ratio_matrix, ratio_table)  # noqa: F401
+from osbench_analysis.stats.sweeps import (SWEEP_CI_METHODS, SweepFit, sweep_fit)  # noqa: F401
+from osbench_analysis.stats import pooled  # noqa: F401  (campaigns as a level of replication)
+from osbench_analysis.stats.pooled import (OVER_CAMPAIGNS, POOLING_METHOD, Pooled, WITHIN_ONE_CAMPAIGN, random_effects)  # noqa: F401

@@ -4,7 +4,7 @@ from __future__ import annotations
 from functools import lru_cache
 import numpy as np
 from scipy import stats as sps
-from .rundata import RunData
+from osbench_analysis.stats.rundata import RunData
 
 
 @lru_cache(maxsize=256)

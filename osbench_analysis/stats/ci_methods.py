@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bootstrap import _bca_interval, _jackknife_runs, hierarchical_bootstrap, resampled_run_medians
-from .intervals import _t_interval, order_statistic_median_ci
-from .params import ESTIMATORS, _check_level
-from .rundata import RunData
+from osbench_analysis.stats.bootstrap import _bca_interval, _jackknife_runs, hierarchical_bootstrap, resampled_run_medians
+from osbench_analysis.stats.intervals import _t_interval, order_statistic_median_ci
+from osbench_analysis.stats.params import ESTIMATORS, _check_level
+from osbench_analysis.stats.rundata import RunData
 
 
 class CIMethod:

@@ -5,11 +5,11 @@ import math
 from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
-from ..quality import DEFAULT_FLAG_RULE, FlagRule
-from .ci_methods import ESTIMAND, get as get_ci_method, check_common
-from .params import DEFAULT_CI_METHOD, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
-from .rundata import RunData, _as_run_data, _rng
-from .intervals import _t_interval, order_statistic_median_ci
+from osbench_analysis.stats.quality import DEFAULT_FLAG_RULE, FlagRule
+from osbench_analysis.stats.ci_methods import ESTIMAND, get as get_ci_method, check_common
+from osbench_analysis.stats.params import DEFAULT_CI_METHOD, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
+from osbench_analysis.stats.rundata import RunData, _as_run_data, _rng
+from osbench_analysis.stats.intervals import _t_interval, order_statistic_median_ci
 
 
 @dataclass(frozen=True)

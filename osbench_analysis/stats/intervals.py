@@ -5,7 +5,7 @@ import math
 from functools import lru_cache
 import numpy as np
 from scipy import stats as sps
-from .params import DEFAULT_LEVEL, _check_level
+from osbench_analysis.stats.params import DEFAULT_LEVEL, _check_level
 
 
 def order_statistic_median_ci(values: np.ndarray, level: float = DEFAULT_LEVEL, *,

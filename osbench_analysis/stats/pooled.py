@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
-from .params import DEFAULT_LEVEL, _check_level
+from osbench_analysis.stats.params import DEFAULT_LEVEL, _check_level
 
 WITHIN_ONE_CAMPAIGN = "within one campaign"
 OVER_CAMPAIGNS = "over campaigns"

@@ -37,7 +37,7 @@ import math
 
 import numpy as np
 
-from ..quality import DEFAULT_THRESHOLDS, few_runs_warning
+from osbench_analysis.stats.quality import DEFAULT_THRESHOLDS, few_runs_warning
 
 #: quote="auto": the rule above; the other two force one estimand for every condition.
 QUOTES = ("auto", "mean-over-runs", "typical-run")

@@ -7,16 +7,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
-from ..errors import OsbenchError
-from ..heterogeneity import heterogeneity as _heterogeneity
-from ..quality import DEFAULT_FLAG_RULE, FlagRule, flag_batches
-from .ci_methods import REGISTRY as CI_REGISTRY, get as get_ci_method, check_common
-from .params import DEFAULT_CI_METHOD, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
-from .rundata import RunData, _as_run_data
-from .bootstrap import _jackknife_runs, hierarchical_bootstrap
-from .estimates import Estimate, estimate_ci
-from .intervals import welch_interval
-from .summary import AnalysisParameters
+from osbench_analysis.errors import OsbenchError
+from osbench_analysis.stats.heterogeneity import heterogeneity as _heterogeneity
+from osbench_analysis.stats.quality import DEFAULT_FLAG_RULE, FlagRule, flag_batches
+from osbench_analysis.stats.ci_methods import REGISTRY as CI_REGISTRY, get as get_ci_method, check_common
+from osbench_analysis.stats.params import DEFAULT_CI_METHOD, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
+from osbench_analysis.stats.rundata import RunData, _as_run_data
+from osbench_analysis.stats.bootstrap import _jackknife_runs, hierarchical_bootstrap
+from osbench_analysis.stats.estimates import Estimate, estimate_ci
+from osbench_analysis.stats.intervals import welch_interval
+from osbench_analysis.stats.summary import AnalysisParameters
 
 
 @dataclass(frozen=True)

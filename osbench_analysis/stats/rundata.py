@@ -5,8 +5,8 @@ import zlib
 from dataclasses import dataclass
 import numpy as np
 import pandas as pd
-from ..quality import DEFAULT_FLAG_RULE, FlagRule, flag_batches, per_op_ns
-from ..schema import GROUP_KEYS
+from osbench_analysis.stats.quality import DEFAULT_FLAG_RULE, FlagRule, flag_batches, per_op_ns
+from osbench_analysis.store.schema import GROUP_KEYS
 
 
 @dataclass(frozen=True)

@@ -5,16 +5,16 @@ import math
 from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
-from ..formatting import time_plain
-from ..heterogeneity import heterogeneity as _heterogeneity
-from ..quality import DEFAULT_FLAG_RULE, FlagRule, condition_quality, flag_batches, per_op_ns
-from ..schema import GROUP_KEYS
-from .ci_methods import ESTIMAND, check_common
-from .params import DEFAULT_CI_METHOD, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
-from .rundata import RunData, _rng
-from .intervals import order_statistic_median_ci
-from .estimates import Estimate, estimate_ci
-from .quote import (DEFAULT_QUOTE, MEAN_OVER_RUNS, TYPICAL_RUN, below_level, check_quote, quote_warnings,
+from osbench_analysis.formatting import time_plain
+from osbench_analysis.stats.heterogeneity import heterogeneity as _heterogeneity
+from osbench_analysis.stats.quality import DEFAULT_FLAG_RULE, FlagRule, condition_quality, flag_batches, per_op_ns
+from osbench_analysis.store.schema import GROUP_KEYS
+from osbench_analysis.stats.ci_methods import ESTIMAND, check_common
+from osbench_analysis.stats.params import DEFAULT_CI_METHOD, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
+from osbench_analysis.stats.rundata import RunData, _rng
+from osbench_analysis.stats.intervals import order_statistic_median_ci
+from osbench_analysis.stats.estimates import Estimate, estimate_ci
+from osbench_analysis.stats.quote import (DEFAULT_QUOTE, MEAN_OVER_RUNS, TYPICAL_RUN, below_level, check_quote, quote_warnings,
                     quotes_typical_run)
 
 

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
-from ..quality import DEFAULT_FLAG_RULE, FlagRule, flag_batches, per_op_ns
-from .ci_methods import check_common
-from .params import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
-from .rundata import _rng
+from osbench_analysis.stats.quality import DEFAULT_FLAG_RULE, FlagRule, flag_batches, per_op_ns
+from osbench_analysis.stats.ci_methods import check_common
+from osbench_analysis.stats.params import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
+from osbench_analysis.stats.rundata import _rng
 
 
 @dataclass(frozen=True)

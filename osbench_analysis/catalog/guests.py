@@ -1,0 +1,8 @@
+"""The environments that count guest instructions instead of time: kernels booted under QEMU TCG with
+``-icount shift=0`` (environments/qemu.py), reported in their own unit and never on an ns axis."""
+from __future__ import annotations
+
+MACH, LINUX, LINUX_NOMITIG = "mach", "linux-tcg", "linux-tcg-nomitig"
+#: campaigns counted in guest instructions: never in the host analysis (analysis.select_campaigns)
+GUEST_ENVIRONMENTS = (MACH, LINUX, LINUX_NOMITIG)
+UNIT = "guest instructions per operation"

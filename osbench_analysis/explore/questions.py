@@ -1,0 +1,261 @@
+"""Questions a researcher asks of sealed campaigns, each answered by one call.
+
+    >>> from osbench_analysis import explore
+    >>> s = explore.samples("pipe_pingpong", placement="cross_cpu", environments=["native", "gvisor"])
+    >>> explore.run_summary(s)          # one row per worker run: median, spread, flags, slow?
+    >>> explore.runs_agree(s)           # one verdict per condition, with its reason
+    >>> explore.compare(s, "environment", "gvisor", "native")   # ratio with its interval
+    >>> explore.plot_runs(s)            # every batch, one column per run
+
+``samples`` reads only the campaigns asked for (by id, or by default the
+newest of each environment) and keeps one condition's measured batches, each
+with its interference flag.  Everything else takes that frame, so a question
+is a line, and nothing re-reads the disk.  The statistics are the package's
+own (``heterogeneity``, ``stats.ratio_ci``): this module only selects and
+words them.  docs/python_api.md shows each call with its output.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from osbench_analysis import formatting, stats
+from osbench_analysis.stats import heterogeneity
+from osbench_analysis.stats import quality
+from osbench_analysis.store import campaigns as store
+from osbench_analysis.errors import OsbenchError
+from osbench_analysis.store.schema import GROUP_KEYS
+
+
+class ExploreError(OsbenchError, ValueError):
+    """A question that the selected data cannot answer as asked."""
+
+
+#: The columns a condition is told apart by, and those a run is.
+CONDITION = list(GROUP_KEYS)
+RUN = [*GROUP_KEYS, "run"]
+_SHOWN = ["campaign_id", "environment", "host", "probe", "variant", "placement", "run", "batch", "per_op_ns",
+          "flagged", "cpu_start", "cpu_end", "nivcsw", "loadavg_1m"]
+
+
+def _one_of(name: str, value, known) -> None:
+    known = sorted(set(known))
+    if value is not None and not set([value] if isinstance(value, str) else value) <= set(known):
+        raise ExploreError(f"{name} {value!r} is not in the selected campaigns; have: {', '.join(known) or 'none'}")
+
+
+def campaigns(root: str | Path | None = None) -> pd.DataFrame:
+    """The sealed campaigns timed in host ns under root, newest first (id,
+    environment, host, when, size).  Campaigns of an emulated guest count
+    instructions instead: microkernel.from_campaigns compares those."""
+    from osbench_analysis.analysis.pipeline import GUEST_ENVIRONMENTS
+
+    cat = store.catalog(root)
+    cat = cat[~cat["environment"].isin(GUEST_ENVIRONMENTS)]
+    return cat.drop(columns=["path"]).sort_values(["created_utc", "campaign_id"], ascending=False,
+                                                  ignore_index=True)
+
+
+def newest(environment: str = "native", n: int = 2, root: str | Path | None = None, *,
+           probe: str | None = None, placement: str | None = None) -> list[str]:
+    """The ids of the n newest campaigns of one environment, oldest first (what a
+    two-campaign comparison compares by default: the previous one, then the latest).
+
+    With ``probe`` (and ``placement``): the newest that measured it there.  Without:
+    campaigns of the whole catalog, never a sweep campaign (analysis.sweep_campaign_ids:
+    it measures the swept probes alone), unless too few others exist."""
+    from osbench_analysis.analysis.pipeline import sweep_campaign_ids
+
+    cat = store.catalog(root)
+    _one_of("environment", environment, campaigns(root)["environment"])
+    cat = cat[cat["environment"] == environment].sort_values(["created_utc", "campaign_id"], ascending=False)
+    ids = list(cat["campaign_id"])
+    if probe is not None:
+        _, held = store.load_campaigns(ids, root, columns=["campaign_id", "probe", "placement"])
+        held = held[(held["probe"] == probe) & ((held["placement"] == placement) if placement else True)]
+        ids = [c for c in ids if c in set(held["campaign_id"])]
+        what = f" that measured {probe}" + (f" {placement}" if placement else "")
+    else:
+        sweep = sweep_campaign_ids(cat)
+        whole = [c for c in ids if c not in sweep]
+        ids = whole if len(whole) >= n else ids
+        what = ""
+    if len(ids) < n:
+        raise ExploreError(f"{environment} has {len(ids)} campaign(s){what} under {root or store.default_root()}, "
+                           f"{n} asked for")
+    return ids[:n][::-1]
+
+
+def samples(probe: str, *, variant: str | None = None, placement: str | None = None,
+            environments: list[str] | None = None, campaigns: list[str] | None = None,
+            root: str | Path | None = None) -> pd.DataFrame:
+    """One probe's measured batches (warm-ups dropped) across campaigns and environments.
+
+    ``campaigns``: ids to read; default the newest campaign of each
+    (environment, host).  ``environments``, ``variant``, ``placement``: keep
+    only those (default all).  Columns: the condition, ``host``, ``run``,
+    ``batch``, ``per_op_ns``, ``flagged`` (interference or a severe outlier,
+    quality.flag_batches) and what the flags are read from.
+    """
+    from osbench_analysis.analysis import pipeline as analysis  # select_campaigns: the same choice analyze() makes
+
+    refs = analysis.select_campaigns(campaigns, root)
+    if environments is not None:
+        _one_of("environment", environments, [r.environment for r in refs])
+        refs = [r for r in refs if r.environment in environments]
+    hosts = {r.campaign_id: r.host for r in refs}
+    _, s = store.load_campaigns([r.campaign_id for r in refs], root)
+    _one_of("probe", probe, s["probe"].unique())
+    s = full = s[s["probe"] == probe]
+    _one_of("placement", placement, s["placement"].unique())
+    _one_of("variant", variant, s["variant"].unique())
+    if placement is not None:
+        s = s[s["placement"] == placement]
+    if variant is not None:
+        s = s[s["variant"] == variant]
+    for c in campaigns or []:        # nor a campaign named (a sweep campaign holds the swept probes alone)
+        if c in hosts and not (s["campaign_id"] == c).any():
+            raise ExploreError(f"campaign {c!r} has no {probe} batches with placement={placement!r}, "
+                               f"variant={variant!r}; it has placements: "
+                               f"{', '.join(sorted(set(full.loc[full['campaign_id'] == c, 'placement']))) or 'none'}")
+    for env in environments or []:   # an environment asked for must not vanish silently
+        if not (s["environment"] == env).any():
+            raise ExploreError(f"environment {env!r} has no {probe} batches with placement={placement!r}, "
+                               f"variant={variant!r}; it has placements: "
+                               f"{', '.join(sorted(set(full.loc[full['environment'] == env, 'placement']))) or 'none'}")
+    s = quality.flag_batches(s.assign(host=s["campaign_id"].map(hosts)))
+    s = s[~s["warmup"]]
+    return s[[c for c in _SHOWN if c in s.columns]].reset_index(drop=True)
+
+
+def _conditions(s: pd.DataFrame):
+    if s.empty:
+        raise ExploreError("no batches selected: widen the probe, placement or environment asked for")
+    return s.groupby(CONDITION, sort=False, observed=True)
+
+
+def _slow_runs(run_medians: pd.Series, het: heterogeneity.Heterogeneity) -> set:
+    """The runs of the slower group when the runs split clearly in two (the split is
+    contiguous in sorted order, so the slowest round(fraction * R) runs)."""
+    if not het.clear_split or not np.isfinite(het.slow_run_fraction):
+        return set()
+    k = int(round(het.slow_run_fraction * len(run_medians)))
+    return set(run_medians.sort_values().index[len(run_medians) - k:])
+
+
+def run_summary(s: pd.DataFrame) -> pd.DataFrame:
+    """One row per worker run: its median, spread (interquartile range over the
+    median), flagged batches, how it compares with the condition's typical
+    run, and ``slow`` when it belongs to a clearly slower group of runs."""
+    rows = []
+    for key, g in _conditions(s):
+        per_run = g.groupby("run", sort=True)
+        med = per_run["per_op_ns"].median()
+        het = heterogeneity.heterogeneity([r.to_numpy() for _, r in per_run["per_op_ns"]])
+        slow = _slow_runs(med, het)
+        typical = float(med.median())
+        q = per_run["per_op_ns"].quantile([0.25, 0.75]).unstack()
+        for run, m in med.items():
+            rows.append({**dict(zip(CONDITION, key)), "host": g["host"].iloc[0] if "host" in g else "",
+                         "run": run, "batches": int(per_run.size()[run]), "median_ns": float(m),
+                         "spread": float((q.loc[run, 0.75] - q.loc[run, 0.25]) / m),
+                         "vs_typical_run": float(m / typical),
+                         "flagged": int(per_run["flagged"].sum()[run]) if "flagged" in g else 0,
+                         "slow": run in slow})
+    return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether the runs of one condition agree, and why (from heterogeneity.heterogeneity)."""
+
+    condition: tuple
+    verdict: str          # agree | differ | slow minority | too few runs
+    reason: str
+    n_runs: int
+    p_value: float
+    spread: float         # slowest run median / fastest run median
+    runs_needed: int
+
+
+def _verdict(key: tuple, g: pd.DataFrame) -> Verdict:
+    med = g.groupby("run")["per_op_ns"].median()
+    h = heterogeneity.heterogeneity([r.to_numpy() for _, r in g.groupby("run")["per_op_ns"]])
+    spread = float(med.max() / med.min()) if len(med) else math.nan
+    if h.n_runs < 2:
+        return Verdict(key, "too few runs", f"{h.n_runs} run: nothing to compare it with", h.n_runs,
+                       math.nan, spread, 0)
+    beyond = f"beyond their batch noise (p={h.p_value:.2g})"
+    if not h.heterogeneous:
+        return Verdict(key, "agree", f"the {h.n_runs} run medians lie within {spread:.3g}x of each other, "
+                       f"no more than their batch noise explains (p={h.p_value:.2g})", h.n_runs, h.p_value, spread, 0)
+    if h.clear_split:
+        k = int(round(h.slow_run_fraction * h.n_runs))
+        enough = ("too few to include such runs reliably: run at least "
+                  f"{h.runs_needed} (the typical run is the number to quote)" if h.runs_needed > h.n_runs
+                  else "enough runs to include them, so the interval over runs accounts for them")
+        return Verdict(key, "slow minority", f"{k} of {h.n_runs} runs are {h.slow_run_factor:.3g}x slower than "
+                       f"the others, {beyond}; {enough}", h.n_runs, h.p_value, spread, h.runs_needed)
+    return Verdict(key, "differ", f"the {h.n_runs} run medians spread over {spread:.3g}x, {beyond}, with no "
+                   "separate group of slow runs: the interval, computed over runs, already includes that spread",
+                   h.n_runs, h.p_value, spread, h.runs_needed)
+
+
+def runs_agree(s: pd.DataFrame) -> pd.DataFrame:
+    """Do the runs of each condition agree?  One row per condition: ``verdict``
+    (agree, differ, slow minority, too few runs) and its ``reason`` in words."""
+    rows = []
+    for key, g in _conditions(s):
+        v = _verdict(key, g)
+        rows.append({**dict(zip(CONDITION, key)), "verdict": v.verdict, "reason": v.reason, "n_runs": v.n_runs,
+                     "p_value": v.p_value, "spread": v.spread, "runs_needed": v.runs_needed})
+    return pd.DataFrame(rows)
+
+
+def compare(s: pd.DataFrame, by: str, this: str, baseline: str, *, level: float = stats.DEFAULT_LEVEL,
+            ci_method: str = stats.DEFAULT_CI_METHOD, seed: int = stats.DEFAULT_SEED,
+            n_resamples: int = 2000) -> pd.DataFrame:
+    """``this`` over ``baseline`` in column ``by`` (environment, campaign_id,
+    host or placement), per condition that both have: ratio of per-op times
+    with its interval (stats.ratio_ci, runs as the unit) and a sentence."""
+    if by not in s.columns:
+        raise ExploreError(f"by {by!r} is not a column of the samples; use one of environment, campaign_id, "
+                           "host, placement")
+    _one_of(by, [this, baseline], s[by].astype(str).unique())
+    match = [k for k in (*CONDITION, "host") if k in s.columns and k not in (by, "campaign_id", "environment")]
+    if by == "placement":
+        match += ["campaign_id", "environment"]
+    rows = []
+    for key, g in s.groupby(match, sort=False, observed=True):
+        a, b = g[g[by].astype(str) == this], g[g[by].astype(str) == baseline]
+        if a.empty or b.empty:
+            continue
+        r = stats.ratio_ci(a, b, level=level, ci_method=ci_method, seed=seed, n_resamples=n_resamples)
+        slower = "slower" if r.ratio > 1 else "faster"
+        factor = r.ratio if r.ratio > 1 else 1 / r.ratio
+        verdict = (f"{this} is {formatting.sig3(factor)}x {slower} than {baseline}" if r.different else
+                   f"no difference shown between {this} and {baseline}")
+        # the sentence first: it is what a reader reads; the numbers behind it follow
+        rows.append({**dict(zip(match, key)), by: this, "baseline": baseline,
+                     "sentence": f"{verdict}: ratio {formatting.ratio_with_ci(r.ratio, r.ci_low, r.ci_high)} "
+                                 f"({r.level:.0%} CI, {r.ci_method})",
+                     "ratio": r.ratio, "ci_low": r.ci_low, "ci_high": r.ci_high, "level": r.level,
+                     "different": r.different, "n_runs": r.numerator.n_runs, "baseline_n_runs": r.denominator.n_runs})
+    if not rows:
+        raise ExploreError(f"no condition has both {by}={this!r} and {by}={baseline!r}")
+    return pd.DataFrame(rows)
+
+
+def plot_runs(s: pd.DataFrame, *, title: str | None = None):
+    """Every measured batch, one column per worker run, one panel per condition
+    (plots.runs_plot)."""
+    from osbench_analysis.plots import forest as plots
+
+    return plots.runs_plot(s, run_summary(s), title=title)
+
+
+__all__ = ["ExploreError", "Verdict", "campaigns", "compare", "newest", "plot_runs", "run_summary", "runs_agree", "samples"]

@@ -1,0 +1,146 @@
+"""Pick campaigns, probe, placement and environments from lists and see the
+per-run plot, the verdict on the runs and the comparison update (JupyterLab).
+
+The widget only wires lists to the functions of :mod:`explore`; the same
+answers come from calling those with plain parameters (what papermill runs).
+ipywidgets is imported here, not at package import, so scripts never need it.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from osbench_analysis import formatting
+from osbench_analysis.explore import questions as explore
+from osbench_analysis.store import campaigns as store
+
+
+def _newest_per_environment(cat: pd.DataFrame, root: str | Path | None = None) -> list[str]:
+    """The campaigns analyze() would pick (analysis.select_campaigns: the newest of each environment and host,
+    a campaign measured for the sweeps alone only where nothing else is), among ``cat``'s."""
+    from osbench_analysis.analysis import pipeline as analysis
+
+    return [r.campaign_id for r in analysis.select_campaigns(root=root) if r.campaign_id in set(cat["campaign_id"])]
+
+
+class Explorer:
+    """The widget and its state: ``Explorer(root).widget`` is what a cell shows."""
+
+    def __init__(self, root: str | Path | None = None, *, probe: str = "pipe_pingpong",
+                 placement: str | None = None, baseline: str = "native", environments: list[str] | None = None):
+        import ipywidgets as w
+
+        self.root = root
+        self.catalog = explore.campaigns(root)
+        if self.catalog.empty:
+            raise store.StoreError(f"no campaigns under {root or store.default_root()}: run `osbench run` first")
+        ids = list(self.catalog["campaign_id"])
+        # every label in full ("environments" was cut to "environm..." at the default width), the same
+        # width for all, so the lists and dropdowns line up
+        label = dict(style={"description_width": "7.5em"})
+        self.campaigns = w.SelectMultiple(options=ids, value=_newest_per_environment(self.catalog, root),
+                                          description="campaigns", rows=8, layout=w.Layout(width="48%"), **label)
+        self.probe = w.Dropdown(description="probe", **label)
+        self.placement = w.Dropdown(description="placement", **label)
+        self.environments = w.SelectMultiple(description="environments", rows=8, layout=w.Layout(width="40%"),
+                                             **label)
+        self.compare_by = w.Dropdown(options=["environment", "campaign_id", "placement"], value="environment",
+                                     description="compare by", **label)
+        self.baseline = w.Dropdown(description="baseline", **label)
+        self.output = w.Output()
+        self._want = dict(probe=probe, placement=placement, baseline=baseline, environments=environments)
+        self._samples = pd.DataFrame()
+        self._busy = False
+        self.campaigns.observe(self._campaigns_changed, "value")
+        for c in (self.probe, self.placement, self.environments, self.compare_by, self.baseline):
+            c.observe(lambda _: self.refresh(), "value")
+        self.widget = w.VBox([w.HBox([self.campaigns, self.environments]),
+                              w.HBox([self.probe, self.placement]), w.HBox([self.compare_by, self.baseline]),
+                              self.output])
+        self._campaigns_changed(None)
+
+    def _campaigns_changed(self, _) -> None:
+        """New campaigns: the probes, placements and environments they hold become the choices."""
+        if not self.campaigns.value:
+            self.output.clear_output()
+            with self.output:
+                print("pick at least one campaign")
+            return
+        _, s = store.load_campaigns(list(self.campaigns.value), self.root,
+                                    columns=["campaign_id", "environment", "probe", "placement"])
+        self._holding = s.drop_duplicates()
+        self._busy = True    # changing the lists fires their observers: draw once, at the end
+        try:
+            self._set(self.probe, sorted(self._holding["probe"].unique()), self._want["probe"])
+            self._set(self.environments, sorted(self._holding["environment"].unique()), self._want["environments"],
+                      many=True)
+        finally:
+            self._busy = False
+        self.refresh()
+
+    @staticmethod
+    def _set(control, options, wanted, many=False) -> None:
+        keep = control.value
+        control.options = options
+        if many:
+            control.value = tuple(v for v in (keep or wanted or options) if v in options) or tuple(options)
+        else:
+            control.value = keep if keep in options else (wanted if wanted in options else options[0])
+
+    def _choices_for_probe(self) -> None:
+        h = self._holding[self._holding["probe"] == self.probe.value]
+        placements = sorted(h["placement"].unique())
+        if list(self.placement.options) != placements:
+            self.placement.options = placements
+        if self.placement.value not in placements:
+            self.placement.value = (self._want["placement"] if self._want["placement"] in placements
+                                    else placements[0])
+        values = {"environment": sorted(set(h["environment"]) & set(self.environments.value)),
+                  "campaign_id": list(dict.fromkeys(h["campaign_id"])),
+                  "placement": placements}[self.compare_by.value]
+        if list(self.baseline.options) != values:
+            self.baseline.options = values
+        if values and self.baseline.value not in values:
+            self.baseline.value = self._want["baseline"] if self._want["baseline"] in values else values[0]
+
+    def refresh(self) -> None:
+        """Recompute and redraw for the current choices (errors are shown, never raised)."""
+        from IPython.display import display
+
+        if self._busy or not self.probe.value or not self.environments.value:
+            return
+        self._busy = True
+        try:
+            self._choices_for_probe()
+        finally:
+            self._busy = False
+        placement = None if self.compare_by.value == "placement" else self.placement.value
+        h = self._holding[(self._holding["probe"] == self.probe.value)
+                          & ((self._holding["placement"] == placement) if placement else True)]
+        # the chosen environments that measured this probe here (a sandbox may lack a placement)
+        envs = [e for e in self.environments.value if e in set(h["environment"])]
+        self.output.clear_output(wait=True)
+        with self.output:
+            try:
+                if not envs:
+                    raise explore.ExploreError(f"none of {list(self.environments.value)} measured "
+                                               f"{self.probe.value} {placement or ''} in these campaigns")
+                s = explore.samples(self.probe.value, placement=placement, campaigns=list(self.campaigns.value),
+                                    environments=envs, root=self.root)
+                self._samples = s
+                display(explore.plot_runs(s))
+                # formatting.show: reasons and sentences in full (a plain frame cuts them at 50 characters)
+                display(formatting.show(explore.runs_agree(s)[["environment", "campaign_id", "placement", "verdict",
+                                                               "reason"]]))
+                others = [v for v in s[self.compare_by.value].astype(str).unique() if v != self.baseline.value]
+                for other in others:
+                    display(formatting.show(explore.compare(s, self.compare_by.value, other,
+                                                            self.baseline.value)[["sentence"]]))
+            except explore.OsbenchError as e:
+                print(e)
+
+
+def explorer(root: str | Path | None = None, **kw):
+    """The explorer widget (see :class:`Explorer`) for a notebook cell."""
+    return Explorer(root, **kw).widget

@@ -1,0 +1,275 @@
+"""What a campaign measures: its parameters, the profiles, and their
+validation.  Everything a user can get wrong is refused here, before any
+worker starts, with the value given and what is accepted."""
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+
+from osbench_analysis import environments
+from osbench_analysis.catalog import registry
+from osbench_analysis.environments import PLACEMENTS
+from osbench_analysis.errors import ConfigError
+from osbench_analysis.paths import default_workdir  # noqa: F401  (part of this module's API: __all__)
+
+__all__ = ["CampaignConfig", "Condition", "ConfigError", "PROFILES", "make_config", "validate",
+           "resolve_environments", "default_workdir"]
+
+
+@dataclass
+class CampaignConfig:
+    probes: list[str] = field(default_factory=lambda: list(registry.DEFAULT_PROBES))
+    runs: int = 5                       # worker processes per condition
+    batches: int = 10                   # measured batches per worker
+    warmup: int = 1                     # extra warm-up batches after calibration (kept, flagged)
+    min_batch_ms: float = 10.0          # calibration target: one batch lasts at least this
+    placements: list[str] = field(default_factory=lambda: ["same_cpu", "cross_cpu"])
+    cpus: list[int] | None = None       # [first, second] CPU for pinning; None: first two allowed
+    variants: dict[str, list[dict]] = field(default_factory=dict)  # probe -> list of parameter sets
+    workdir: str | None = None          # where file probes make their private folder
+    environment: str = "native"         # environments registry name, comma-separated names, or "all"
+    # What environments other than a monolithic kernel measure: None = every probe;
+    # a list = those of `probes` in it (the quick profile: registry.ARCHITECTURE_PROBES,
+    # because a sandbox worker pays a 1-2 s boot).  Native always measures `probes`.
+    sandbox_probes: list[str] | None = None
+    # Where file probes' private folder is inside a sandbox with a kernel of its own (gVisor, UML; issue #22):
+    # "host-volume" (the host-backed folder: directfs/gofer, hostfs) and/or "guest-tmpfs" (a tmpfs the guest
+    # kernel serves).  Both by default, so every file probe in a sandbox is measured on both and the crossing
+    # to the host is separated from the guest's own VFS; native and FUSE always use their one folder.
+    sandbox_fs: list[str] = field(default_factory=lambda: list(registry.WORKDIR_FS_CHOICES))
+    # Boots of a guest that counts its instructions (QEMU -icount: mach, linux-tcg): its counts are
+    # deterministic up to a few timer-interrupt instructions, so 3 boots show whether they repeat and
+    # give the range; more cost ~10-20 s of emulation each and tell nothing new.  Capped by `runs`.
+    guest_boots: int = 3
+    profile: str = "custom"
+    timeout_s: float | None = None      # per worker; None: derived from the batch plan
+    command_prefix: list[str] = field(default_factory=list)  # wraps the worker inside its environment (e.g. nice)
+    campaign_id: str | None = None      # with several environments: the id's prefix, "-<environment>" appended
+    output: str | None = None           # campaigns root; None: data/campaigns of this checkout
+    note: str = ""
+    # Adaptive precision: with a target, `runs` is the minimum and runs are added
+    # to each condition until its CI half-width <= target x estimate, max_runs,
+    # or the time budget.  0: exactly `runs` runs.
+    precision_target: float = 0.0       # relative CI half-width, e.g. 0.05
+    max_runs: int = 10
+    time_budget_s: float = 240.0        # measuring time the campaign may spend adding runs
+    # Host-state canaries (issue #20) in every round and environment: None = when the campaign measures
+    # the default probes (a profile's campaign; a campaign of probes named by hand, e.g. a test's, skips them)
+    canaries: bool | None = None
+
+    def measures_in(self, env, probe: str) -> bool:
+        """Whether this campaign measures `probe` in environment `env`: native takes
+        every probe, other environments `sandbox_probes` of them (when set) that
+        they serve (a file server serves only file probes)."""
+        if probe in registry.CANARY_PROBES:
+            # host-state canaries (issue #20): every environment timed in host ns, whatever it serves;
+            # a guest counting its instructions (QEMU icount) is deterministic and host-blind
+            return env.time_unit == "ns"
+        if env.arch_class != "monolithic" and self.sandbox_probes is not None and probe not in self.sandbox_probes:
+            return False
+        return env.serves(registry.get_probe(probe))
+
+    def measures_condition(self, env, cond: "Condition") -> bool:
+        """`measures_in` for one condition: a file probe's folder on a file system this environment can give
+        (env.workdir_filesystems) and this campaign asks sandboxes for (sandbox_fs)."""
+        if not self.measures_in(env, cond.probe):
+            return False
+        fs = registry.workdir_fs(cond.params)
+        if fs not in env.workdir_filesystems:
+            return False
+        # an environment with one folder (native, FUSE) measures it whatever sandbox_fs says
+        return len(env.workdir_filesystems) == 1 or not cond.spec.uses_workdir or fs in self.sandbox_fs
+
+    def precision(self):
+        """The PrecisionTarget, or None for a fixed number of runs."""
+        if not self.precision_target:
+            return None
+        from osbench_analysis.stats.precision import PrecisionTarget
+
+        return PrecisionTarget(target_rel=self.precision_target, min_runs=self.runs, max_runs=self.max_runs,
+                               budget_s=self.time_budget_s)
+
+    def worker_timeout_s(self, startup_s: float = 0.0) -> float:
+        """Per worker: the explicit timeout, or a generous multiple of the batch plan
+        plus the environment's start-up time."""
+        if self.timeout_s is not None:
+            return float(self.timeout_s)
+        planned = (self.warmup + self.batches + 20) * self.min_batch_ms / 1000.0
+        return 30.0 + 5.0 * planned + startup_s
+
+
+def _precision_settings(profile: str) -> dict:
+    """A profile's precision target, from precision.PROFILES (calibrated there)."""
+    from osbench_analysis.stats.precision import PROFILES as TARGETS
+
+    t = TARGETS[profile]
+    return dict(runs=t.min_runs, precision_target=t.target_rel, max_runs=t.max_runs, time_budget_s=t.budget_s)
+
+
+PROFILES: dict[str, dict] = {
+    # Both derive their parameter sets from the registry (registry.profile_variants):
+    # quick: every primitive (each probe's variants) at the first point of each
+    # sweep, both placements; measuring stays under 5 minutes on 2 cores
+    "quick": dict(batches=10, warmup=1, min_batch_ms=10.0, **_precision_settings("quick"),
+                  variants=registry.profile_variants("quick"),
+                  # in sandboxes, the architecture primitives only: all environments stay ~10 minutes
+                  sandbox_probes=list(registry.ARCHITECTURE_PROBES)),
+    # full: every sweep point too, and the unpinned placement
+    "full": dict(batches=30, warmup=2, min_batch_ms=20.0, **_precision_settings("full"),
+                 placements=["same_cpu", "cross_cpu", "unpinned"],
+                 variants=registry.profile_variants("full")),
+}
+
+
+def make_config(profile: str = "quick", **overrides) -> CampaignConfig:
+    """A profile's settings with explicit overrides (None means: keep the profile's)."""
+    if profile not in PROFILES:
+        raise ConfigError(f"profile must be one of {sorted(PROFILES)} (got {profile!r})")
+    given = {k: v for k, v in overrides.items() if v is not None}
+    unknown = set(given) - set(CampaignConfig.__dataclass_fields__)
+    if unknown:
+        raise ConfigError(f"unknown campaign parameter(s) {sorted(unknown)}; "
+                          f"known: {sorted(CampaignConfig.__dataclass_fields__)}")
+    settings = {**PROFILES[profile], "profile": profile, **given}
+    if "variants" not in given:  # a profile's variants follow its probes, not the user's selection
+        probes = settings.get("probes", registry.DEFAULT_PROBES)
+        settings["variants"] = {k: v for k, v in settings["variants"].items() if k in probes}
+    if "probes" in given and "sandbox_probes" not in given:
+        settings["sandbox_probes"] = None   # probes chosen by name are measured wherever asked
+    if settings.get("sandbox_probes") in ("all", ["all"]):
+        settings["sandbox_probes"] = None
+    return CampaignConfig(**settings)
+
+
+@dataclass(frozen=True)
+class Condition:
+    probe: str
+    params: dict
+    placement: str
+
+    @property
+    def spec(self) -> registry.Probe:
+        return registry.get_probe(self.probe)
+
+    @property
+    def params_json(self) -> str:
+        return json.dumps(self.params, sort_keys=True)
+
+
+def resolve_environments(spec: str) -> list[environments.Environment]:
+    """'native', 'gvisor,uml' or 'all' (native and every available environment)."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ConfigError(f"environment must name an environment or 'all' (got {spec!r}; "
+                          f"known: {', '.join(environments.names())})")
+    if spec.strip() == "all":
+        return [e for e in environments.REGISTRY if e.name == "native" or e.availability()]
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"environment lists a name twice: {spec!r}")
+    envs = [environments.get(n) for n in names]
+    for env in envs:
+        ok = env.availability()
+        if not ok:
+            hint = f"; to install: {ok.install_hint}" if ok.install_hint else ""
+            raise ConfigError(f"environment {env.name!r} is not available here: {ok.reason}{hint}")
+    return envs
+
+
+def _check_int(name: str, value, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(f"{name} must be an integer >= {minimum} (got {value!r})")
+
+
+def _check_numbers(cfg: CampaignConfig) -> None:
+    _check_int("runs", cfg.runs, 1)
+    _check_int("batches", cfg.batches, 1)
+    _check_int("warmup", cfg.warmup, 0)
+    if not isinstance(cfg.min_batch_ms, (int, float)) or not 0.1 <= cfg.min_batch_ms <= 10_000:
+        raise ConfigError(f"min_batch_ms must be between 0.1 and 10000 (got {cfg.min_batch_ms!r})")
+    if not isinstance(cfg.precision_target, (int, float)) or not 0 <= cfg.precision_target < 1:
+        raise ConfigError(f"precision_target must be in [0, 1): a relative CI half-width such as 0.05, "
+                          f"or 0 for a fixed number of runs (got {cfg.precision_target!r})")
+    if cfg.precision_target:
+        _check_int("max_runs", cfg.max_runs, max(cfg.runs, 2))
+        if cfg.runs < 2:
+            raise ConfigError(f"runs must be >= 2 with a precision target: one run says nothing about "
+                              f"run-to-run variation (got {cfg.runs})")
+        if not isinstance(cfg.time_budget_s, (int, float)) or not cfg.time_budget_s > 0:
+            raise ConfigError(f"time_budget_s must be > 0 (got {cfg.time_budget_s!r})")
+    if cfg.timeout_s is not None and not cfg.timeout_s > 0:
+        raise ConfigError(f"timeout_s must be > 0 (got {cfg.timeout_s!r})")
+
+
+def cpus_of(cfg: CampaignConfig) -> list[int]:
+    allowed = sorted(os.sched_getaffinity(0))
+    cpus = list(cfg.cpus) if cfg.cpus is not None else allowed[:2]
+    bad = [c for c in cpus if c not in allowed]
+    if bad:
+        raise ConfigError(f"cpus {bad} are not available to this process (allowed: {allowed})")
+    return cpus
+
+
+def validate(cfg: CampaignConfig) -> list[Condition]:
+    """Check every parameter; return the conditions to measure.  Raises ConfigError."""
+    if not cfg.probes:
+        raise ConfigError("probes must name at least one probe")
+    if isinstance(cfg.guest_boots, bool) or not isinstance(cfg.guest_boots, int) or cfg.guest_boots < 2:
+        raise ConfigError(f"guest_boots must be a whole number >= 2: two boots show whether a guest's counts "
+                          f"repeat (got {cfg.guest_boots!r})")
+    try:
+        specs = [registry.get_probe(p) for p in cfg.probes]
+    except registry.ProbeError as e:
+        raise ConfigError(str(e)) from None
+    if cfg.sandbox_probes is not None:
+        if isinstance(cfg.sandbox_probes, str) or not all(isinstance(p, str) for p in cfg.sandbox_probes):
+            raise ConfigError(f"sandbox_probes must be a list of probe names or 'all' (got {cfg.sandbox_probes!r})")
+        try:
+            [registry.get_probe(p) for p in cfg.sandbox_probes]
+        except registry.ProbeError as e:
+            raise ConfigError(f"sandbox_probes: {e}") from None
+    _check_numbers(cfg)
+    if not cfg.placements or any(p not in PLACEMENTS for p in cfg.placements):
+        raise ConfigError(f"placements must be a non-empty subset of {list(PLACEMENTS)} (got {cfg.placements!r})")
+    if not isinstance(cfg.command_prefix, (list, tuple)) or not all(isinstance(a, str) for a in cfg.command_prefix):
+        raise ConfigError(f"command_prefix must be a list of strings (got {cfg.command_prefix!r})")
+    cpus = cpus_of(cfg)
+    if "cross_cpu" in cfg.placements and len(set(cpus)) < 2:
+        raise ConfigError(f"cross_cpu placement needs two distinct CPUs (have {cpus})")
+    if not isinstance(cfg.variants, dict):
+        raise ConfigError(f"variants must map a probe name to a list of parameter sets (got {cfg.variants!r})")
+    for name, sets in cfg.variants.items():
+        if name not in cfg.probes:
+            raise ConfigError(f"variants given for {name!r}, which is not among the probes {cfg.probes}")
+        if not isinstance(sets, list) or not all(isinstance(v, dict) for v in sets):
+            raise ConfigError(f"variants[{name!r}] must be a list of parameter dicts (got {sets!r})")
+    if (isinstance(cfg.sandbox_fs, str) or not isinstance(cfg.sandbox_fs, (list, tuple)) or not cfg.sandbox_fs
+            or any(fs not in registry.WORKDIR_FS_CHOICES for fs in cfg.sandbox_fs)):
+        raise ConfigError(f"sandbox_fs must be a non-empty list of {list(registry.WORKDIR_FS_CHOICES)} "
+                          f"(got {cfg.sandbox_fs!r})")
+    if any(s.uses_workdir for s in specs):
+        wd = cfg.workdir or default_workdir()
+        if not os.path.isdir(wd) or not os.access(wd, os.W_OK | os.X_OK):
+            raise ConfigError(f"workdir {wd!r} must be an existing, writable folder")
+    # host-state canaries (issue #20): measured in every round, whatever else the campaign measures
+    if cfg.canaries or (cfg.canaries is None and set(registry.DEFAULT_PROBES) <= set(cfg.probes)):
+        specs += [registry.get_probe(p) for p in registry.CANARY_PROBES if p not in cfg.probes]
+    conditions = []
+    for spec in specs:
+        try:
+            param_sets = [registry.resolve_params(spec, v) for v in cfg.variants.get(spec.name, [{}])]
+        except registry.ProbeError as e:
+            raise ConfigError(str(e)) from None
+        if spec.uses_workdir and registry.FS_GUEST_TMPFS in cfg.sandbox_fs:  # the sandboxes' own-kernel control
+            param_sets += [{**p, registry.WORKDIR_FS: registry.FS_GUEST_TMPFS} for p in param_sets
+                           if registry.WORKDIR_FS not in p]
+        for params in param_sets:
+            for placement in cfg.placements:
+                if placement == "cross_cpu" and not spec.two_party:
+                    continue  # one-process probes have no second party to put elsewhere
+                conditions.append(Condition(spec.name, params, placement))
+    if not conditions:
+        raise ConfigError("no condition to measure: cross_cpu applies only to two-party probes "
+                          f"({[n for n, p in registry.PROBES.items() if p.two_party and not p.hidden]})")
+    return conditions

@@ -1,0 +1,113 @@
+"""Before anything is measured: one tiny worker end to end in every
+environment (`_preflight`), and, for a resumed campaign, its journaled runs
+put back (`_replay`).  An environment asked for by name that cannot run a
+worker stops the command (PreflightError); `environment="all"` leaves it out.
+"""
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from osbench_analysis.catalog import registry
+from osbench_analysis.environments import RoundJob
+from osbench_analysis.measure import journal
+from osbench_analysis.measure.config import CampaignConfig, ConfigError
+from osbench_analysis.measure.group import _outcomes
+from osbench_analysis.measure.plan import _EnvRun
+from osbench_analysis.store.records import RunRecord
+from osbench_analysis.worker import launch
+from osbench_analysis.worker.main import WorkerRequest
+
+
+class PreflightError(ConfigError):
+    """An environment asked for by name cannot run a worker: nothing was measured."""
+
+
+#: the pre-flight worker: the cheapest probe, one short batch, no settling
+PREFLIGHT_PROBE = "null_syscall"
+PREFLIGHT_TIMEOUT_S = 20.0
+
+
+def _preflight(parts: list[_EnvRun], cfg: CampaignConfig, jr: journal.Journal, progress: bool,
+               scratch: Path) -> list[_EnvRun]:
+    """One tiny worker end to end in every environment, through the same
+    `run_round` as the campaign, before anything is measured.  With
+    `environment="all"` one that fails is left out (one line: which, the
+    worker's own message, how to fix it); one asked for by name stops the
+    command (PreflightError).  The result per environment goes into the
+    journal and every manifest (config["preflight"])."""
+    import concurrent.futures
+
+    spec = registry.get_probe(PREFLIGHT_PROBE)
+    results, kept, failed = {}, [], []
+
+    def preflight(p: _EnvRun):
+        req = WorkerRequest(probe=spec.name, params=registry.resolve_params(spec, {}), min_batch_ns=1_000_000,
+                            warmup=0, batches=1, max_iterations=spec.max_iterations)
+        job = RoundJob(req, launch.worker_argv(req, cfg.command_prefix),
+                       scratch / p.env.name / "preflight.jsonl", PREFLIGHT_TIMEOUT_S + p.env.startup_s)
+        with contextlib.closing(_outcomes(p.session, [job], None)) as outcomes:
+            outcome = next(outcomes)
+        job.output.unlink(missing_ok=True)
+        return outcome
+
+    # the guests' boots (seconds each) go on in the background, side by side, while the others run their
+    # workers: nothing is measured yet
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="osbench-preflight")
+    booting = {id(p): pool.submit(preflight, p) for p in parts if p.env.time_unit != "ns"}
+    try:
+        for p in parts:
+            outcome = booting[id(p)].result() if id(p) in booting else preflight(p)
+            results[p.env.name] = {"status": outcome.status, "wall_s": round(outcome.wall_s, 3),
+                                   "message": outcome.message, "left_out": outcome.status != "ok"}
+            if outcome.status == "ok":
+                kept.append(p)
+                if progress:
+                    from osbench_analysis.measure import progress as progress_mod
+
+                    progress_mod.say(f"{p.env.name}: pre-flight worker ok in {outcome.wall_s:.1f} s")
+                continue
+            failed.append(p)
+            line = (f"{p.env.name}: its pre-flight worker failed ({outcome.status}): "
+                    f"{outcome.message or 'no message'}. To fix: {p.env.fix_hint}")
+            if cfg.environment.strip() != "all":
+                raise PreflightError(f"nothing measured: environment {line}")
+            if progress:
+                from osbench_analysis.measure import progress as progress_mod
+
+                progress_mod.say(f"leaving out {line}")
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)   # on an error the sessions' close() ends the boots
+    if cfg.environment.strip() == "all":  # those `all` left out before any worker: not installed here
+        from osbench_analysis import environments
+
+        for env in environments.REGISTRY:
+            if env.name in results:
+                continue
+            ok = env.availability()
+            results[env.name] = {"status": "unavailable", "wall_s": 0.0, "message": ok.reason, "left_out": True}
+            if progress:
+                from osbench_analysis.measure import progress as progress_mod
+
+                progress_mod.say(f"leaving out {env.name}: not available here: {ok.reason}"
+                                 + (f". To install: {ok.install_hint}" if ok.install_hint else ""))
+    jr.state["preflight"] = results
+    jr.save_state()
+    if not kept:
+        raise PreflightError(f"nothing measured: no environment passed its pre-flight worker "
+                             f"({', '.join(p.env.name for p in failed)}; see the lines above)")
+    return kept
+
+
+def _replay(parts: list[_EnvRun], jr: journal.Journal) -> None:
+    """Put the journaled runs of an interrupted campaign back, in the order they were measured."""
+    by_env = {p.env.name: p for p in parts}
+    for e in jr.entries:
+        if e["env"] not in by_env:
+            raise PreflightError(f"cannot resume: environment {e['env']!r} measured runs before the interruption "
+                                 "but fails its pre-flight worker now; fix it (see the line above) and resume again")
+        p = by_env[e["env"]]
+        p.rows.extend(e["rows"])
+        p.runs.append(RunRecord.from_dict(e["run"]))
+        if e["facts"] and not p.facts:
+            p.facts = e["facts"]

@@ -1,0 +1,201 @@
+"""The loop over rounds: the guests that count instructions boot side by side
+first (`_count_side_by_side`), then round-robin, every open condition of
+every environment one more worker per round, each environment's conditions
+of one placement as one group (group.py), while adaptive precision
+(plan.py) asks for more.  Every finished worker run is journaled before it
+counts; the measuring bar (`progress_bar`) shows the runs planned.
+"""
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from osbench_analysis.catalog import registry
+from osbench_analysis.measure import journal
+from osbench_analysis.measure.config import CampaignConfig, Condition
+from osbench_analysis.measure.group import _measure_group
+from osbench_analysis.measure.plan import _EnvRun, _needs_more, _precision_report, _run_key, _runs_to_go
+
+
+def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], progress: bool,
+                    scratch: Path, jr: journal.Journal) -> float:
+    """Round-robin: every open condition of every environment gets one more
+    worker per round; with a precision target, rounds go on while some
+    condition of some environment still needs runs.  Within a round, each
+    environment gets its open conditions of one placement as one group
+    (`Session.run_round`: a sandbox may boot once for the group), groups
+    interleaved across environments.  Runs already in the journal are not
+    measured again.  Returns the measuring seconds (those of earlier,
+    interrupted attempts included)."""
+    target = cfg.precision()
+    max_runs = target.max_runs if target else cfg.runs
+    done = {_run_key(e["env"], e["run"]["probe"], e["run"]["params_json"], e["run"]["placement"], e["run"]["run"])
+            for e in jr.entries}
+    open_ = {id(p): list(p.conditions) for p in parts}
+    # a guest counting its instructions repeats its counts: it boots cfg.guest_boots times at most
+    boots = {id(p): min(max_runs, cfg.guest_boots) if p.env.time_unit != "ns" else max_runs for p in parts}
+    # the bar's total is what is planned: every condition's first cfg.runs runs and the guests' boots, grown
+    # when precision asks for more (by its projection), so that its remaining time is an estimate and not the
+    # worst case (max_runs everywhere)
+    planned = {id(p): boots[id(p)] if p.env.time_unit != "ns" else min(cfg.runs, boots[id(p)]) for p in parts}
+    bar = progress_bar(sum(planned[k] * len(v) for k, v in open_.items()), len(done), progress)
+    earlier_s = jr.entries[-1]["measuring_s"] if jr.entries else 0.0
+    run, t0 = 0, time.monotonic() - earlier_s
+    started: dict[str, float] = {}
+
+    def keep(p: _EnvRun, placement: str, run: int, cond: Condition, rows, record, facts) -> None:
+        # durable before it counts: a kill from here on loses nothing measured
+        jr.append({"env": p.env.name, "run": asdict(record), "rows": rows, "facts": facts,
+                   "measuring_s": round(time.monotonic() - t0, 3),
+                   "utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")})
+        p.rows.extend(rows)
+        p.runs.append(record)
+        if facts and not p.facts:
+            p.facts = facts
+        bar.set_postfix_str(f"{p.env.name} {placement} run {run + 1}: {cond.probe}", refresh=False)
+        bar.update(1)
+
+    try:
+        counting = [p for p in parts if p.env.time_unit != "ns" and open_[id(p)]]
+        if counting:
+            for p in counting:
+                started[p.env.name] = time.monotonic()
+                bar.write(f"{p.env.name}: measuring {len(p.conditions)} condition(s), {boots[id(p)]} boot(s)")
+            _count_side_by_side(counting, boots, done, cfg, cpus, scratch, keep, bar)
+            for p in counting:   # p.boots set: this guest has booted its last time
+                p.boots, open_[id(p)] = boots[id(p)], []
+            _say_finished(bar, parts, counting, started)
+        t_rounds = time.monotonic()
+        while any(open_.values()):
+            for placement in dict.fromkeys(c.placement for v in open_.values() for c in v):
+                for p in parts:
+                    group = [c for c in open_[id(p)] if c.placement == placement
+                             and _run_key(p.env.name, c.probe, c.params_json, c.placement, run) not in done]
+                    if not group:
+                        continue
+                    if p.env.name not in started:
+                        started[p.env.name] = time.monotonic()
+                        bar.write(f"{p.env.name}: measuring {len(p.conditions)} condition(s)")
+                    bar.set_postfix_str(f"{p.env.name} {placement} run {run + 1}", refresh=True)
+                    with contextlib.closing(_measure_group(p, group, run, cfg, cpus, scratch)) as results:
+                        for result in results:
+                            keep(p, placement, run, *result)
+            run += 1
+            if target is None or run < cfg.runs:
+                if run >= cfg.runs:
+                    _say_finished(bar, parts, [p for p in parts if open_[id(p)]], started)
+                    open_ = {k: [] for k in open_}
+                continue
+            elapsed = time.monotonic() - t0
+            for p in parts:
+                if p.boots is not None:
+                    continue
+                was_open = bool(open_[id(p)])
+                p.report = _precision_report(p, target, elapsed, (time.monotonic() - t_rounds) / run)
+                needs = [] if p.report.stop else [c for c in p.conditions if c.probe not in registry.CANARY_PROBES
+                                                   and _needs_more(p, c)]
+                # the canaries go on with every round that measures something else (they watch the host)
+                open_[id(p)] = needs and [c for c in p.conditions if c in needs or c.probe in registry.CANARY_PROBES]
+                if was_open and not open_[id(p)]:
+                    _say_finished(bar, parts, [p], started)
+            bar.total = bar.n + sum(_runs_to_go(p, open_[id(p)], run, max_runs) for p in parts)
+            bar.refresh()
+    finally:
+        bar.close()
+    return time.monotonic() - t0
+
+
+def _count_side_by_side(parts: list[_EnvRun], boots: dict, done: set, cfg: CampaignConfig, cpus: list[int],
+                        scratch: Path, keep, bar) -> None:
+    """Every boot of the guests that count their instructions, before the timed
+    rounds, side by side: each guest boots its runs one after another in a
+    thread of its own, and a boot takes one of the campaign's CPUs for itself
+    (pinned to it): at most one boot per CPU, a freed CPU going to the waiting
+    guest with the most work left (boots left x conditions), so that no long
+    guest is left to boot alone at the end.  Under QEMU's icount the count is
+    the guest's own whatever else the host runs (docs/environments.md), so
+    running them together changes no number, and no timed worker runs
+    meanwhile.  Each boot is still a run of its own.  Only this thread journals
+    (`keep`): the guests' threads hand over what they measured through a queue."""
+    import queue
+    import threading
+
+    free, results, stop = list(cpus), queue.Queue(), threading.Event()
+    turn = threading.Condition()
+    left = {id(p): boots[id(p)] * len(p.conditions) for p in parts}
+    waiting: set[int] = set()
+
+    def take_cpu(p: _EnvRun) -> int:
+        with turn:
+            waiting.add(id(p))
+            turn.wait_for(lambda: free and max(waiting, key=left.get) == id(p))
+            waiting.discard(id(p))
+            left[id(p)] -= len(p.conditions)
+            return free.pop(0)
+
+    def give_back(cpu: int) -> None:
+        with turn:
+            free.append(cpu)
+            turn.notify_all()
+
+    def boot_all(p: _EnvRun) -> None:
+        try:
+            for run in range(boots[id(p)]):
+                cpu = take_cpu(p)
+                try:
+                    if stop.is_set():
+                        return
+                    for placement in dict.fromkeys(c.placement for c in p.conditions):
+                        group = [c for c in p.conditions if c.placement == placement
+                                 and _run_key(p.env.name, c.probe, c.params_json, c.placement, run) not in done]
+                        if not group:
+                            continue
+                        pinned = [cpu, *(c for c in cpus if c != cpu)]
+                        with contextlib.closing(_measure_group(p, group, run, cfg, pinned, scratch)) as got:
+                            for result in got:
+                                results.put((p, placement, run, *result))
+                finally:
+                    give_back(cpu)
+        except BaseException as e:   # a guest's fault reaches the runner, which stops the campaign
+            results.put(e)
+        finally:
+            results.put(None)
+
+    threads = [threading.Thread(target=boot_all, args=(p,), name=f"osbench-boots-{p.env.name}", daemon=True)
+               for p in parts]
+    bar.set_postfix_str(f"{', '.join(p.env.name for p in parts)}: {min(len(cpus), len(parts))} side by side",
+                        refresh=True)
+    for t in threads:
+        t.start()
+    ended = 0
+    try:
+        while ended < len(threads):
+            got = results.get()
+            if got is None:
+                ended += 1
+            elif isinstance(got, BaseException):
+                raise got
+            else:
+                keep(*got)
+    finally:
+        # on an error or Ctrl-C the sessions' close() takes the QEMUs down, and the threads end with them
+        stop.set()
+
+
+def progress_bar(total: int, initial: int, progress: bool):
+    """The measuring bar: a widget in Jupyter, text on a terminal (tqdm.auto);
+    under papermill, whose kernel's output goes into the output notebook, a
+    second, text bar goes to the terminal papermill runs in (progress.py)."""
+    from osbench_analysis.measure import progress as progress_mod
+
+    return progress_mod.bar(total=total, initial=initial, desc="measuring", unit="worker", disable=not progress)
+
+
+def _say_finished(bar, parts: list[_EnvRun], finished: list[_EnvRun], started: dict[str, float]) -> None:
+    for p in finished:
+        failed = sum(r.status != "ok" for r in p.runs)
+        took = time.monotonic() - started.get(p.env.name, time.monotonic())
+        bar.write(f"{p.env.name}: finished, {len(p.runs)} worker run(s), {failed} failed, {took:.0f} s")

@@ -1,0 +1,1 @@
+"""Figures drawn from analysis tables, each a matplotlib Figure without pyplot's global state."""

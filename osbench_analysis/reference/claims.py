@@ -1,0 +1,563 @@
+"""Comparisons the published studies state, recomputed from data/reference under every defensible reading.
+
+Each claim in data/reference/headline_claims.json quotes the source (the quote
+is checked against the source text), says where it stands, what the paper
+stated (``expect``, with a tolerance from a fixed set of ``rules``) and lists
+its *readings*: the defensible ways of turning the sentence into arithmetic on
+the printed cells (which column stands for "FreeBSD", which rows the sentence
+covers, which aggregate, which split of an ambiguous cell).  Every reading is
+computed; none is adjusted to make a claim hold.
+
+Verdict per reading: the factor and whether it meets the stated expectation,
+and whether it ties one of the expectation's thresholds at print precision
+(``PRINT_DIGITS`` significant digits: the printed factor and the printed
+threshold are the same number, so the printed data cannot decide).
+
+Some readings are rejected before any verdict, by a rule stated in the claims
+file and checked here (``REJECTION_RULES``): ``plausible`` rejects a reading
+that implies a time per operation more than ``max_ratio`` times away from what
+the same study measured for that operation on the same system (a split of a
+flattened cell that makes a 100,000-switch game last 145 µs or 551 s);
+``same_machine`` rejects a reading that compares two systems on two machines
+when the study measured both systems' OSes on one.  Rejected readings are listed, never counted.
+
+Verdict class per claim (``VERDICT_CLASSES``), decided from the remaining
+readings in this order of precedence (the first that applies):
+
+1. ``not checkable`` - the paper gives no numbers to check (figures, cited work);
+2. ``circular``      - the data reading was itself chosen with this sentence
+   (``circular`` in the claim says how), so agreement proves nothing;
+3. ``knife-edge``    - some reading ties a threshold at print precision;
+4. ``depends``       - the readings disagree: it holds under some, fails under others;
+5. ``holds`` / ``fails`` - every reading agrees.
+
+Factors are slowdowns: cost(slower) / cost(faster), where the cost is the
+value when lower is better and its inverse when higher is better, so a factor
+above 1 means the system the paper calls slower is indeed slower.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from osbench_analysis.reference import studies as reference
+from osbench_analysis.formatting import sig3
+
+#: Factors and thresholds are printed to this many significant digits; a reading whose printed factor equals
+#: a printed threshold is on a knife edge.
+PRINT_DIGITS = 3
+#: A stated tolerance below this is the paper's own rounding allowance (rule 'arithmetic'), not a threshold of meaning.
+ROUNDING_ALLOWANCE = 0.06
+VERDICT_CLASSES = ("holds", "fails", "depends", "knife-edge", "circular", "not checkable")
+#: The order in which a claim's class is decided (the first that applies), as the paper states it.
+VERDICT_PRECEDENCE = ("not checkable", "circular", "knife-edge", "depends", "holds", "fails")
+#: Rules by which a reading is rejected as implausible before any verdict (see the module docstring).
+REJECTION_RULES = ("plausible", "same_machine")
+#: Verdict of the primary reading alone (kept for the compact tables).
+VERDICTS = ("supported", "not supported", "not checkable")
+COMPARISON_KINDS = ("pair", "value_ratio", "value", "spread", "winner", "contrast", "fraction_won", "min_of")
+EXPECT_KINDS = ("approx", "range", "similar", "similar_to_claim", "below_claims", "not_checkable")
+AGGREGATES = ("geomean", "each", "max", "sum")
+
+CLAIM_COLUMNS = ["claim_id", "source_id", "statement", "verdict_class", "stated", "computed_factor", "factor_min",
+                 "factor_max", "n_readings", "n_hold", "knife_edge", "verdict", "reading", "readings_summary", "detail",
+                 "quote", "location", "stated_value_origin", "tolerance_reason", "circular_reason", "not_checkable_reason"]
+READING_COLUMNS = ["claim_id", "source_id", "reading_id", "reading", "primary", "stated", "factor", "holds",
+                   "nearest_threshold", "distance_to_threshold", "knife_edge", "rejected", "detail"]
+
+
+class ClaimError(ValueError):
+    """A claim names data that does not exist, an unknown comparison, or is malformed."""
+
+
+# --------------------------------------------------------------------------- loading
+
+def claims_path(root: str | Path | None = None) -> Path:
+    return Path(root or reference.default_reference_dir()) / "headline_claims.json"
+
+
+def load_rules(root: str | Path | None = None) -> dict[str, str]:
+    return json.loads(claims_path(root).read_text(encoding="utf-8"))["rules"]
+
+
+def _normalise_claim(c: dict) -> dict:
+    """Every claim with a `readings` list (a claim with one `comparison` has one reading)."""
+    c = copy.deepcopy(c)
+    for key in ("claim_id", "source_id", "statement", "quote", "location", "expect"):
+        if not c.get(key):
+            raise ClaimError(f"claim {c.get('claim_id')!r} lacks '{key}'")
+    if c["expect"].get("kind") not in EXPECT_KINDS:
+        raise ClaimError(f"claim {c['claim_id']}: expectation kind {c['expect'].get('kind')!r} not one of {EXPECT_KINDS}")
+    if "readings" not in c:
+        comp = c.pop("comparison", None)
+        c["readings"] = [] if comp is None else [{"reading_id": "as_stated", "reading": c.pop("reading", "") or "as stated",
+                                                   "primary": True, "comparison": comp}]
+    readings = c["readings"]
+    if c["expect"]["kind"] == "not_checkable":
+        if readings:
+            raise ClaimError(f"claim {c['claim_id']}: a not-checkable claim has no readings")
+        if not c["expect"].get("reason"):
+            raise ClaimError(f"claim {c['claim_id']}: not_checkable needs a reason")
+        return c
+    if not readings:
+        raise ClaimError(f"claim {c['claim_id']}: a checkable claim needs at least one reading")
+    ids = [r.get("reading_id") for r in readings]
+    if len(set(ids)) != len(ids) or not all(ids):
+        raise ClaimError(f"claim {c['claim_id']}: reading ids must be present and unique (got {ids})")
+    primaries = [r for r in readings if r.get("primary")]
+    if len(primaries) > 1:
+        raise ClaimError(f"claim {c['claim_id']}: more than one primary reading")
+    if not primaries:
+        readings[0]["primary"] = True
+    for r in readings:
+        if not r.get("reading"):
+            raise ClaimError(f"claim {c['claim_id']}/{r['reading_id']}: say in words what the reading takes ('reading')")
+        if r.get("comparison", {}).get("kind") not in COMPARISON_KINDS:
+            raise ClaimError(f"claim {c['claim_id']}/{r['reading_id']}: comparison kind "
+                             f"{r.get('comparison', {}).get('kind')!r} not one of {COMPARISON_KINDS}")
+    if c.get("circular") is not None and not str(c["circular"]).strip():
+        raise ClaimError(f"claim {c['claim_id']}: 'circular' must say how the data reading was chosen with the sentence")
+    return c
+
+
+def load_claims(root: str | Path | None = None) -> list[dict]:
+    """The claims, each with its readings (validated)."""
+    claims = [_normalise_claim(c) for c in json.loads(claims_path(root).read_text(encoding="utf-8"))["claims"]]
+    ids = [c["claim_id"] for c in claims]
+    dup = {i for i in ids if ids.count(i) > 1}
+    if dup:
+        raise ClaimError(f"claim ids appear twice: {sorted(dup)}")
+    return claims
+
+
+# --------------------------------------------------------------------------- arithmetic on cells
+
+def cost(value: float, higher_is_better) -> float:
+    """Bigger is worse: the value if lower is better, its inverse if higher is better."""
+    if higher_is_better is None or (isinstance(higher_is_better, float) and math.isnan(higher_is_better)):
+        raise ClaimError("a metric without a better direction (higher_is_better null) cannot give a slowdown factor")
+    return 1.0 / value if higher_is_better else float(value)
+
+
+_INDEX_CACHE: list[tuple[pd.DataFrame, dict]] = []
+
+
+def _index(ref: pd.DataFrame) -> dict:
+    """(source, table, metric, system) -> list of row dicts; cached for the last few frames seen (the same
+    frame is read thousands of times while the claims are evaluated)."""
+    for frame, index in _INDEX_CACHE:
+        if frame is ref:
+            return index
+    index: dict = {}
+    for row in ref.to_dict("records"):
+        index.setdefault((row["source_id"], row["table_id"], row["metric_id"], row["system_id"]), []).append(row)
+    _INDEX_CACHE.insert(0, (ref, index))
+    del _INDEX_CACHE[4:]
+    return index
+
+
+def _cell(ref: pd.DataFrame, source_id: str, table_id: str, metric_id: str, system_id: str,
+          overrides: dict | None = None) -> dict:
+    hit = _index(ref).get((source_id, table_id, metric_id, system_id), [])
+    if len(hit) != 1:
+        raise ClaimError(f"claim cell {source_id}/{table_id}/{metric_id}/{system_id} matches {len(hit)} rows (need 1)")
+    row = dict(hit[0])
+    key = f"{table_id}/{metric_id}/{system_id}"
+    if overrides and key in overrides:
+        row["value"] = float(overrides[key])
+        row["cell_as_published"] = f"{overrides[key]:g} (this reading's split of {row['cell_as_published']!r})"
+    if pd.isna(row["value"]):
+        raise ClaimError(f"claim cell {source_id}/{table_id}/{metric_id}/{system_id} has no usable value "
+                         f"(printed {row['cell_as_published']!r})")
+    return row
+
+
+def _side(spec, default_table):
+    if isinstance(spec, dict):
+        return spec["system_id"], spec.get("table_id") or default_table
+    return spec, default_table
+
+
+def _metrics(ref: pd.DataFrame, source_id: str, table_id: str, metric_ids, systems: list[str]) -> list[str]:
+    """The metric ids a comparison names; "all" is every directed metric of the table with a value for every system."""
+    if metric_ids != "all":
+        return list(metric_ids)
+    t = ref[(ref["source_id"] == source_id) & (ref["table_id"] == table_id) & ref["value"].notna()
+            & ref["higher_is_better"].map(lambda h: h is not None and h == h)]
+    have = t.groupby("metric_id")["system_id"].apply(set)
+    out = [m for m in dict.fromkeys(t["metric_id"]) if set(systems) <= have[m]]
+    if not out:
+        raise ClaimError(f"{source_id}/{table_id}: no directed metric has values for all of {systems}")
+    return out
+
+
+def compute_factor(ref: pd.DataFrame, source_id: str, comparison: dict, overrides: dict | None = None) -> tuple[float, str]:
+    """(factor, how it was computed from which printed cells)."""
+    kind = comparison["kind"]
+    table = comparison.get("table_id")
+    if kind == "pair":
+        slow_sys, slow_table = _side(comparison["slower"], table)
+        fast_sys, fast_table = _side(comparison["faster"], table)
+        metric_ids = _metrics(ref, source_id, slow_table, comparison["metric_ids"], [slow_sys, fast_sys])
+        aggregate = comparison.get("aggregate", "geomean")
+        if aggregate not in AGGREGATES:
+            raise ClaimError(f"aggregate {aggregate!r} not one of {AGGREGATES}")
+        factors, parts, slow_vals, fast_vals, directions = [], [], [], [], set()
+        for m in metric_ids:
+            s = _cell(ref, source_id, slow_table, m, slow_sys, overrides)
+            f = _cell(ref, source_id, fast_table, m, fast_sys, overrides)
+            factor = cost(s["value"], s["higher_is_better"]) / cost(f["value"], f["higher_is_better"])
+            factors.append(factor)
+            slow_vals.append(s["value"])
+            fast_vals.append(f["value"])
+            directions.add(bool(s["higher_is_better"]))
+            parts.append(f"{m}: {slow_sys} {s['cell_as_published']} vs {fast_sys} {f['cell_as_published']} -> {factor:.4g}")
+        many = len(factors) > 1
+        if aggregate == "each":
+            return min(factors), "; ".join(parts) + (" (smallest)" if many else "")
+        if aggregate == "max":
+            return max(factors), "; ".join(parts) + (" (largest)" if many else "")
+        if aggregate == "sum":
+            if len(directions) != 1:
+                raise ClaimError("aggregate 'sum' needs metrics with one better direction")
+            hib = directions.pop()
+            value = sum(fast_vals) / sum(slow_vals) if hib else sum(slow_vals) / sum(fast_vals)
+            return value, "; ".join(parts) + (f" (ratio of the sums {sum(slow_vals):g} and {sum(fast_vals):g})" if many else "")
+        value = float(np.exp(np.mean(np.log(factors))))
+        return value, "; ".join(parts) + (" (geometric mean)" if many else "")
+    if kind == "value_ratio":
+        n = _cell(ref, source_id, table, comparison["metric_id"], comparison["numerator"], overrides)
+        d = _cell(ref, source_id, comparison.get("denominator_table_id") or table,
+                  comparison.get("denominator_metric_id") or comparison["metric_id"], comparison["denominator"], overrides)
+        return n["value"] / d["value"], (f"{comparison['metric_id']}: {comparison['numerator']} {n['cell_as_published']} / "
+                                         f"{comparison['denominator']} {d['cell_as_published']}")
+    if kind == "value":
+        c = _cell(ref, source_id, table, comparison["metric_id"], comparison["system_id"], overrides)
+        return float(c["value"]), f"{comparison['metric_id']}: {comparison['system_id']} {c['cell_as_published']} as printed"
+    if kind == "spread":
+        worst, parts = 0.0, []
+        metric_ids = _metrics(ref, source_id, table, comparison["metric_ids"], comparison["systems"])
+        for m in metric_ids:
+            costs = {s: cost(r["value"], r["higher_is_better"]) for s in comparison["systems"]
+                     for r in [_cell(ref, source_id, table, m, s, overrides)]}
+            hi, lo = max(costs, key=costs.get), min(costs, key=costs.get)
+            spread = costs[hi] / costs[lo]
+            worst = max(worst, spread)
+            parts.append(f"{m}: slowest {hi} / fastest {lo} -> {spread:.4g}")
+        return worst, "; ".join(parts) + (" (largest)" if len(parts) > 1 else "")
+    if kind == "winner":
+        best, parts = math.inf, []
+        for m in comparison["metric_ids"]:
+            w = _cell(ref, source_id, table, m, comparison["winner"], overrides)
+            for other in comparison["others"]:
+                o = _cell(ref, source_id, table, m, other, overrides)
+                margin = cost(o["value"], o["higher_is_better"]) / cost(w["value"], w["higher_is_better"])
+                if margin < best:
+                    best = margin
+                    parts = [f"{m}: closest rival {other} {o['cell_as_published']} vs {comparison['winner']} "
+                             f"{w['cell_as_published']} -> {margin:.4g}"]
+        return best, "; ".join(parts) + (" (below 1: the rival is better)" if best < 1 else "")
+    if kind == "contrast":
+        num, num_detail = compute_factor(ref, source_id, comparison["numerator"], overrides)
+        den, den_detail = compute_factor(ref, source_id, comparison["denominator"], overrides)
+        return num / den, f"[{num_detail}] / [{den_detail}] = {num:.4g} / {den:.4g}"
+    if kind == "min_of":
+        # a sentence with several parts that must all hold ("A and B both beat C"): the weakest part decides
+        got = [compute_factor(ref, source_id, c, overrides) for c in comparison["comparisons"]]
+        i = int(np.argmin([g[0] for g in got]))
+        return got[i][0], "; ".join(f"[{d}]" for _, d in got) + f" (weakest part: {got[i][0]:.4g})"
+    if kind == "fraction_won":
+        wins, total, lost = 0, 0, []
+        for part in comparison["tables"]:
+            tid = part["table_id"]
+            systems = [comparison["winner"], comparison["loser"]]
+            for m in _metrics(ref, source_id, tid, part.get("metric_ids", "all"), systems):
+                w = _cell(ref, source_id, tid, m, comparison["winner"], overrides)
+                lo = _cell(ref, source_id, tid, m, comparison["loser"], overrides)
+                total += 1
+                if cost(w["value"], w["higher_is_better"]) < cost(lo["value"], lo["higher_is_better"]):
+                    wins += 1
+                else:
+                    lost.append(f"{tid}/{m}")
+        return wins / total, (f"{comparison['winner']} better than {comparison['loser']} on {wins} of {total} rows"
+                              + (f"; not on {', '.join(lost)}" if lost else ""))
+    raise ClaimError(f"comparison kind {kind!r} unknown ({', '.join(COMPARISON_KINDS)})")
+
+
+# --------------------------------------------------------------------------- expectations
+
+def _stated(expect: dict) -> str:
+    kind = expect["kind"]
+    if kind == "approx":
+        return f"≈ {expect['value']:g} (±{expect['rel_tol']:.0%})"
+    if kind == "range":
+        lo, hi = expect.get("min"), expect.get("max")
+        if lo is not None and hi is not None:
+            return f"between {lo:.3g} and {hi:.3g}"
+        return f"≥ {lo:.3g}" if lo is not None else f"≤ {hi:.3g}"
+    if kind == "similar":
+        return f"within ×{expect['max_ratio']:g} either way"
+    if kind == "similar_to_claim":
+        return f"within ×{expect['max_ratio']:g} of {expect['claim']}"
+    if kind == "below_claims":
+        return f"≥ {expect.get('min', 0):g} and below {', '.join(expect['claims'])}"
+    return "—"
+
+
+def thresholds(expect: dict, factors: dict[str, float]) -> list[float]:
+    """The values at which the verdict of this expectation changes.  The edges of a paper's own arithmetic
+    (a tolerance under ROUNDING_ALLOWANCE) are rounding allowances, not thresholds of meaning, and are left out."""
+    kind = expect["kind"]
+    if kind == "approx":
+        if expect["rel_tol"] < ROUNDING_ALLOWANCE:
+            return []
+        return [expect["value"] * (1 - expect["rel_tol"]), expect["value"] * (1 + expect["rel_tol"])]
+    if kind == "range":
+        return [t for t in (expect.get("min"), expect.get("max")) if t is not None]
+    if kind == "similar":
+        return [expect["max_ratio"], 1 / expect["max_ratio"]]
+    if kind == "similar_to_claim":
+        other = factors[expect["claim"]]
+        return [other * expect["max_ratio"], other / expect["max_ratio"]]
+    if kind == "below_claims":
+        return [t for t in [expect.get("min")] + [factors[c] for c in expect["claims"]] if t is not None]
+    return []
+
+
+def meets(factor: float, expect: dict, factors: dict[str, float]) -> bool:
+    kind = expect["kind"]
+    if kind == "approx":
+        return abs(factor / expect["value"] - 1.0) <= expect["rel_tol"]
+    if kind == "range":
+        lo, hi = expect.get("min"), expect.get("max")
+        return (lo is None or factor >= lo) and (hi is None or factor <= hi)
+    if kind == "similar":
+        return max(factor, 1 / factor) <= expect["max_ratio"]
+    if kind == "similar_to_claim":
+        other = factors[expect["claim"]]
+        return max(factor, other) / min(factor, other) <= expect["max_ratio"]
+    if kind == "below_claims":
+        return factor >= expect.get("min", -math.inf) and all(factor < factors[c] for c in expect["claims"])
+    raise ClaimError(f"expectation kind {kind!r} cannot be met by a factor")
+
+
+def _nearest(factor: float, ts: list[float]) -> tuple[float, float]:
+    """(nearest threshold, relative distance to it) or (NaN, inf) without thresholds."""
+    ts = [t for t in ts if t and t > 0 and factor > 0]
+    if not ts:
+        return math.nan, math.inf
+    t = min(ts, key=lambda t: abs(math.log(factor / t)))
+    return t, abs(factor / t - 1.0)
+
+
+# --------------------------------------------------------------------------- evaluation
+
+def _primary(claim: dict) -> dict:
+    return next(r for r in claim["readings"] if r.get("primary"))
+
+
+def ties(factor: float, threshold: float, digits: int = PRINT_DIGITS) -> bool:
+    """The factor and the threshold print as the same number (``digits`` significant digits)."""
+    return bool(factor > 0 and threshold > 0 and f"{factor:.{digits}g}" == f"{threshold:.{digits}g}")
+
+
+def _pair_cells(ref: pd.DataFrame, source_id: str, comparison: dict, overrides: dict | None) -> list[dict]:
+    """The printed cells a one-metric pair reading divides (the only kind a rejection rule inspects)."""
+    if comparison["kind"] != "pair" or comparison["metric_ids"] == "all" or len(comparison["metric_ids"]) != 1:
+        raise ClaimError("a rejection rule applies to a 'pair' reading of one metric")
+    out = []
+    for side in ("slower", "faster"):
+        system, table = _side(comparison[side], comparison.get("table_id"))
+        out.append(_cell(ref, source_id, table, comparison["metric_ids"][0], system, overrides))
+    return out
+
+
+def implausible(ref: pd.DataFrame, claim: dict, reading: dict) -> str:
+    """Why a reading is rejected before any verdict ('' when it is kept), by the rules of REJECTION_RULES:
+
+    * the claim's ``plausibility`` {operations, operation, reference: {table_id, metric_id}, max_ratio}: a cell
+      divided by ``operations`` must lie within ``max_ratio`` of the same system's reference cell (the study's
+      own time for one such operation), either way;
+    * ``same_machine``: a one-metric pair reading that compares two OSes on two machines is rejected when the
+      study measured both OSes on one machine (a same-machine reading of the sentence exists)."""
+    why = []
+    plaus = claim.get("plausibility")
+    if plaus and reading.get("comparison", {}).get("kind") == "pair":
+        for cell in _pair_cells(ref, claim["source_id"], reading["comparison"], reading.get("values")):
+            per_op = cell["value"] / plaus["operations"]
+            known = _cell(ref, claim["source_id"], plaus["reference"]["table_id"], plaus["reference"]["metric_id"],
+                          cell["system_id"])["value"]
+            off = max(per_op / known, known / per_op)
+            if off > plaus["max_ratio"]:
+                why.append(f"implies {_plain_time_us(per_op)} per {plaus['operation']} on {cell['system_as_published']} against "
+                           f"the {known:g} µs the study measured (the plausibility rule: within {plaus['max_ratio']:g} times)")
+    comp = reading.get("comparison", {})
+    if comp.get("kind") == "pair" and {"hardware", "os"} <= set(ref.columns):
+        sides = {side: _side(comp[side], comp.get("table_id")) for side in ("slower", "faster")}
+        metric = _metrics(ref, claim["source_id"], sides["slower"][1], comp["metric_ids"],
+                          [sides["slower"][0], sides["faster"][0]])[0]
+        cells = {side: _cell(ref, claim["source_id"], table, metric, system, reading.get("values"))
+                 for side, (system, table) in sides.items()}
+        s, f = cells["slower"], cells["faster"]
+        if s["hardware"] != f["hardware"] and s["os"] != f["os"]:
+            shared = _machine_with_both(ref, claim["source_id"], s, f)
+            if shared:
+                why.append(f"compares {s['system_as_published']} with {f['system_as_published']} on another machine "
+                           "where the study measured both OSes on one (the same-machine rule)")
+    return "; ".join(why)
+
+
+def _plain_time_us(us: float) -> str:
+    """A time in µs as plain text in a readable unit: '1.45 ns', '5.51 ms', '551 s'."""
+    scale, unit = next(((k, u) for k, u in ((1e6, "s"), (1e3, "ms"), (1.0, "µs")) if abs(us) >= k), (1e-3, "ns"))
+    return f"{sig3(us / scale)} {unit}"
+
+
+def _machine_with_both(ref: pd.DataFrame, source_id: str, a: dict, b: dict) -> str:
+    """A machine on which the study has a value of this metric for a's OS and for b's OS ('' when none)."""
+    t = ref[(ref["source_id"] == source_id) & (ref["table_id"] == a["table_id"]) & (ref["metric_id"] == a["metric_id"])
+            & ref["value"].notna()]
+    by_machine = t.groupby("hardware")["os"].apply(set)
+    return next((hw for hw, oses in by_machine.items() if {a["os"], b["os"]} <= oses), "")
+
+
+def evaluate_readings(ref: pd.DataFrame, claims: list[dict] | None = None) -> pd.DataFrame:
+    """One row per claim x reading: the factor, whether it meets the stated expectation, the nearest threshold,
+    whether it ties it at print precision, and why it is rejected ('' when it is kept)."""
+    claims = load_claims() if claims is None else [_normalise_claim(c) for c in claims]
+    _INDEX_CACHE.clear()          # the frame may have been edited since it was last indexed
+    # expectations may name other claims: those use the other claim's primary reading
+    factors = {c["claim_id"]: compute_factor(ref, c["source_id"], _primary(c)["comparison"], _primary(c).get("values"))[0]
+               for c in claims if c["readings"]}
+    rows = []
+    for c in claims:
+        for r in c["readings"]:
+            expect = r.get("expect") or c["expect"]
+            factor, detail = compute_factor(ref, c["source_id"], r["comparison"], r.get("values"))
+            ts = thresholds(expect, factors)
+            t, dist = _nearest(factor, ts)
+            rejected = implausible(ref, c, r)
+            if rejected and r.get("primary"):
+                raise ClaimError(f"claim {c['claim_id']}: its primary reading {r['reading_id']} is rejected ({rejected})")
+            rows.append({"claim_id": c["claim_id"], "source_id": c["source_id"], "reading_id": r["reading_id"],
+                         "reading": r["reading"], "primary": bool(r.get("primary")), "stated": _stated(expect),
+                         "factor": factor, "holds": meets(factor, expect, factors), "nearest_threshold": t,
+                         "distance_to_threshold": dist, "knife_edge": any(ties(factor, x) for x in ts),
+                         "rejected": rejected, "detail": detail})
+    return pd.DataFrame(rows, columns=READING_COLUMNS)
+
+
+def verdict_class(readings: pd.DataFrame, circular: str | None = None) -> str:
+    """The class of one claim from its evaluated readings, in the order of VERDICT_PRECEDENCE (rejected
+    readings set aside first; see the module docstring)."""
+    if "rejected" in readings.columns:
+        readings = readings[readings["rejected"].fillna("") == ""]
+    if readings.empty:
+        return "not checkable"
+    if circular:
+        return "circular"
+    if readings["knife_edge"].any():
+        return "knife-edge"
+    if readings["holds"].nunique() > 1:
+        return "depends"
+    return "holds" if bool(readings["holds"].iloc[0]) else "fails"
+
+
+def _summary(readings: pd.DataFrame) -> str:
+    return "; ".join(f"{r.reading}: {sig3(r.factor)} {'holds' if r.holds else 'fails'}"
+                     + (" (knife-edge)" if r.knife_edge else "") for r in readings.itertuples())
+
+
+def evaluate_claims(ref: pd.DataFrame, claims: list[dict] | None = None) -> pd.DataFrame:
+    """One row per claim: what was stated, its readings' factors and the verdict class.
+
+    `computed_factor`, `verdict`, `reading` and `detail` are those of the primary reading (the one the
+    sentence most plausibly means); `factor_min`/`factor_max`, `n_hold` of `n_readings` and
+    `readings_summary` cover every reading."""
+    claims = load_claims() if claims is None else [_normalise_claim(c) for c in claims]
+    readings = evaluate_readings(ref, claims)
+    rows = []
+    for c in claims:
+        base = {k: c.get(k, "") for k in ("claim_id", "source_id", "statement", "quote", "location",
+                                          "stated_value_origin", "tolerance_reason")}
+        base["circular_reason"] = c.get("circular") or ""
+        r = readings[readings["claim_id"] == c["claim_id"]]
+        if r.empty:
+            rows.append(base | {"verdict_class": "not checkable", "stated": "—", "computed_factor": math.nan,
+                                "factor_min": math.nan, "factor_max": math.nan, "n_readings": 0, "n_hold": 0,
+                                "knife_edge": False, "verdict": "not checkable", "reading": "", "readings_summary": "",
+                                "detail": c["expect"]["reason"], "not_checkable_reason": c["expect"]["reason"]})
+            continue
+        p = r[r["primary"]].iloc[0]
+        cls = verdict_class(r, c.get("circular"))
+        r = r[r["rejected"] == ""]
+        rows.append(base | {"verdict_class": cls, "stated": p["stated"],
+                            "computed_factor": p["factor"], "factor_min": r["factor"].min(), "factor_max": r["factor"].max(),
+                            "n_readings": len(r), "n_hold": int(r["holds"].sum()), "knife_edge": bool(r["knife_edge"].any()),
+                            "verdict": "supported" if p["holds"] else "not supported", "reading": p["reading"],
+                            "readings_summary": _summary(r), "detail": p["detail"], "not_checkable_reason": ""})
+    return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+
+
+def flagged(claims: pd.DataFrame) -> pd.DataFrame:
+    """Claims the data does not plainly support (every class but 'holds' and 'not checkable'), with their readings."""
+    return claims[~claims["verdict_class"].isin(["holds", "not checkable"])][
+        ["claim_id", "verdict_class", "stated", "computed_factor", "readings_summary", "quote", "location"]].reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------- for the paper
+
+def claims_table(ref: pd.DataFrame | None = None, claims: list[dict] | None = None,
+                 root: str | Path | None = None) -> pd.DataFrame:
+    """The paper's table of published claims: one row per claim x reading, with the claim's verdict class.
+
+    Columns: source_id, bibkey, claim_id, statement, quote, location, verdict_class, reading_id, reading,
+    primary, stated, factor, holds, knife_edge, nearest_threshold, rejected, detail, circular_reason,
+    not_checkable_reason.  Not-checkable claims appear once with an empty reading.  Ordered by source,
+    then as the claims file lists them."""
+    ref = reference.load_reference(root) if ref is None else ref
+    claims = load_claims(root) if claims is None else [_normalise_claim(c) for c in claims]
+    per_claim = evaluate_claims(ref, claims).set_index("claim_id")
+    readings = evaluate_readings(ref, claims)
+    keys = reference.bibkeys(root)
+    rows = []
+    for c in claims:
+        pc = per_claim.loc[c["claim_id"]]
+        base = {"source_id": c["source_id"], "bibkey": keys.get(c["source_id"], c["source_id"]), "claim_id": c["claim_id"],
+                "statement": c["statement"], "quote": c["quote"], "location": c["location"],
+                "verdict_class": pc["verdict_class"], "circular_reason": pc["circular_reason"],
+                "not_checkable_reason": pc["not_checkable_reason"]}
+        r = readings[readings["claim_id"] == c["claim_id"]]
+        if r.empty:
+            rows.append(base | {"reading_id": "", "reading": "", "primary": True, "stated": "—", "factor": math.nan,
+                                "holds": None, "knife_edge": False, "nearest_threshold": math.nan, "rejected": "",
+                                "detail": ""})
+        for x in r.itertuples():
+            rows.append(base | {"reading_id": x.reading_id, "reading": x.reading, "primary": x.primary, "stated": x.stated,
+                                "factor": x.factor, "holds": bool(x.holds), "knife_edge": bool(x.knife_edge), "rejected": x.rejected,
+                                "nearest_threshold": x.nearest_threshold, "detail": x.detail})
+    cols = ["source_id", "bibkey", "claim_id", "statement", "quote", "location", "verdict_class", "reading_id", "reading",
+            "primary", "stated", "factor", "holds", "knife_edge", "nearest_threshold", "rejected", "detail", "circular_reason",
+            "not_checkable_reason"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def verdict_counts(claims: pd.DataFrame | None = None, by_source: bool = False) -> pd.DataFrame:
+    """Claims per verdict class (every class present, zeros included), overall or per source, with the
+    number of readings behind them.  `claims` is evaluate_claims output (computed from the data if None)."""
+    claims = evaluate_claims(reference.load_reference()) if claims is None else claims
+    keys = ["source_id"] if by_source else []
+    groups = claims.groupby(keys) if keys else [((), claims)]
+    rows = []
+    for key, g in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        for vc in VERDICT_CLASSES:
+            part = g[g["verdict_class"] == vc]
+            rows.append(dict(zip(keys, key)) | {"verdict_class": vc, "n_claims": len(part),
+                                                "n_readings": int(part["n_readings"].sum())})
+    return pd.DataFrame(rows, columns=keys + ["verdict_class", "n_claims", "n_readings"])

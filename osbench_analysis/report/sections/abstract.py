@@ -1,0 +1,65 @@
+"""The abstract (abstract.tex): every number from the analysis."""
+from __future__ import annotations
+
+import pandas as pd
+
+from osbench_analysis.analysis.pipeline import without_fs
+from osbench_analysis.formatting import percent_tex, sig3, tex_escape
+from osbench_analysis.report.sections.common import _uses_files
+from osbench_analysis.report.sections.crossing import _crossing_sentences
+from osbench_analysis.report.sections.factors import SectionInputs
+from osbench_analysis.report.sections.service import _service_sentence
+
+
+def _slowdown_sentence(inp: SectionInputs) -> str:
+    """Median and range of the factors per environment over the primitives whose interval excludes 1."""
+    from osbench_analysis.plots.architectures import env_short
+
+    m = inp.measured
+    if not len(m):
+        return ""
+    parts = []
+    for env in dict.fromkeys(m["environment"]):
+        g = m[m["environment"] == env]
+        clear = g[(g["ratio_low"] > 1) | (g["ratio_high"] < 1)]
+        if clear.empty:
+            continue
+        what = "file primitives" if all(_uses_files(p) for p in g["probe"]) else "primitives"
+        parts.append(f"{tex_escape(env_short(env))} {sig3(clear['ratio'].median())}$\\times$ "
+                     f"({sig3(clear['ratio'].min())}--{sig3(clear['ratio'].max())}; {len(clear)} of {len(g)} {what})")
+    if not parts:
+        return ""
+    return (" Median factor over native Linux, with its range, over the primitives whose interval excludes no "
+            "change: " + "; ".join(parts) + ".")
+
+
+def abstract_tex(inp: SectionInputs, micro: pd.DataFrame | None = None) -> str:
+    """The abstract, every number from the analysis; no count of comparisons.  `micro`: section (a)'s
+    comparison (microkernel.comparison), when measured."""
+    from osbench_analysis.analysis import microkernel
+    from osbench_analysis.plots.architectures import env_short
+
+    result, m = inp.result, inp.measured
+    est = result.primary_estimates
+    native = est[est["environment"] == result.settings.baseline]
+    n_probes = native["probe"].nunique()
+    n_prims = len({(p, without_fs(v)) for p, v in zip(native["probe"], native["variant"])})
+    envs = list(dict.fromkeys(m["environment"])) if len(m) else []
+    n_arch = m["probe"].nunique() if len(m) else 0
+    lvl = percent_tex(result.settings.level)
+    text = ("How much does a primitive cost when the kernel service behind it runs outside the kernel? Published "
+            "answers come from hardware of their time, without uncertainty, and often compare a hybrid kernel that "
+            f"serves these calls in the kernel. On one Linux host we measure {n_prims} primitives ({n_probes} probes) "
+            "natively"
+            + (f", and the {n_arch} that the comparison rests on in {len(envs)} "
+               f"environment{'s' if len(envs) != 1 else ''} where a user-space kernel, a hosted kernel or a "
+               f"user-space file server serves them ({', '.join(tex_escape(env_short(e)) for e in envs)})"
+               if envs else "")
+            + f", each with a {lvl} confidence interval over repeated worker processes.")
+    if microkernel.measured(micro):
+        text += (" A real microkernel, GNU Mach, runs beside Linux on the same emulated CPU, counted in guest "
+                 "instructions." + microkernel.conclusion_sentence(micro))
+    text += _crossing_sentences(inp)
+    text += _service_sentence(inp)
+    text += _slowdown_sentence(inp)
+    return text + "\n"

@@ -1,0 +1,29 @@
+"""The architectures comparison: the central figure (architectures_figure.tex), placed at the start of the
+results, and the comparisons (c) and (b) of the argument (architectures.tex)."""
+from __future__ import annotations
+
+from osbench_analysis.formatting import percent_tex, tex_escape
+from osbench_analysis.report.estimand import ESTIMAND_PLURAL
+from osbench_analysis.report.sections.crossing import crossing_tex
+from osbench_analysis.report.sections.factors import SectionInputs
+from osbench_analysis.report.sections.service import service_tex
+
+
+def architectures_figure_tex(inp: SectionInputs) -> str:
+    """The central figure, placed at the start of the results."""
+    lvl = percent_tex(inp.result.settings.level)
+    base = inp.result.settings.baseline
+    return "\n".join([r"\begin{figure}[tbp]", r"\centering",
+                      r"\includegraphics[width=\linewidth,height=0.5\textheight,keepaspectratio]{generated/architectures}",
+                      f"\\caption{{Each primitive's time in each kernel environment over {tex_escape(base)} Linux on the same "
+                      f"host (filled markers, one colour and shape per environment, measured here: the ratio of the {ESTIMAND_PLURAL} with its "
+                      f"{lvl} interval, both parties on one CPU), beside the factors the published studies report between "
+                      "hybrid or microkernel systems and monolithic ones on their own hardware (hollow grey markers, no "
+                      "intervals published). Log scale; rows grouped by family.}",
+                      r"\label{fig:architectures}", r"\end{figure}", ""])
+
+
+def architectures_tex(inp: SectionInputs) -> str:
+    """The comparisons (c) and (b) of the argument; (a), a microkernel on the same emulated CPU, is
+    \\input by paper.tex when its generated file exists."""
+    return crossing_tex(inp) + "\n" + service_tex(inp)

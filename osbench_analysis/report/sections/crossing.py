@@ -1,0 +1,195 @@
+"""Comparison (c), user-space and hosted kernels (Section sec:crossing): the added cost of one crossing,
+pooled over campaigns where a condition pools, the guest kernel's own tmpfs, and every factor beside the
+published ones; and the sentences on the crossing costs the abstract and the Conclusion quote."""
+from __future__ import annotations
+
+import pandas as pd
+
+from osbench_analysis.analysis.architectures import CROSSING_PROBE, CROSSING_PROBES, FILE_CROSSING_PROBE
+from osbench_analysis.catalog.families import family_rank, print_name
+from osbench_analysis.formatting import percent_tex, tex_escape
+from osbench_analysis.report.estimand import ESTIMAND_PLURAL, environment_file_systems
+from osbench_analysis.report.sections.common import MAIN_PLACEMENT, _cost_tex, _table, _time
+from osbench_analysis.report.sections.factors import (PUBLISHED_TOLERANCE, SectionInputs, _agreement_sentence,
+                                                      _published_sources, _published_summary, agreement)
+
+
+def crossing_tex(inp: SectionInputs) -> str:
+    """(c) User-space and hosted kernels as what they are: the added cost of one crossing, and every factor."""
+    from osbench_analysis.plots.architectures import env_short
+
+    result, m, pub = inp.result, inp.measured, inp.published
+    lvl = percent_tex(result.settings.level)
+    base = result.settings.baseline
+    envs = list(dict.fromkeys(m["environment"])) if len(m) else []
+    out = [r"\subsection{User-space and hosted kernels: the cost of interposing on a system call}\label{sec:crossing}"]
+    if not envs:
+        out.append("Only the baseline environment has been measured in the selected campaigns.")
+        return "\n".join(out) + "\n"
+    fs = environment_file_systems(result.primary_estimates, guest=False)
+    out.append("gVisor and User-mode Linux are not microkernels: they serve a program's system calls from an "
+               "ordinary process, so what they add to a call is the cost of intercepting it and serving it elsewhere. "
+               "FUSE moves one service, the file system, into a user-space server.")
+    cc = result.crossing_costs
+    if len(cc):
+        cc = cc[(cc["host"] == result.hosts[0]) & (cc["placement"] == MAIN_PLACEMENT)]
+        q = quoted_crossing_costs(result)
+        q = q[(q["host"] == result.hosts[0]) & (q["placement"] == MAIN_PLACEMENT) & (q["n_campaigns"] > 1)]
+        k = int(q["n_campaigns"].max()) if len(q) else 1
+        pooled = {(r.environment, r.probe): _cost_tex(r) + ("" if int(r.n_campaigns) == k else f" ({int(r.n_campaigns)})")
+                  for r in q.itertuples()}
+        fewer = "" if q["n_campaigns"].astype(int).eq(k).all() else \
+            "; a count in parentheses: pooled over that many comparable campaigns"
+        parts = [f"{tex_escape(env_short(r.environment))} {_cost_tex(r)}"
+                 + (" (one stat)" if r.probe != CROSSING_PROBE else "")
+                 + (" (the interval includes zero: no measurable cost)" if r.ci_low_ns <= 0 <= r.ci_high_ns else "")
+                 for r in cc.sort_values("cost_ns", ascending=False).itertuples()]
+        out.append("One crossing (a \\texttt{getpid} system call; where only the file path changes, one "
+                   "\\texttt{stat} on the served file system) costs, beyond its cost on native Linux: "
+                   + "; ".join(parts) + f" ({lvl} intervals within one campaign; Table~\\ref{{tab:crossing}}"
+                   + (f" gives them pooled over the host's {k} campaigns beside" if k > 1 else "") + ").")
+        guest = guest_crossing_costs(result)
+        if len(guest):
+            out.append("Served by the guest kernel's own tmpfs instead of the host-backed volume, one \\texttt{stat} "
+                       "costs " + "; ".join(f"{_cost_tex(r)} more under "
+                                            f"{tex_escape(env_short(r.environment))}"
+                                            for r in guest.sort_values("cost_ns", ascending=False).itertuples())
+                       + ": a call intercepted and served by the sandbox's own file system, without the host.")
+        rows_guest = [f"{tex_escape(env_short(r.environment))} & {print_name(r.probe)} & tmpfs (guest's own) & "
+                      f"{_time(r.baseline_estimate_ns)} & {_time(r.estimate_ns)} & "
+                      f"{_cost_tex(r)}" + (" & --" if k > 1 else "") + " \\\\"
+                      for r in guest.itertuples()]
+        # the design of each environment is in Table~\ref{tab:environments}; the pooled column needs its width
+        rows = [f"{tex_escape(env_short(r.environment))} & "
+                f"{print_name(r.probe)} & {tex_escape(fs.get(r.environment, '--') if r.probe != CROSSING_PROBE else '--')} & "
+                f"{_time(r.baseline_estimate_ns)} & {_time(r.estimate_ns)} & "
+                f"{_cost_tex(r)}"
+                + (f" & {pooled.get((r.environment, r.probe), '--')}" if k > 1 else "") + " \\\\" for r in cc.itertuples()]
+        rows += ([r"\midrule"] + rows_guest) if rows_guest else []
+        out.append(_table("llllll" + ("l" if k > 1 else ""),
+                          rf"Environment & Probe & File system & Native & Inside & Added [{lvl} CI]"
+                          + (f" & Pooled, {k} campaigns" if k > 1 else ""),
+                          rows, f"The cost of one crossing per environment: the difference of the {ESTIMAND_PLURAL} inside "
+                          "the environment and natively (delta-method Welch interval) within one campaign, for a null "
+                          "system call or, where only the file path changes, one stat on the served file system"
+                          + (f"; last column: the same difference pooled over the host's {k} comparable campaigns, "
+                             "each paired with native in its own round, with its interval over campaigns" + fewer
+                             if k > 1 else "")
+                          + ("; below the line, the same stat in a folder on the tmpfs the guest kernel serves "
+                             "itself" if rows_guest else "") + ".",
+                          "tab:crossing", size=r"\scriptsize"))
+    from osbench_analysis.report import mechanism as paper_mechanism
+
+    out.append(paper_mechanism.mechanism_tex(result))
+    probes = m.assign(rank=[family_rank(f) for f in m["family"]]).sort_values(["rank", "ratio"])
+    order = list(dict.fromkeys(probes["probe"]))
+    rows = [r"\emph{file system} & " + " & ".join(tex_escape(fs.get(e, "--")) for e in envs) + r" & \\"]
+    for probe in order:
+        g = m[m["probe"] == probe].set_index("environment")
+        cells = [_stacked_ratio(g.loc[e, "ratio"], g.loc[e, "ratio_low"], g.loc[e, "ratio_high"]) if e in g.index
+                 else "--" for e in envs]
+        prim = g["primitive"].iloc[0]
+        rows.append(f"{print_name(probe)} & " + " & ".join(cells) + f" & {_published_summary(pub, prim)} \\\\")
+    head = ("Probe & " + " & ".join(r"\shortstack{" + tex_escape(env_short(e)).replace(" ", r"\\") + "}" for e in envs)
+            + r" & Published (kind, range)")
+    out.append(f"Table~\\ref{{tab:factors}} gives every factor of Figure~\\ref{{fig:architectures}} with its interval, "
+               "beside the published factors for the same primitive as ranges by the kind of system they come from: "
+               "a hybrid (xnu serves these calls in its BSD layer, in the kernel) or a microkernel (MINIX~3).")
+    out.append(_table("p{0.11\\linewidth}" + "r" * len(envs) + "p{0.18\\linewidth}", head, rows,
+                      f"Time per operation in each environment over {tex_escape(base)} Linux on the same host (\\(\\times\\), the ratio of the "
+                      f"{ESTIMAND_PLURAL}, {lvl} interval; the first row names the file system the file probes used), beside "
+                      "the published hybrid- or microkernel-over-monolithic factors for the same primitive ("
+                      + _published_sources(pub, m["primitive"]) + ").",
+                      "tab:factors", size=r"\tiny"))
+    ag = agreement(m, pub)
+    if len(ag):
+        out.append(f"Reading each published range as uncertain by {PUBLISHED_TOLERANCE:.0%} either way (they carry "
+                   "no intervals) and counting per environment, not per comparison (the three gVisor variants share "
+                   "one kernel and are not independent), our interval lies " .replace("%", r"\%")
+                   + _agreement_sentence(ag) + " primitives, and overlaps it for the rest. The hybrid factors measure a different design from the one measured "
+                   "here; the microkernel factors are the comparison the question asks for.")
+    out.append(paper_mechanism.applications_tex(result))
+    return "\n".join(out) + "\n"
+
+
+def _stacked_ratio(ratio: float, lo: float, hi: float) -> str:
+    """A ratio over its interval in one narrow cell: '24.0' above '[20.7, 27.8]'."""
+    from osbench_analysis.formatting import ci_parts
+
+    v, lo_s, hi_s = ci_parts(ratio, lo, hi)
+    return f"\\begin{{tabular}}[t]{{@{{}}r@{{}}}}{v}\\\\{{}}[{lo_s}, {hi_s}]\\end{{tabular}}"
+
+
+def guest_crossing_costs(result) -> pd.DataFrame:
+    """One stat in a folder on the tmpfs a sandbox's own kernel serves (registry.WORKDIR_FS) minus native's, per
+    environment that measured it, first host, both parties on one CPU (architectures.crossing_costs)."""
+    from osbench_analysis.analysis import architectures
+    from osbench_analysis.catalog.registry import FS_GUEST_TMPFS
+
+    s = result.samples
+    s = s[s["campaign_id"].isin(result.primary_ids) & (s["host"] == result.hosts[0])
+          & (s["probe"] == FILE_CROSSING_PROBE) & (s["placement"] == MAIN_PLACEMENT)]
+    if s.empty:
+        return pd.DataFrame()
+    return architectures.crossing_costs(s, baseline=result.settings.baseline, probe=FILE_CROSSING_PROBE,
+                                        level=result.settings.level, workdir_fs=FS_GUEST_TMPFS)
+
+
+def quoted_crossing_costs(result) -> pd.DataFrame | None:
+    """The crossing costs the prose quotes: pooled over the host's comparable campaigns where a condition
+    pools (the same estimand, the geometric mean of run medians, combined over campaigns, with its interval
+    over campaigns), else the one campaign's; ``n_campaigns`` says which."""
+    cc = result.crossing_costs
+    if cc is None or not len(cc):
+        return cc
+    cc = cc.assign(n_campaigns=1)
+    p = getattr(result, "pooling", None)
+    pc = p.crossing_costs if p is not None else None
+    if pc is None or not len(pc):
+        return cc
+    pc = pc[pc["n_campaigns"] > 1]
+    keys = ["host", "environment", "probe", "placement"]
+    cols = ["cost_ns", "ci_low_ns", "ci_high_ns", "n_campaigns"]
+    m = cc.drop(columns=cols[1:] + ["cost_ns"]).merge(pc[[*keys, *cols]], on=keys, how="left")
+    same = cc.reset_index(drop=True)
+    for c in cols:
+        m[c] = m[c].where(m[c].notna(), same[c])
+    return m
+
+
+def _crossing_sentences(inp: SectionInputs) -> str:
+    """' One system call costs X more under A; ... than natively. One stat ... .' from the crossing costs."""
+    from osbench_analysis.plots.architectures import env_short
+
+    result = inp.result
+    cc = quoted_crossing_costs(result)
+    if cc is None or not len(cc):
+        return ""
+    cc = cc[(cc["host"] == result.hosts[0]) & (cc["placement"] == MAIN_PLACEMENT)].sort_values("cost_ns", ascending=False)
+    sentences = []
+    what_of = {CROSSING_PROBE: "One system call", FILE_CROSSING_PROBE: "One stat on the served file system"}
+    for probe in CROSSING_PROBES:
+        rows_p = [r for r in cc.itertuples() if r.probe == probe]
+        paid = [r for r in rows_p if r.ci_low_ns > 0]
+        free = [r for r in rows_p if r.ci_low_ns <= 0 <= r.ci_high_ns]
+        if paid:
+            sentences.append(f" {what_of[probe]} costs " + "; ".join(
+                f"{_cost_tex(r)} more under "
+                f"{tex_escape(env_short(r.environment))}" for r in paid) + " than natively"
+                + ("; under " + ", ".join(tex_escape(env_short(r.environment)) for r in free)
+                   + " no added cost is measurable"
+                   + f" ({'; '.join(_cost_tex(r) for r in free)})"
+                   if free else "") + ".")
+    if sentences:
+        ks = cc["n_campaigns"].astype(int) if "n_campaigns" in cc else pd.Series([1] * len(cc))
+        k = int(ks.max())
+        fewer = sorted({f"{tex_escape(env_short(e))} over {n}" for e, n in zip(cc["environment"], ks) if 1 < n < k})
+        alone = sorted({tex_escape(env_short(e)) for e, n in zip(cc["environment"], ks) if n == 1})
+        if k > 1:
+            sentences.append(f" These crossing costs are pooled over the host's {k} comparable campaigns"
+                             + (f" ({'; '.join(fewer)})" if fewer else "")
+                             + (f" ({' and '.join(alone)}: one campaign, its interval within it)" if alone else "")
+                             + ", their intervals over campaigns.")
+        else:
+            sentences.append(" These intervals are within one campaign.")
+    return "".join(sentences)

@@ -1,0 +1,113 @@
+"""The factors the architectures comparison rests on: each environment over native Linux as measured here
+(the rows of the central figure and of Table tab:factors), the published microkernel/hybrid-over-monolithic
+factors, and where our intervals lie against them; and SectionInputs, what every section is written from."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from osbench_analysis.catalog.families import probe_family
+from osbench_analysis.formatting import sig3, tex_escape
+from osbench_analysis.report.sections.common import FILE_SERVER, MAIN_PLACEMENT, _default_variant, _uses_files
+
+
+def measured_factors(result) -> pd.DataFrame:
+    """Each environment over the baseline per probe at the main placement and
+    default parameters, with the primitive and family: the rows of the central
+    figure and of the architectures table."""
+    from osbench_analysis.report.reference_compare import environment_ratios
+
+    env = environment_ratios(result)
+    if env.empty:
+        return env.assign(family=pd.Series(dtype=str))
+    env = env[env["placement"] == MAIN_PLACEMENT]
+    env = env[[_default_variant(p, v) for p, v in zip(env["probe"], env["variant"])]]
+    host = result.hosts[0]
+    env = env[env["host"] == host]
+    # a user-space file server only serves file operations: its other rows are native Linux again
+    env = env[[arch != FILE_SERVER or _uses_files(p) for arch, p in zip(env["arch_class"], env["probe"])]]
+    order = {"user-space-kernel": 0, "hosted-kernel": 1, FILE_SERVER: 2}
+    env = env.assign(family=[probe_family(p) for p in env["probe"]],
+                     _o=[order.get(a, 3) for a in env["arch_class"]]).sort_values(["_o", "environment"], kind="stable")
+    return env.drop(columns="_o").reset_index(drop=True)
+
+
+def published_factors(reference_root=None) -> pd.DataFrame:
+    """Published microkernel/hybrid-over-monolithic factors per primitive, with the study's citation key
+    (reference_compare.published_factors: one row per fair pair a study names x metric)."""
+    from osbench_analysis.report.reference_compare import published_factors as factors
+
+    return factors(root=reference_root)
+
+
+@dataclass
+class SectionInputs:
+    """What the sections are written from: the analysis and the published factors."""
+    result: object
+    measured: pd.DataFrame
+    published: pd.DataFrame
+    sources: dict
+
+    @classmethod
+    def build(cls, result, reference_root=None) -> "SectionInputs":
+        from osbench_analysis.reference import studies as reference
+
+        return cls(result, measured_factors(result), published_factors(reference_root),
+                   reference.load_sources(reference_root))
+
+
+#: A published factor carries no interval; we read it as a range widened by this relative tolerance either way
+#: (the studies' own 'about N' reading, rule 'about' of the claims file).
+PUBLISHED_TOLERANCE = 0.2
+
+
+def _published_summary(published: pd.DataFrame, primitive: str) -> str:
+    """The published factors of a primitive as ranges by kind: 'hybrid 0.91--2.05 (2); microkernel 7.58--8.63 (3)'."""
+    p = published[published["primitive"] == primitive]
+    if p.empty:
+        return "--"
+    parts = []
+    for kind, g in p.groupby("subject_arch", sort=True):
+        f = g["slowdown_factor"]
+        rng = sig3(f.iloc[0]) if len(g) == 1 else f"{sig3(f.min())}--{sig3(f.max())}"
+        parts.append(f"{tex_escape(kind)} {rng}")
+    return "; ".join(parts)
+
+
+def _published_sources(published: pd.DataFrame, primitives) -> str:
+    """'hybrid: \\citet{a}; microkernel: \\citet{b}' for the published factors of these primitives."""
+    p = published[published["primitive"].isin(list(primitives))]
+    return "; ".join(f"{tex_escape(kind)}, \\citet{{{','.join(dict.fromkeys(g['bibkey']))}}}"
+                     for kind, g in p.groupby("subject_arch", sort=True))
+
+
+def agreement(measured: pd.DataFrame, published: pd.DataFrame, tolerance: float = PUBLISHED_TOLERANCE) -> pd.DataFrame:
+    """Per environment, primitive and kind of published system (hybrid, microkernel): where our interval lies
+    against the published range widened by `tolerance` either way ('above', 'overlaps', 'below')."""
+    rows = []
+    for (env, prim), m in measured.groupby(["environment", "primitive"], sort=False):
+        for kind, p in published[published["primitive"] == prim].groupby("subject_arch", sort=True):
+            lo_p = float(p["slowdown_factor"].min()) * (1 - tolerance)
+            hi_p = float(p["slowdown_factor"].max()) * (1 + tolerance)
+            lo, hi = float(m["ratio_low"].min()), float(m["ratio_high"].max())
+            where = "above" if lo > hi_p else ("below" if hi < lo_p else "overlaps")
+            rows.append({"environment": env, "primitive": prim, "kind": kind, "published_low": lo_p,
+                         "published_high": hi_p, "measured_low": lo, "measured_high": hi, "ours_is": where})
+    return pd.DataFrame(rows, columns=["environment", "primitive", "kind", "published_low", "published_high",
+                                       "measured_low", "measured_high", "ours_is"])
+
+
+def _agreement_sentence(ag: pd.DataFrame) -> str:
+    """'against microkernel factors: gVisor 2 of 3, ...; against hybrid factors: ...' (above the widened range)."""
+    from osbench_analysis.plots.architectures import env_short
+
+    parts = []
+    for kind, gk in ag.groupby("kind", sort=True):
+        per_env = []
+        for env, g in gk.groupby("environment", sort=False):
+            c = g["ours_is"].value_counts()
+            below = f", below for {int(c['below'])}" if c.get("below", 0) else ""
+            per_env.append(f"{tex_escape(env_short(env))} {int(c.get('above', 0))} of {len(g)}{below}")
+        parts.append(f"above the {tex_escape(kind)} range for " + ", ".join(per_env))
+    return "; ".join(parts)

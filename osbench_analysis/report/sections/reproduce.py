@@ -1,0 +1,36 @@
+"""Reproducing (reproduce.tex, Table tab:campaigns): the sealed campaigns the paper is computed from, their
+files' checksums, the code commit and the command."""
+from __future__ import annotations
+
+from osbench_analysis.formatting import tex_escape
+from osbench_analysis.report.sections.common import _table
+
+
+#: What a campaign read beside the analysis' own is used for (the campaigns table's marks).
+_USE_WORDS = {"pooled": "an earlier campaign pooled with the analysis' own",
+              "guest": "a campaign of the microkernel comparison (Section~\\ref{sec:microkernel})",
+              "sweeps": "a campaign measured for the scalability sweeps alone (Section~\\ref{sec:scalability})"}
+
+
+def reproduce_tex(result, other_campaigns: dict | None = None) -> str:
+    """Campaign ids, their sealed files' checksums, the code commit and the command; other_campaigns:
+    campaign id -> (Manifest, what it is used for) for the campaigns read beside the analysis' own
+    (the earlier campaigns pooled with them, section (a)'s guest campaigns)."""
+    rows = []
+    own = [(cid, result.manifests[cid], "") for cid in result.campaign_ids]
+    more = [(cid, mf, use) for cid, (mf, use) in sorted((other_campaigns or {}).items()) if cid not in result.manifests]
+    for cid, mf, use in own + more:
+        sums = "; ".join(f"{name} {v.get('sha256', '')[:16]}" for name, v in sorted(mf.files.items()))
+        git = mf.host.get("git", {}) or {}
+        commit = (git.get("commit") or "")[:10] + ("+dirty" if git.get("dirty") else "")
+        rows.append(f"\\texttt{{{tex_escape(cid)}}} & {tex_escape(mf.environment)}"
+                    + (f" ({tex_escape(use)})" if use else "") + f" & {tex_escape(commit)} & "
+                    f"\\texttt{{{tex_escape(sums)}}} \\\\")
+    return ("Every number, table and figure of this paper is regenerated from the sealed campaigns below by "
+            "\\texttt{make paper} (\\texttt{osbench paper}); a campaign's seal lists the SHA-256 of each of its "
+            "files, checked on every load.\n"
+            + _table("lllp{3.2cm}", "Campaign & Environment & Code commit & Sealed files (SHA-256, first 16 hex digits)",
+                     rows, "The sealed campaigns this paper is computed from"
+                     + "".join(f"; {use}: {_USE_WORDS[use]}" for use in dict.fromkeys(u for *_, u in more)
+                               if use in _USE_WORDS) + ".", "tab:campaigns",
+                     size=r"\scriptsize", placement="!ht"))

@@ -1,0 +1,130 @@
+"""Comparison (b), the same service in the kernel and behind a user-space server (Section sec:service), the
+appendix's table of microkernels' published IPC costs (published_ipc_table.tex), and the sentence on the
+service the abstract and the Conclusion quote."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from osbench_analysis.formatting import percent_tex, ratio_with_ci, sig3, tex_escape, time_with_ci_tex
+from osbench_analysis.report.estimand import ESTIMAND
+from osbench_analysis.report.sections.common import MAIN_PLACEMENT, _table, placement_words
+from osbench_analysis.report.sections.factors import SectionInputs
+
+
+def service_tex(inp: SectionInputs, reference_root=None) -> str:
+    """(b) The same service reached directly and through a user-space server on Linux, beside the published
+    microkernel figures (MINIX 3 from its study's tables; seL4, L4Re and L3 IPC with units and hardware)."""
+    result, pub = inp.result, inp.published
+    out = [r"\subsection{The same service in the kernel and behind a user-space server}\label{sec:service}"]
+    svc = _service_rows(result)
+    if svc:
+        out.append(svc)
+    minix = pub[(pub["primitive"] == "syscall_mix") & (pub["subject_arch"] == "microkernel")]
+    rng = _service_range(result)
+    if len(minix):
+        text = ("MINIX~3 reaches its servers by messages: its published system-call loop took "
+                f"{sig3(minix['slowdown_factor'].min())}--{sig3(minix['slowdown_factor'].max())} times as long as on "
+                f"Linux on the same PC~\\citep{{{minix['bibkey'].iloc[0]}}}")
+        if rng is not None:
+            text += (f"; the direct-versus-server factors measured here with both processes on one CPU are "
+                     f"{sig3(rng[0]['ratio'])}--{sig3(rng[1]['ratio'])}")
+        out.append(text + ".")
+    ipc = load_published_ipc(reference_root)
+    if len(ipc):
+        out.append(f"Microkernels built for IPC make the crossing itself cheap (Table~\\ref{{tab:published-ipc}} in "
+                   f"Appendix~\\ref{{sec:published-microkernel}}): {_ipc_range(ipc)}, while the user-space servers "
+                   "measured here pay for Linux's scheduler and wake-up path on every call.")
+    return "\n".join(out) + "\n"
+
+
+def _service_rows(result) -> str:
+    """Microkernel-style IPC on the baseline environment: the same small service
+    done directly as a system call and via a user-space server, per transport and
+    placement, with the per-call time and the ratio to the direct call (each with
+    its interval; analysis.Analysis.service_ipc)."""
+    t = result.service_ipc
+    if t is None or t.empty:
+        return ""
+    t = t[(t["environment"] == result.settings.baseline) & (t["host"] == result.hosts[0])]
+    if t.empty:
+        return ""
+    lvl = percent_tex(result.settings.level)
+    rows = []
+    for r in t.sort_values(["bytes", "placement", "ratio"]).itertuples():
+        service = r"\texttt{getppid}" if r.bytes == 0 else f"read of {int(r.bytes)}~B"
+        ratio = "1" if r.transport == "direct" else ratio_with_ci(r.ratio, r.ratio_low, r.ratio_high)
+        rows.append(f"{service} & {tex_escape(r.transport)} & {placement_words(r.placement)} & "
+                    f"{time_with_ci_tex(r.estimate_ns, r.ci_low_ns, r.ci_high_ns)} & {ratio} \\\\")
+    same = t[(t["transport"] != "direct") & (t["placement"] == "same_cpu")]
+    text = ("The same small service done directly as a system call and as a request to a user-space server process "
+            "that performs it and replies, on this monolithic kernel (Table~\\ref{tab:service}), measures what moving "
+            "a service out of the kernel costs per call on one host")
+    if len(same):
+        best = same.sort_values("ratio").iloc[0]
+        text += (f": with both processes on one CPU the fastest transport, {tex_escape(best['transport'])}, makes a call "
+                 f"{ratio_with_ci(best['ratio'], best['ratio_low'], best['ratio_high'])} times as long as the direct one")
+    return (text + ".\n"
+            + _table("llllr", rf"Service & Transport & Placement & Time per call [{lvl} CI] & $\times$ direct [{lvl} CI]",
+                     rows, "Microkernel-style IPC on native Linux: a service done directly and via a user-space server "
+                     f"(the {ESTIMAND} per call, and the ratio of the two with a Welch interval).", "tab:service",
+                     size=r"\scriptsize"))
+
+
+def _service_range(result):
+    """(lowest, highest) row of the direct-versus-server table with both processes on one CPU, or None."""
+    t = result.service_ipc
+    if t is None or t.empty:
+        return None
+    t = t[(t["environment"] == result.settings.baseline) & (t["host"] == result.hosts[0])
+          & (t["transport"] != "direct") & (t["placement"] == MAIN_PLACEMENT)]
+    if t.empty:
+        return None
+    t = t.sort_values("ratio")
+    return t.iloc[0], t.iloc[-1]
+
+
+def _service_sentence(inp: SectionInputs) -> str:
+    rng = _service_range(inp.result)
+    if rng is None:
+        return ""
+    lo, hi = rng
+    text = (f" On Linux itself, the same small service reached through a user-space server instead of a system call "
+            f"takes {ratio_with_ci(lo['ratio'], lo['ratio_low'], lo['ratio_high'])} ({tex_escape(lo['transport'])}) to "
+            f"{ratio_with_ci(hi['ratio'], hi['ratio_low'], hi['ratio_high'])} ({tex_escape(hi['transport'])}) times as "
+            "long with both processes on one CPU")
+    minix = inp.published[(inp.published["primitive"] == "syscall_mix") & (inp.published["subject_arch"] == "microkernel")]
+    if len(minix):
+        text += (f", against the {sig3(minix['slowdown_factor'].min())}--{sig3(minix['slowdown_factor'].max())} "
+                 "published for MINIX~3's system-call loop")
+    return text + "."
+
+
+def published_ipc_tex(reference_root=None) -> str:
+    """The appendix's table of microkernels' published IPC costs (service_tex cites it); '' without them."""
+    ipc = load_published_ipc(reference_root)
+    if not len(ipc):
+        return ""
+    rows = [f"{tex_escape(r.kernel)} & {tex_escape(r.operation)} & {tex_escape(r.hardware)} & "
+            f"{int(r.value):,} {tex_escape(r.unit)}" + (f" ({sig3(r.time_ns)} ns)" if r.time_ns == r.time_ns else "")
+            + f" & \\citet{{{r.bibkey}}} \\\\" for r in ipc.itertuples()]
+    return _table("p{0.12\\linewidth}p{0.27\\linewidth}p{0.2\\linewidth}p{0.13\\linewidth}p{0.15\\linewidth}",
+                  "Kernel & Operation & Hardware & Published cost & Source", rows,
+                  "Published IPC costs of microkernels, in the units their authors report (cycles, or ticks "
+                  "of the time-stamp counter), with the hardware they were measured on; no intervals published.",
+                  "tab:published-ipc", size=r"\scriptsize", placement="!htbp")
+
+
+def _ipc_range(ipc: pd.DataFrame) -> str:
+    """'their published IPC costs are 250--934 cycles or time-stamp-counter ticks' from the table's rows."""
+    units = " or ".join(dict.fromkeys("time-stamp-counter ticks" if "TSC" in u else u for u in ipc["unit"]))
+    return f"their published IPC costs are {int(ipc['value'].min()):,}--{int(ipc['value'].max()):,} {units}"
+
+
+def load_published_ipc(reference_root=None) -> pd.DataFrame:
+    """data/reference/published_ipc.csv: microkernel IPC costs as their authors publish them."""
+    from osbench_analysis.reference import studies as reference
+
+    path = Path(reference_root or reference.default_reference_dir()) / "published_ipc.csv"
+    return pd.read_csv(path) if path.is_file() else pd.DataFrame()

@@ -1,0 +1,55 @@
+"""Writing the generated sections and their figures into paper/generated/ (write_sections)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from osbench_analysis.report.sections.abstract import abstract_tex
+from osbench_analysis.report.sections.architectures import architectures_figure_tex, architectures_tex
+from osbench_analysis.report.sections.background import background_tex
+from osbench_analysis.report.sections.conclusion import conclusion_tex
+from osbench_analysis.report.sections.environments import environments_tex
+from osbench_analysis.report.sections.factors import SectionInputs
+from osbench_analysis.report.sections.reproduce import reproduce_tex
+from osbench_analysis.report.sections.results import results_tex
+from osbench_analysis.report.sections.scalability import MCGARRY_SWEEPS, scalability_tex
+from osbench_analysis.report.sections.service import published_ipc_tex
+from osbench_analysis.report.sections.validation import load_validation, validation_tex
+
+
+def figures(inp: SectionInputs) -> dict:
+    """name -> Figure for every figure the generated sections include: the central figure only (a figure
+    per family would repeat its table)."""
+    from osbench_analysis.plots import architectures as plots_architectures
+
+    figs = {"architectures": plots_architectures.plot_architectures(inp.measured, inp.published,
+                                                                    baseline=inp.result.settings.baseline)}
+    if getattr(inp.result, "sweep_fits", None):
+        from osbench_analysis.plots import sweeps as plots_sweeps
+
+        figs["sweeps_paper"] = plots_sweeps.paper_sweeps_figure(inp.result.sweep_fits, first=MCGARRY_SWEEPS)
+    return figs
+
+
+def write_sections(result, out_dir: str | Path, reference_root=None, microkernel_table=None,
+                   other_campaigns: dict | None = None) -> list[Path]:
+    """Write every generated section and its figures into out_dir (microkernel_table: section (a)'s
+    comparison, for the Conclusion; other_campaigns: for the reproduction table, see reproduce_tex)."""
+    from osbench_analysis.plots import forest as plots
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    inp = SectionInputs.build(result, reference_root)
+    texts = {"abstract": abstract_tex(inp, microkernel_table), "background_studies": background_tex(inp),
+             "results": results_tex(result), "architectures": architectures_tex(inp),
+             "scalability": scalability_tex(result), "conclusion": conclusion_tex(inp, microkernel_table),
+             "architectures_figure": architectures_figure_tex(inp),
+             "environments": environments_tex(result), "reproduce": reproduce_tex(result, other_campaigns),
+             "validation": validation_tex(load_validation()), "published_ipc_table": published_ipc_tex(reference_root)}
+    written = []
+    for name, text in texts.items():
+        (out / f"{name}.tex").write_text(text)
+        written.append(out / f"{name}.tex")
+    for name, fig in figures(inp).items():
+        written += plots.save_figure(fig, out, name)
+        plots.close(fig)
+    return written

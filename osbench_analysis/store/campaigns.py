@@ -1,0 +1,363 @@
+"""The campaign store: raw data written once, atomically, sealed, never modified.
+
+Layout of one campaign, ``data/campaigns/<id>/``::
+
+    samples.parquet   one row per timed batch (schema.SAMPLE_COLUMNS)
+    manifest.json     schema version, parameters, host, worker outcomes, file hashes
+    SHA256SUMS        the seal: sha256 of both files above (``sha256sum -c SHA256SUMS``)
+
+A campaign is assembled in ``.tmp-<id>-<pid>.<start>/`` beside its final
+place, every file fsync'd, and renamed into place only when complete, so a
+folder named by an id is always a whole campaign; a disk that fills up or
+turns read-only on the way leaves no folder (the runner's journal keeps the
+measured runs).  A `.tmp-` folder of a runner that died is removed by the
+next runner's sweep (owners.py).
+
+Many campaigns are read through one Arrow dataset (`samples_dataset`), seals
+verified first, without loading every file into memory.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import re
+import shutil
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from osbench_analysis.errors import OsbenchError
+from osbench_analysis.store.records import Manifest, ManifestError
+from osbench_analysis.store.schema import RUN_COLUMNS, SAMPLE_COLUMNS
+from osbench_analysis.paths import CAMPAIGNS_DIR
+
+SAMPLES_FILE = "samples.parquet"
+MANIFEST_FILE = "manifest.json"
+SEAL_FILE = "SHA256SUMS"
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_ARROW = {"string": pa.string(), "int32": pa.int32(), "int64": pa.int64(), "bool": pa.bool_(),
+          "float64": pa.float64(), "Int64": pa.int64()}
+ARROW_SCHEMA = pa.schema([(name, _ARROW[t]) for name, t in SAMPLE_COLUMNS.items()])
+
+
+class StoreError(OsbenchError):
+    """Something about the campaign store the user must fix (path, id)."""
+
+
+class CampaignExists(StoreError):
+    pass
+
+
+class CampaignCorrupted(StoreError):
+    """A sealed campaign whose files no longer match their seal or schema."""
+
+
+def default_root() -> Path:
+    """data/campaigns of this checkout, or $OSBENCH_DATA_DIR."""
+    env = os.environ.get("OSBENCH_DATA_DIR")
+    return Path(env) if env else CAMPAIGNS_DIR
+
+
+def new_campaign_id(label: str, now: dt.datetime | None = None) -> str:
+    now = now or dt.datetime.now(dt.timezone.utc)
+    host = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:32]
+    return f"{now:%Y%m%dT%H%M%SZ}-{host}-{re.sub(r'[^A-Za-z0-9._-]', '-', label)}"
+
+
+def check_can_create(root: str | Path, campaign_id: str) -> Path:
+    """Everything that would make writing the campaign fail, checked before measuring."""
+    if not ID_PATTERN.match(campaign_id):
+        raise StoreError(f"campaign id must be 1-128 characters of letters, digits, '.', '_' or '-', "
+                         f"starting with a letter or digit (got {campaign_id!r})")
+    root = Path(root)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise StoreError(f"cannot create output folder {root}: {e.strerror}") from None
+    if not os.access(root, os.W_OK | os.X_OK):
+        raise StoreError(f"output folder {root} is not writable")
+    target = root / campaign_id
+    if target.exists():
+        raise CampaignExists(f"campaign {campaign_id!r} already exists at {target}; sealed campaigns are "
+                             f"never overwritten: choose another id or leave it unset for a fresh one")
+    return target
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def samples_table(samples: pd.DataFrame) -> pa.Table:
+    missing = [c for c in SAMPLE_COLUMNS if c not in samples.columns]
+    if missing:
+        raise ValueError(f"samples lack columns {missing}")
+    return pa.Table.from_pandas(samples[list(SAMPLE_COLUMNS)], schema=ARROW_SCHEMA, preserve_index=False)
+
+
+def write_campaign(root: str | Path, campaign_id: str, samples: pd.DataFrame, manifest: Manifest) -> Path:
+    """Write, seal and atomically publish a campaign; returns its folder."""
+    if manifest.campaign_id != campaign_id:
+        raise ValueError(f"manifest is for {manifest.campaign_id!r}, not {campaign_id!r}")
+    from osbench_analysis.store.owners import owner_tag
+
+    target = check_can_create(root, campaign_id)
+    tmp = Path(root) / f".tmp-{campaign_id}-{owner_tag()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        pq.write_table(samples_table(samples), tmp / SAMPLES_FILE, compression="zstd")
+        manifest.files = {SAMPLES_FILE: {"sha256": _sha256(tmp / SAMPLES_FILE), "rows": len(samples)}}
+        (tmp / MANIFEST_FILE).write_text(manifest.to_json())
+        sums = "".join(f"{_sha256(tmp / n)}  {n}\n" for n in (MANIFEST_FILE, SAMPLES_FILE))
+        (tmp / SEAL_FILE).write_text(sums)
+        for f in tmp.iterdir():
+            _fsync(f)  # the seal must not be renamed into place before its files are on disk
+            f.chmod(0o444)
+        _fsync(tmp)
+        if target.exists():  # re-check: rename(2) would replace an empty directory
+            raise CampaignExists(f"campaign {campaign_id!r} appeared at {target} while measuring")
+        os.rename(tmp, target)
+        target.chmod(0o555)
+        _fsync(Path(root))
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if path.is_dir() else 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def campaign_bytes(path: str | Path) -> bytes:
+    """A sealed campaign folder as an uncompressed tar (how a fleet host sends it)."""
+    import io
+    import tarfile
+
+    path = Path(path)
+    verify_seal(path)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name in (SAMPLES_FILE, MANIFEST_FILE, SEAL_FILE):
+            tar.add(path / name, arcname=f"{path.name}/{name}")
+    return buf.getvalue()
+
+
+def import_campaign(root: str | Path, data: bytes) -> Path:
+    """Store a campaign received as campaign_bytes under root: its seal is
+    verified before it appears, and nothing is ever overwritten (an identical
+    copy already there is accepted as is).  Returns its folder."""
+    import io
+    import tarfile
+
+    from osbench_analysis.store.owners import owner_tag
+
+    try:
+        tar = tarfile.open(fileobj=io.BytesIO(data), mode="r:")
+        members = tar.getmembers()
+    except tarfile.TarError as e:
+        raise CampaignCorrupted(f"received campaign is not a readable tar: {e}") from None
+    names = {m.name for m in members}
+    ids = {n.split("/", 1)[0] for n in names}
+    if len(ids) != 1 or not all(m.isfile() for m in members):
+        raise CampaignCorrupted(f"received campaign has unexpected entries {sorted(names)}")
+    campaign_id = ids.pop()
+    expected = {f"{campaign_id}/{n}" for n in (SAMPLES_FILE, MANIFEST_FILE, SEAL_FILE)}
+    if names != expected or not ID_PATTERN.match(campaign_id):
+        raise CampaignCorrupted(f"received campaign {campaign_id!r} has entries {sorted(names)}; "
+                                f"expected {sorted(expected)}")
+    root = Path(root)
+    target = root / campaign_id
+    if (target / SEAL_FILE).is_file():
+        if (target / SEAL_FILE).read_bytes() == tar.extractfile(f"{campaign_id}/{SEAL_FILE}").read():
+            verify_seal(target)
+            return target
+        raise CampaignExists(f"a different campaign {campaign_id!r} already exists at {target}; sealed "
+                             "campaigns are never overwritten")
+    check_can_create(root, campaign_id)
+    tmp = root / f".tmp-{campaign_id}-{owner_tag()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        for m in members:
+            dest = tmp / m.name.split("/", 1)[1]
+            dest.write_bytes(tar.extractfile(m).read())
+            _fsync(dest)
+            dest.chmod(0o444)
+        verify_seal(tmp)
+        man = Manifest.from_json((tmp / MANIFEST_FILE).read_text())
+        if man.campaign_id != campaign_id:
+            raise CampaignCorrupted(f"received folder {campaign_id!r} holds campaign {man.campaign_id!r}")
+        _fsync(tmp)
+        if target.exists():
+            raise CampaignExists(f"campaign {campaign_id!r} appeared at {target} while it was being stored")
+        os.rename(tmp, target)
+        target.chmod(0o555)
+        _fsync(root)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+@dataclass
+class Campaign:
+    id: str
+    path: Path
+    manifest: Manifest
+    samples: pd.DataFrame
+
+    @property
+    def environment(self) -> str:
+        return self.manifest.environment
+
+    @property
+    def runs(self) -> pd.DataFrame:
+        """Worker outcomes: one row per (probe, variant, placement, run)."""
+        rows = [vars(r) for r in self.manifest.runs]
+        return pd.DataFrame(rows, columns=list(RUN_COLUMNS)).astype(RUN_COLUMNS)
+
+    @property
+    def errors(self) -> pd.DataFrame:
+        r = self.runs
+        return r[r["status"] != "ok"].reset_index(drop=True)
+
+
+def verify_seal(path: Path) -> None:
+    seal = path / SEAL_FILE
+    if not seal.is_file():
+        raise CampaignCorrupted(f"{path} is not a sealed campaign (no {SEAL_FILE})")
+    expected = {}
+    for line in seal.read_text().splitlines():
+        digest, _, name = line.partition("  ")
+        expected[name] = digest
+    for name in (MANIFEST_FILE, SAMPLES_FILE):
+        if name not in expected:
+            raise CampaignCorrupted(f"{seal} does not cover {name}")
+        if not (path / name).is_file():
+            raise CampaignCorrupted(f"{path / name} is missing")
+        actual = _sha256(path / name)
+        if actual != expected[name]:
+            raise CampaignCorrupted(f"{path / name} does not match its seal (sha256 {actual[:12]}… "
+                                    f"expected {expected[name][:12]}…): the raw data was modified or damaged")
+
+
+def resolve(id_or_path: str | Path, root: str | Path | None = None) -> Path:
+    p = Path(id_or_path)
+    if p.is_dir():
+        return p
+    candidate = Path(root or default_root()) / str(id_or_path)
+    if candidate.is_dir():
+        return candidate
+    known = ", ".join(catalog(root)["campaign_id"]) or "none"
+    raise StoreError(f"no campaign {str(id_or_path)!r} under {Path(root or default_root())} (known: {known})")
+
+
+def load_campaign(id_or_path: str | Path, root: str | Path | None = None) -> Campaign:
+    """Load a sealed campaign, verifying its seal and schema first."""
+    path = resolve(id_or_path, root)
+    verify_seal(path)
+    try:
+        manifest = Manifest.from_json((path / MANIFEST_FILE).read_text())
+    except ManifestError as e:
+        raise CampaignCorrupted(f"{path / MANIFEST_FILE}: {e}") from None
+    table = pq.read_table(path / SAMPLES_FILE)
+    if table.schema.names != list(SAMPLE_COLUMNS):
+        raise CampaignCorrupted(f"{path / SAMPLES_FILE} columns {table.schema.names} differ from the schema")
+    samples = table.to_pandas().astype(SAMPLE_COLUMNS)
+    return Campaign(id=manifest.campaign_id, path=path, manifest=manifest, samples=samples)
+
+
+def _paths(campaigns, root) -> list[Path]:
+    if campaigns is None:
+        return [Path(p) for p in catalog(root)["path"]]
+    return [resolve(c, root) for c in campaigns]
+
+
+def samples_dataset(campaigns: list[str] | None = None, root: str | Path | None = None, *,
+                    verify: bool = True):
+    """One pyarrow.dataset over the samples of many sealed campaigns (default:
+    every campaign under root).  Every seal is verified first (streamed: one
+    file in memory at a time); nothing is loaded until the dataset is scanned,
+    and a scan reads only the columns and rows it asks for."""
+    import pyarrow.dataset as ds
+
+    paths = _paths(campaigns, root)
+    if verify:
+        for p in paths:
+            verify_seal(p)
+    return ds.dataset([str(p / SAMPLES_FILE) for p in paths], schema=ARROW_SCHEMA, format="parquet")
+
+
+def load_campaigns(campaigns: list[str] | None = None, root: str | Path | None = None, *,
+                   columns: list[str] | None = None) -> tuple[dict[str, Manifest], pd.DataFrame]:
+    """Manifests by id and the samples of many campaigns as one frame, seals
+    verified; the samples are read in one Arrow scan and converted once (no
+    per-campaign frames concatenated: half the peak memory)."""
+    paths = _paths(campaigns, root)
+    manifests = {}
+    for p in paths:
+        verify_seal(p)
+        try:
+            m = Manifest.from_json((p / MANIFEST_FILE).read_text())
+        except ManifestError as e:
+            raise CampaignCorrupted(f"{p / MANIFEST_FILE}: {e}") from None
+        manifests[m.campaign_id] = m
+    table = samples_dataset([str(p) for p in paths], verify=False).to_table(columns=columns)
+    frame = table.to_pandas()
+    return manifests, frame.astype({c: t for c, t in SAMPLE_COLUMNS.items() if c in frame.columns})
+
+
+CATALOG_COLUMNS = ["campaign_id", "created_utc", "environment", "arch_class", "hostname", "profile", "probes",
+                   "n_samples", "n_errors", "kernel_release", "kernel_inside", "virtualization", "git_commit", "sweep_only",
+                   "path"]
+
+
+def catalog(root: str | Path | None = None) -> pd.DataFrame:
+    """One row per campaign under root (seals are verified by load_campaign, not
+    here).  Only whole, sealed folders count: a journal or a `.tmp-` folder of a
+    campaign still being measured is not a campaign."""
+    from osbench_analysis.catalog.registry import sweep_only
+
+    root = Path(root or default_root())
+    rows = []
+    for d in sorted(root.iterdir()) if root.is_dir() else []:
+        if d.name.startswith(".") or not (d / MANIFEST_FILE).is_file() or not (d / SEAL_FILE).is_file():
+            continue
+        try:
+            man = Manifest.from_json((d / MANIFEST_FILE).read_text())
+        except ManifestError as e:
+            raise CampaignCorrupted(f"{d / MANIFEST_FILE}: {e}") from None
+        rows.append({
+            "campaign_id": man.campaign_id,
+            "created_utc": man.created_utc,
+            "environment": man.environment,
+            "arch_class": man.arch_class,
+            "hostname": man.hostname,
+            "profile": man.profile,
+            "probes": len(man.config.get("probes", [])),
+            "n_samples": man.files.get(SAMPLES_FILE, {}).get("rows"),
+            "n_errors": len(man.failed_runs),
+            "kernel_release": man.host.get("kernel_release"),
+            "kernel_inside": man.environment_facts.get("kernel_release", ""),
+            "virtualization": man.host.get("virtualization"),
+            "git_commit": man.host.get("git", {}).get("commit"),
+            # measured for the scalability sweeps alone (registry.sweep_only): read beside a round, never its primary
+            "sweep_only": sweep_only(man.config),
+            "path": str(d),
+        })
+    return pd.DataFrame(rows, columns=CATALOG_COLUMNS)

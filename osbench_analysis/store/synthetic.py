@@ -1,0 +1,35 @@
+"""Synthetic campaigns written and sealed by the real store, for tests and
+benchmarks that need many campaigns (benchmarks/analysis_scale.py, the fleet
+tests) without measuring them: a real campaign's samples, every per-op time
+scaled by one log-normal factor per campaign, under a new id and host."""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+
+from osbench_analysis.store import campaigns as store
+from osbench_analysis.paths import CAMPAIGNS_DIR
+
+
+def template() -> store.Campaign:
+    """The oldest committed campaign of this checkout."""
+    ids = sorted(p.name for p in CAMPAIGNS_DIR.iterdir() if (p / store.SEAL_FILE).is_file())
+    return store.load_campaign(CAMPAIGNS_DIR / ids[0])
+
+
+def write_synthetic(root: str | Path, campaign_id: str, base: store.Campaign | None = None, seed: int = 0,
+                    hostname: str | None = None, sigma: float = 0.05) -> Path:
+    """A sealed campaign like base with its times scaled by exp(N(0, sigma))."""
+    base = base or template()
+    factor = float(np.exp(np.random.default_rng(seed).normal(0.0, sigma)))
+    s = base.samples.copy()
+    s["campaign_id"] = campaign_id
+    s["elapsed_ns"] = (s["elapsed_ns"].astype("float64") * factor).round().astype(s["elapsed_ns"].dtype)
+    s["per_op_ns"] = s["elapsed_ns"].astype("float64") / s["iterations"].astype("float64")
+    host = dict(base.manifest.host, hostname=hostname or base.manifest.hostname)
+    manifest = dataclasses.replace(base.manifest, campaign_id=campaign_id, host=host, files={},
+                                   config=dict(base.manifest.config, campaign_id=campaign_id,
+                                               note=f"synthetic: {base.id} x {factor:.4f}"))
+    return store.write_campaign(root, campaign_id, s, manifest)
