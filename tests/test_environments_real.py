@@ -213,7 +213,8 @@ ROUND_FROM_CLONE = textwrap.dedent("""
     import json, sys, tempfile
     from pathlib import Path
     import osbench_analysis
-    from osbench_analysis import environments, launch
+    from osbench_analysis import environments
+    from osbench_analysis.worker import launch
     from osbench_analysis.environments import RoundJob, hostops
     from osbench_analysis.worker.main import WorkerRequest
     env = environments.get(sys.argv[1])
