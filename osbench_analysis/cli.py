@@ -115,7 +115,8 @@ def _add_analysis(sub, name, help_):
     from osbench_analysis import stats
 
     p = sub.add_parser(name, help=help_)
-    p.add_argument("campaigns", nargs="*", help="campaign ids; default: the newest of each (environment, host)")
+    p.add_argument("campaigns", nargs="*",
+                   help="campaign ids; default: the newest complete one of each environment on one host (--host)")
     p.add_argument("--root", help="campaigns folder (default data/campaigns)")
     p.add_argument("--out-dir", help="where generated tables/figures go (default paper/generated)")
     p.add_argument("--level", type=float, default=stats.DEFAULT_LEVEL, help="confidence level of every interval")
@@ -125,11 +126,13 @@ def _add_analysis(sub, name, help_):
     p.add_argument("--ci-method", default=stats.DEFAULT_CI_METHOD, choices=stats.CI_METHODS,
                    help="interval method (docs/statistics.md)")
     p.add_argument("--baseline", default="native", help="environment every other environment is compared with")
+    p.add_argument("--host", help="the host to analyse: its key or words of its label (osbench list), e.g. 'intel'; "
+                                  "default: the host of the newest complete round")
     return p
 
 
 def _analysis_kwargs(args) -> dict:
-    restrict = {k: getattr(args, k) for k in ("probes", "environments") if getattr(args, k, None)}
+    restrict = {k: getattr(args, k) for k in ("probes", "environments", "host") if getattr(args, k, None)}
     return dict(root=args.root, level=args.level, n_resamples=args.n_resamples, seed=args.seed,
                 ci_method=args.ci_method, baseline=args.baseline, **restrict)
 
