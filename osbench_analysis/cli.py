@@ -213,8 +213,12 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "fleet":
             return _fleet(args)
         elif args.command == "list":
+            from osbench_analysis.analysis.hosts import hosts_table
+
             cat = store.catalog(args.root)
             print(cat.drop(columns=["path"]).to_string(index=False) if len(cat) else "no campaigns")
+            if len(cat):   # the hosts (hosts/identity.py), each named as --host takes it
+                print("\nhosts (--host takes a key or words of a label):\n" + hosts_table(cat).to_string(index=False))
         elif args.command == "probes":
             print(registry.format_catalog())
         elif args.command == "envs":

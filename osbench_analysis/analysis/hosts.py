@@ -133,9 +133,12 @@ def newest_complete(cat: pd.DataFrame, probes=None, root=None) -> tuple[pd.DataF
 
 # ------------------------------------------------------------------ the cross-host view
 
-def _interval(v, lo, hi) -> str:
-    from osbench_analysis.formatting import sig3
+def _interval(v, lo, hi, ns: bool = False) -> str:
+    """'9.24 µs [8.69, 9.79] µs' for a time (``ns``), '237 [225, 250]' for a ratio."""
+    from osbench_analysis.formatting import interval_plain, sig3, time_plain
 
+    if ns:
+        return f"{time_plain(v)} {interval_plain(lo, hi, v)}" if np.isfinite(lo) and np.isfinite(hi) else time_plain(v)
     return f"{sig3(v)} [{sig3(lo)}, {sig3(hi)}]" if np.isfinite(lo) and np.isfinite(hi) else sig3(v)
 
 
@@ -152,7 +155,11 @@ class CrossHost:
 
     @property
     def labels(self) -> dict[str, str]:
-        return dict(zip(self.hosts["host"], self.hosts["host_label"]))
+        """host key -> label; a label two hosts share gets the key beside it (a column per host)."""
+        if self.hosts.empty:
+            return {}
+        twice = self.hosts["host_label"].duplicated(keep=False)
+        return {h: f"{lab} [{h}]" if d else lab for h, lab, d in zip(self.hosts["host"], self.hosts["host_label"], twice)}
 
     def table(self, kind: str = "ratios") -> pd.DataFrame:
         """One row per condition measured on two hosts or more: each host's value with its interval
@@ -195,12 +202,13 @@ class CrossHost:
                 out.append(f"{what}: {r.values}; {r.verdict}")
         g = self.guests
         if len(g) and g["host"].nunique() > 1:
-            spread = g.groupby("mach_probe")["mach_median"].agg(lambda v: v.max() / v.min())
-            lx = g.groupby("mach_probe")["linux_median"].agg(lambda v: v.max() / v.min())
-            worst = float(np.nanmax([spread.max(), lx.max()]))
-            same = "identical on every host" if worst == 1.0 else f"within {100 * (worst - 1):.2g} % across hosts"
-            out.append(f"guest instructions per operation (mach, linux-tcg), {len(spread)} primitives on "
-                       f"{g['host'].nunique()} hosts: {same} (largest host/host factor {worst:.4g})")
+            for kernel, col in (("GNU Mach", "mach_median"), ("Linux", "linux_median")):
+                factor = g.groupby("mach_probe")[col].agg(lambda v: v.max() / v.min())
+                worst, which = float(factor.max()), str(factor.idxmax())
+                same = ("identical on every host" if worst == 1.0 else
+                        f"the same within {100 * (worst - 1):.2g} % on every host (most apart: {which})")
+                out.append(f"guest instructions per operation under {kernel} (QEMU TCG), {len(factor)} primitives "
+                           f"on {g['host'].nunique()} hosts: {same}")
         return out
 
 
@@ -217,7 +225,7 @@ def spread_table(t: pd.DataFrame, value: str, low: str, high: str, *, labels: di
         v, lo, hi = (g[c].to_numpy(float) for c in (value, low, high))
         row = dict(zip(keys, key))
         for h, a, b, c in zip(g["host"], v, lo, hi):
-            row[labels.get(h, h)] = _interval(a, b, c)
+            row[labels.get(h, h)] = _interval(a, b, c, ns=not ratio)
         pos = v[v > 0]
         row["spread"] = float(pos.max() / pos.min()) if len(pos) == len(v) and len(v) else math.nan
         row["overlap"] = bool(np.nanmax(lo) <= np.nanmin(hi))
@@ -231,7 +239,7 @@ def spread_table(t: pd.DataFrame, value: str, low: str, high: str, *, labels: di
             row["verdict"] = ("the same on every host (intervals overlap)" if holds else
                               f"differs between hosts: {row['spread']:.3g}x from lowest to highest")
         row["holds_on_every_host"] = holds
-        row["values"] = "; ".join(f"{_interval(a, b, c)} on {labels.get(h, h)}"
+        row["values"] = "; ".join(f"{_interval(a, b, c, ns=not ratio)} on {labels.get(h, h)}"
                                   for h, a, b, c in zip(g["host"], v, lo, hi))
         rows.append(row)
     return pd.DataFrame(rows)
@@ -289,7 +297,8 @@ def cross_host(root=None, *, hosts: list[str] | None = None, probes: list[str] |
             tab, _ = microkernel.from_campaigns(list(g["campaign_id"]), root)
             if len(tab):
                 parts["guests"].append(tab.assign(host=h))
-        rows.append({"host": h, "host_label": label, "primary": ", ".join(chosen["campaign_id"]),
+        derived = bool(len(chosen)) and next(iter(manifests.values())).host_identity.derived
+        rows.append({"host": h, "host_label": label, "derived": derived, "primary": ", ".join(chosen["campaign_id"]),
                      "campaigns_pooled": len(pooled), "guest_campaigns": len(g)})
     frames = {k: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for k, v in parts.items()}
     return CrossHost(pd.DataFrame(rows), frames["estimates"], frames["ratios"], frames["crossing_costs"],
@@ -345,7 +354,8 @@ def reproduction(cross: CrossHost, this: str | None = None, reference: list[str]
                                                               else f" ({probe})"),
                              "kind": kind, "environment": env, "probe": probe,
                              "reference_host": labels.get(ref, ref), "this_host": labels.get(this, this),
-                             "reference": _interval(a[value], a[lo], a[hi]), "here": _interval(b[value], b[lo], b[hi]),
+                             "reference": _interval(a[value], a[lo], a[hi], ns=kind != "ratio"),
+                             "here": _interval(b[value], b[lo], b[hi], ns=kind != "ratio"),
                              "here_over_reference": float(b[value] / a[value]) if a[value] else math.nan,
                              "reference_says": says[0], "here_says": says[1], "holds": holds,
                              "inside_reference_prediction": inside})

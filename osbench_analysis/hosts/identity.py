@@ -111,7 +111,8 @@ def _slug(text: str) -> str:
 
 
 def host_label(parts: dict, derived: bool = False) -> str:
-    """'Intel Xeon (AVX-512) · 2 vCPU · 6.18.44-fc-v657' from identity_parts."""
+    """'Intel Xeon (AVX-512) · 2 vCPU · 6.18.44-fc-v657' from identity_parts (``derived`` is not shown:
+    HostIdentity.derived and the key say it)."""
     name = short_cpu_name(parts.get("cpu_model") or "")
     vendor = VENDORS.get(parts.get("cpu_vendor") or "", "")
     if vendor and not name.lower().startswith(vendor.lower()):
@@ -122,8 +123,7 @@ def host_label(parts: dict, derived: bool = False) -> str:
         name += f" ({shown[0]})" if shown else ""
     virtual = (parts.get("virtualization") or "none") not in ("none", "")
     cpus = parts.get("logical_cpus")
-    bits = [name, f"{cpus} {'vCPU' if virtual else 'CPU'}" if cpus else "",
-            str(parts.get("kernel_release") or ""), "derived" if derived else ""]
+    bits = [name, f"{cpus} {'vCPU' if virtual else 'CPU'}" if cpus else "", str(parts.get("kernel_release") or "")]
     if "host_id" in parts:
         bits.append(str(parts["host_id"]))
     return " · ".join(b for b in bits if b)
