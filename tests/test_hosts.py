@@ -247,3 +247,29 @@ def test_the_paper_files_of_the_hosts_hold_every_host_and_the_verdicts(two_hosts
     assert "\\newcommand{\\osbHostsCount}{2}" in macros
     assert f"\\newcommand{{\\osbReproduceHeld}}{{{int(table['holds'].sum())}}}" in macros
     assert f"\\newcommand{{\\osbReproduceTotal}}{{{len(table)}}}" in macros
+
+
+def test_mechanism_share_says_how_much_of_a_hosts_difference_the_pieces_explain():
+    import pandas as pd
+
+    here = pd.concat([store.load_campaign(CAMPAIGNS_DIR / f"20261126T132440Z-vm-{e}").samples
+                      for e in ("native", "gvisor")], ignore_index=True)
+    here = here[here["probe"].isin(["null_syscall", "seccomp_trap", "service_shm", "service_direct"])]
+
+    def add(s, environment, probe, ns):
+        s = s.copy()
+        m = (s["environment"] == environment) & (s["probe"] == probe)
+        s.loc[m, "per_op_ns"] += ns
+        s.loc[m, "elapsed_ns"] = (s.loc[m, "per_op_ns"] * s.loc[m, "iterations"]).round().astype("int64")
+        return s
+
+    # there: every gvisor crossing 10 us dearer; the seccomp trap, a piece of it, 10 us dearer too
+    there = add(add(here, "gvisor", "null_syscall", 10_000.0), "native", "seccomp_trap", 10_000.0)
+    t = ah.mechanism_share(here, there)
+    row = t[t["environment"] == "gvisor"].iloc[0]
+    assert row["crossing_difference_ns"] == pytest.approx(-10_000, rel=0.02)
+    assert row["pieces_difference_ns"] == pytest.approx(-10_000, rel=0.02)
+    assert row["share"] == pytest.approx(1.0, abs=0.03) and "account for 100% of the difference" in row["sentence"]
+    # only the crossing differs: the pieces explain none of it
+    t = ah.mechanism_share(here, add(here, "gvisor", "null_syscall", 10_000.0))
+    assert t[t["environment"] == "gvisor"].iloc[0]["share"] == pytest.approx(0.0, abs=0.02)

@@ -376,3 +376,49 @@ def reproduction_sentences(table: pd.DataFrame) -> list[str]:
                 for r in changed.itertuples())
         out.append(s)
     return out
+
+
+# ------------------------------------------------------------------ how much of a difference the mechanism explains
+
+def _diff(a_v, a_lo, a_hi, b_v, b_lo, b_hi) -> tuple[float, float, float]:
+    """a - b with an interval from the two independent intervals' half-widths (each side's own,
+    combined in quadrature: a normal approximation, as the delta method's intervals are)."""
+    d = a_v - b_v
+    hw = math.hypot(max(a_v - a_lo, a_hi - a_v), max(b_v - b_lo, b_hi - b_v))
+    return d, d - hw, d + hw
+
+
+def mechanism_share(here: pd.DataFrame, there: pd.DataFrame, *, baseline: str = "native",
+                    level: float = 0.95, placement: str = "same_cpu") -> pd.DataFrame:
+    """How much of the difference between two hosts' crossing costs the mechanism's native pieces
+    account for (issue #28, item 5).  ``here``, ``there``: each host's samples (its sandbox round and the
+    native campaign(s) with the mechanism probes: mechanism.decompose).  Per environment whose
+    crossing and pieces both hosts measured: each host's crossing and pieces, their differences with
+    intervals, and ``share`` = pieces difference / crossing difference (1: the pieces explain it all;
+    near 0: the difference is in what the pieces leave out, the sandbox's own dispatch)."""
+    from osbench_analysis.analysis import mechanism
+    from osbench_analysis.formatting import time_plain
+
+    a = mechanism.decompose(here, baseline=baseline, level=level)[0]
+    b = mechanism.decompose(there, baseline=baseline, level=level)[0]
+    keys = ["environment", "mechanism", "placement"]
+    m = a.merge(b, on=keys, suffixes=("_here", "_there"))
+    m = m[(m["placement"] == placement) & m["pieces_ns_here"].notna() & m["pieces_ns_there"].notna()]
+    rows = []
+    for r in m.to_dict("records"):
+        cx = _diff(*(r[f"crossing{s}_{w}"] for w in ("here", "there") for s in ("_ns", "_low_ns", "_high_ns")))
+        pc = _diff(*(r[f"pieces{s}_{w}"] for w in ("here", "there") for s in ("_ns", "_low_ns", "_high_ns")))
+        share = pc[0] / cx[0] if cx[0] else math.nan
+        rows.append({**{k: r[k] for k in keys},
+                     "crossing_here_ns": r["crossing_ns_here"], "crossing_there_ns": r["crossing_ns_there"],
+                     "pieces_here_ns": r["pieces_ns_here"], "pieces_there_ns": r["pieces_ns_there"],
+                     "crossing_difference_ns": cx[0], "crossing_difference_low_ns": cx[1],
+                     "crossing_difference_high_ns": cx[2], "pieces_difference_ns": pc[0],
+                     "pieces_difference_low_ns": pc[1], "pieces_difference_high_ns": pc[2], "share": share,
+                     "sentence": f"{r['environment']} ({r['mechanism']}): one crossing costs "
+                                 f"{time_plain(r['crossing_ns_here'])} here, {time_plain(r['crossing_ns_there'])} "
+                                 f"there; its native pieces {time_plain(r['pieces_ns_here'])} and "
+                                 f"{time_plain(r['pieces_ns_there'])}: they account for "
+                                 + (f"{share:.0%}" if np.isfinite(share) else "none")
+                                 + " of the difference"})
+    return pd.DataFrame(rows)
