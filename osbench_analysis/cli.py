@@ -103,11 +103,23 @@ def _fleet(args) -> int:
     result = fleet.fleet_run(args.scheduler, args.hosts, profile=args.profile, wait=args.wait,
                              say=lambda m: print(m, file=sys.stderr), **params)
     print(result.table().drop(columns=["path"]).to_string(index=False))
+    _fleet_hosts(result, args.output)
     if result.unfinished:
         print(f"{len(result.unfinished)} host(s) unfinished: run the same command with --campaign-id "
               f"{result.prefix} to resume them", file=sys.stderr)
         return 1
     return 0
+
+
+def _fleet_hosts(result, output) -> None:
+    """The fleet's hosts side by side (analysis/hosts.py) when its campaigns came from two hosts or more."""
+    from osbench_analysis.analysis import hosts as analysis_hosts
+
+    cat = store.catalog(output)
+    keys = list(dict.fromkeys(cat.loc[cat["campaign_id"].isin(result.campaigns), "host"]))
+    if len(keys) > 1:
+        cross = analysis_hosts.cross_host(output, hosts=keys)
+        print("\nhosts side by side:\n" + cross.hosts.to_string(index=False) + "\n" + "\n".join(cross.findings()))
 
 
 def _add_analysis(sub, name, help_):

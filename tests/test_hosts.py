@@ -273,3 +273,15 @@ def test_mechanism_share_says_how_much_of_a_hosts_difference_the_pieces_explain(
     # only the crossing differs: the pieces explain none of it
     t = ah.mechanism_share(here, add(here, "gvisor", "null_syscall", 10_000.0))
     assert t[t["environment"] == "gvisor"].iloc[0]["share"] == pytest.approx(0.0, abs=0.02)
+
+
+def test_a_fleet_run_over_two_hosts_ends_in_the_hosts_side_by_side(two_hosts, capsys):
+    from types import SimpleNamespace
+
+    from osbench_analysis import cli
+
+    cli._fleet_hosts(SimpleNamespace(campaigns=["a-r2-native", "b-r2-native"]), str(two_hosts))
+    out = capsys.readouterr().out
+    assert "hosts side by side" in out and "gvisor crossing cost" in out and "AMD EPYC" in out
+    cli._fleet_hosts(SimpleNamespace(campaigns=["a-r2-native"]), str(two_hosts))   # one host: nothing to compare
+    assert capsys.readouterr().out == ""
