@@ -285,3 +285,10 @@ def test_a_fleet_run_over_two_hosts_ends_in_the_hosts_side_by_side(two_hosts, ca
     assert "hosts side by side" in out and "gvisor crossing cost" in out and "AMD EPYC" in out
     cli._fleet_hosts(SimpleNamespace(campaigns=["a-r2-native"]), str(two_hosts))   # one host: nothing to compare
     assert capsys.readouterr().out == ""
+
+
+def test_one_host_alone_reproduces_nothing_and_says_so(two_hosts):
+    cross = ah.cross_host(two_hosts, hosts=["intel"])
+    assert len(cross.hosts) == 1 and cross.table("ratios").empty
+    t = ah.reproduction(cross)
+    assert t.empty and ah.reproduction_sentences(t) == []

@@ -366,6 +366,8 @@ def reproduction_sentences(table: pd.DataFrame) -> list[str]:
     """'On Intel Xeon · ... against AMD EPYC · ...: 9 of 14 conclusions hold; gvisor ratio ... changes
     by 3.6x (...)' per reference host."""
     out = []
+    if table.empty:
+        return out
     for ref, g in table.groupby("reference_host", sort=False):
         held = int(g["holds"].sum())
         s = f"{g['this_host'].iloc[0]} against {ref}: {held} of {len(g)} conclusions hold"
