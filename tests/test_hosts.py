@@ -292,3 +292,14 @@ def test_one_host_alone_reproduces_nothing_and_says_so(two_hosts):
     assert len(cross.hosts) == 1 and cross.table("ratios").empty
     t = ah.reproduction(cross)
     assert t.empty and ah.reproduction_sentences(t) == []
+
+
+def test_synthetic_campaigns_are_another_host_only_when_a_host_fact_differs(tmp_path):
+    from osbench_analysis.store import synthetic
+
+    base = store.load_campaign(CAMPAIGNS_DIR / INTEL)
+    synthetic.write_synthetic(tmp_path, "s0", base, hostname="h0")
+    synthetic.write_synthetic(tmp_path, "s1", base, hostname="h1")
+    synthetic.write_synthetic(tmp_path, "s2", base, hostname="h2", host={"cpu_model": "Other CPU"})
+    cat = store.catalog(tmp_path).set_index("campaign_id")["host"]
+    assert cat["s0"] == cat["s1"] != cat["s2"]
