@@ -202,11 +202,12 @@ def test_reproduction_says_which_conclusions_hold_on_this_host(two_hosts):
     t = ah.reproduction(cross, this=a)
     ratio = t[(t["kind"] == "ratio") & (t["environment"] == "gvisor")].iloc[0]
     assert ratio["holds"] and ratio["here_over_reference"] == pytest.approx(4.04, rel=0.02)
+    assert not ratio["same_size"]       # slower on both hosts, but four times as much here
     cost = t[t["kind"] == "crossing cost"].iloc[0]
     assert not cost["holds"]
     (sentence,) = ah.reproduction_sentences(t)
     assert sentence.startswith(f"{cross.labels[a]} against {t['reference_host'].iloc[0]}: ")
-    assert "conclusions hold" in sentence and "changed: gvisor crossing cost" in sentence
+    assert "conclusions hold, 0 of them in size too" in sentence and "changed: gvisor crossing cost" in sentence
 
 
 def test_explore_never_compares_two_hosts_unasked(two_hosts):

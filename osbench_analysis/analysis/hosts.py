@@ -316,8 +316,9 @@ def reproduction(cross: CrossHost, this: str | None = None, reference: list[str]
     other): per conclusion (each environment's crossing cost, and its crossing probe's ratio to the
     baseline, same CPU) the reference's value and this host's, both with their intervals, this over the
     reference, whether the conclusion holds here (the same verdict: slower / faster / no difference for
-    a ratio; overlapping intervals for a cost) and whether this host's value lies inside the reference's
-    prediction interval for one more campaign (NaN with fewer than two reference campaigns)."""
+    a ratio; overlapping intervals for a cost), whether this host's value lies inside the reference's
+    prediction interval for one more campaign (NaN with fewer than two reference campaigns), and
+    ``same_size``: it holds and its size too (inside that prediction interval, else the intervals overlap)."""
     from osbench_analysis.analysis.architectures import CROSSING_PROBES
 
     keys = list(cross.hosts["host"])
@@ -350,6 +351,8 @@ def reproduction(cross: CrossHost, this: str | None = None, reference: list[str]
                     says = ("", "")
                 inside = (bool(a[plo] <= b[value] <= a[phi]) if a.get("n_campaigns", 1) > 1
                           and np.isfinite(a.get(plo, np.nan)) else math.nan)
+                # the size too: inside the reference's prediction interval where it has one, else overlapping
+                same_size = bool(inside) if isinstance(inside, bool) else bool(max(a[lo], b[lo]) <= min(a[hi], b[hi]))
                 rows.append({"conclusion": f"{env} {kind}" + (f" ({probe}/{cross.baseline})" if kind == "ratio"
                                                               else f" ({probe})"),
                              "kind": kind, "environment": env, "probe": probe,
@@ -358,7 +361,7 @@ def reproduction(cross: CrossHost, this: str | None = None, reference: list[str]
                              "here": _interval(b[value], b[lo], b[hi], ns=kind != "ratio"),
                              "here_over_reference": float(b[value] / a[value]) if a[value] else math.nan,
                              "reference_says": says[0], "here_says": says[1], "holds": holds,
-                             "inside_reference_prediction": inside})
+                             "same_size": holds and same_size, "inside_reference_prediction": inside})
     return pd.DataFrame(rows)
 
 
@@ -369,8 +372,9 @@ def reproduction_sentences(table: pd.DataFrame) -> list[str]:
     if table.empty:
         return out
     for ref, g in table.groupby("reference_host", sort=False):
-        held = int(g["holds"].sum())
-        s = f"{g['this_host'].iloc[0]} against {ref}: {held} of {len(g)} conclusions hold"
+        held, sized = int(g["holds"].sum()), int(g["same_size"].sum())
+        s = (f"{g['this_host'].iloc[0]} against {ref}: {held} of {len(g)} conclusions hold, {sized} of them "
+             "in size too")
         changed = g[~g["holds"]]
         if len(changed):
             s += "; changed: " + "; ".join(

@@ -42,11 +42,12 @@ def cross_host_tex(cross, kind: str = "crossing_costs") -> str:
 
 def reproduction_tex(table: pd.DataFrame) -> str:
     """analysis.hosts.reproduction as a TeX tabular: per conclusion and reference host, the value there
-    and here, here over there, and whether it holds ('' without a reference host)."""
+    and here, here over there, and whether it holds (and in size too) ('' without a reference host)."""
     if table.empty:
         return ""
     rows = [" & ".join([tex_escape(r.conclusion), _label(r.reference_host), _tex(r.reference), _tex(r.here),
-                        f"{r.here_over_reference:.2f}$\\times$", "yes" if r.holds else "no"]) + " \\\\"
+                        f"{r.here_over_reference:.2f}$\\times$",
+                        "yes, in size too" if r.same_size else "yes" if r.holds else "no"]) + " \\\\"
             for r in table.itertuples()]
     return ("\\begin{tabular}{llrrrl}\n\\toprule\nconclusion & reference host & there & here & here/there & holds \\\\\n"
             f"\\multicolumn{{6}}{{l}}{{\\footnotesize this host: {_label(table['this_host'].iloc[0])}}} \\\\\n"
