@@ -1,13 +1,17 @@
-"""Campaigns on many hosts through Dask distributed: one task per host, pinned
-to that host's worker, its sealed campaign verified and stored on arrival; a
-failed, absent or vanished host is reported and the others are kept.  Every
+"""Campaigns on many hosts through Dask distributed: one campaign per host,
+asked of that host's worker as plain data, its sealed and signed campaign
+verified and stored on arrival; a failed, absent or vanished host is reported
+and the others are kept.  Every
 cluster here speaks TLS with the fleet's own certificates (`osbench fleet
 certs`); the tests that try to get in are in test_fleet_security.py."""
+import asyncio
 import contextlib
+import dataclasses
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -17,6 +21,7 @@ import pytest
 from osbench_analysis import cli
 from osbench_analysis.fleet import run as fleet
 from osbench_analysis.fleet import certs as fleet_certs
+from osbench_analysis.fleet import security as fleet_security
 from osbench_analysis.fleet import task as fleet_task
 from osbench_analysis.store import campaigns as store
 from osbench_analysis.store import synthetic
@@ -37,57 +42,85 @@ def security(certs: fleet_certs.FleetCerts, role: str, folder: str | None = None
                     **{f"tls_{role}_cert": str(f.cert), f"tls_{role}_key": str(f.key)})
 
 
-def _spec(names, cls, certs, **options):
-    return {n: {"cls": cls, "options": {"name": n, "nthreads": 1, "resources": {"MEASURE": 1},
-                                        "preload": [fleet_certs.GUARD_MODULE] if certs else [],
-                                        **({"security": security(certs, "worker", n)} if certs else {}),
-                                        **options.get(n, {})}}
-            for n in names}
+@dataclasses.dataclass
+class Fleet:
+    """A fleet in this process: its scheduler and workers on their own event loop, in a thread."""
+    address: str
+    certs: fleet_certs.FleetCerts | None
+    scheduler: object
+    workers: dict
+    loop: object
+
+    def call(self, coroutine, timeout=60):
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
+
+    def client_files(self, folder: str = "client") -> dict:
+        return self.certs.files(folder).parameters() if self.certs else {"insecure": True}
+
+    def run(self, hosts, out, **kw):
+        kw.setdefault("say", lambda m: None)
+        return fleet.fleet_run(self.address, hosts, output=str(out), **{**self.client_files(), **TINY, **kw})
 
 
 @contextlib.contextmanager
-def cluster(names, tmp_path, cls=None, tls=True, **options):
-    """Dask's in-process cluster, with TLS and certificates from `osbench fleet certs`
-    (tls=False: plaintext, as a user could start it)."""
-    from distributed import Client, Scheduler, SpecCluster, Worker
+def cluster(names, tmp_path, tls=True, **options):
+    """A Dask scheduler and one worker per name in this process, each preloading the fleet's
+    guard, with certificates from `osbench fleet certs` (tls=False: plaintext, as a user could
+    start it); options[name]: the Worker's own options (preload=[]: a worker without the guard)."""
+    from distributed import Scheduler, Worker
 
     certs = fleet_certs.make_certs(names, tmp_path / f"certs-{uuid.uuid4().hex[:6]}", "127.0.0.1") if tls else None
-    sched = {"dashboard_address": None, "host": "127.0.0.1",
-             **({"protocol": "tls", "security": security(certs, "scheduler")} if tls else {})}
-    c = SpecCluster(workers=_spec(names, cls or Worker, certs, **options),
-                    scheduler={"cls": Scheduler, "options": sched}, security=security(certs, "client") if tls else None)
-    client = Client(c, security=security(certs, "client") if tls else None)
-    client.fleet_certs = certs
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    guard = [fleet_certs.GUARD_MODULE]
+
+    async def start():
+        s = await Scheduler(host="127.0.0.1", dashboard_address="127.0.0.1:0", preload=guard,
+                            **({"protocol": "tls", "security": security(certs, "scheduler")} if tls else {}))
+        workers = {}
+        for n in names:
+            opts = {"name": n, "nthreads": 1, "host": "127.0.0.1", "preload": guard,
+                    **({"security": security(certs, "worker", n)} if tls else {}), **options.get(n, {})}
+            workers[n] = await Worker(s.address, **opts)
+        return s, workers
+
+    s, workers = asyncio.run_coroutine_threadsafe(start(), loop).result(60)
+    f = Fleet(s.address, certs, s, workers, loop)
     try:
-        yield client
+        yield f
     finally:
-        client.close()
-        c.close()
+        async def stop():
+            for w in workers.values():
+                await w.close()
+            await s.close()
+
+        with contextlib.suppress(Exception):
+            f.call(stop())
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
 
 
 _cluster = cluster
 
 
-#: what fake_task does; the in-process workers share this module (the task travels by reference)
+#: what fake_task does; the in-process workers share this module
 FAKE: dict = {}
 
 
-def fake_task(campaign_id, profile, parameters, wait=False):
-    """Stands in for fleet.measure_on_this_host in Dask's in-process cluster: sends
-    a synthetic campaign, or fails on the hosts in FAKE["fail"]."""
-    from distributed import get_worker
-
-    name = get_worker().name
-    FAKE["ran"][campaign_id] = name
-    if name in FAKE["fail"]:
-        raise fleet.HostFailed(f"{name}: runs must be >= 1 (got 0)")
-    path = synthetic.write_synthetic(FAKE["hosts"] / name, campaign_id, seed=len(campaign_id), hostname=name)
-    return {"campaign_id": campaign_id, "hostname": name, "data": store.campaign_bytes(path)}
+def fake_task(campaign_id, profile, parameters, wait=False, host=None):
+    """Stands in for task.measure_on_this_host in the in-process fleet: checks the request as the
+    real one does, then sends a synthetic campaign, or fails on the hosts in FAKE["fail"]."""
+    fleet_security.check_task(campaign_id, profile, parameters, wait, host)
+    FAKE["ran"][campaign_id] = host
+    if host in FAKE["fail"]:
+        raise fleet.HostFailed(f"{host}: runs must be >= 1 (got 0)")
+    path = synthetic.write_synthetic(FAKE["hosts"] / host, campaign_id, seed=len(campaign_id), hostname=host)
+    return {"campaign_id": campaign_id, "hostname": host, "data": store.campaign_bytes(path)}
 
 
 def use_fake_task(tmp_path, monkeypatch) -> dict:
-    """The fleet task replaced by fake_task, a module-level function: the guard
-    (fleet/guard.py) lets it run because fleet/task.py's measure_on_this_host is it."""
+    """The host's measurement replaced by fake_task (HostJobs calls it by its module's name)."""
     FAKE.clear()
     FAKE.update(ran={}, fail=set(), hosts=tmp_path / "hosts")
     monkeypatch.setattr(fleet_task, "measure_on_this_host", fake_task)
@@ -99,8 +132,8 @@ def fake_fleet_task(tmp_path, monkeypatch):
     return use_fake_task(tmp_path, monkeypatch)
 
 
-def test_one_pinned_task_per_host_failures_reported_others_kept_and_a_rerun_resumes(tmp_path, fake_fleet_task):
-    """Dask's in-process cluster: the task is replaced by one that sends a synthetic campaign."""
+def test_one_campaign_per_host_failures_reported_others_kept_and_a_rerun_resumes(tmp_path, fake_fleet_task):
+    """The in-process fleet: the measurement is replaced by one that sends a synthetic campaign."""
     fake_fleet_task["fail"].add("h2")
 
     def ran_on():
@@ -109,21 +142,22 @@ def test_one_pinned_task_per_host_failures_reported_others_kept_and_a_rerun_resu
         return found
 
     out = tmp_path / "campaigns"
-    with _cluster(["h1", "h2"], tmp_path) as client:
-        assert client.scheduler.address.startswith("tls://")
-        r = fleet.fleet_run(client, ["h1", "h2", "h3"], output=str(out), campaign_id="f", say=lambda m: None, **TINY)
+    with _cluster(["h1", "h2"], tmp_path) as c:
+        assert c.address.startswith("tls://")
+        r = c.run(["h1", "h2", "h3"], out, campaign_id="f")
         status = {o.host: o.status for o in r.outcomes}
         assert status == {"h1": "stored", "h2": "failed", "h3": "absent"}
-        assert ran_on() == {"f-h1": "h1", "f-h2": "h2"}  # each host's task ran on that host's worker
+        assert ran_on() == {"f-h1": "h1", "f-h2": "h2"}  # each host's campaign ran on that host
         assert "runs must be >= 1" in r.outcomes[1].message and "no Dask worker named 'h3'" in r.outcomes[2].message
-        c = store.load_campaign("f-h1", out)
-        assert c.manifest.hostname == "h1"
+        camp = store.load_campaign("f-h1", out)
+        assert camp.manifest.hostname == "h1" and store.signed_by(camp.path) == "signed by host h1"
         assert sorted(store.catalog(out)["campaign_id"]) == ["f-h1"]
 
         fake_fleet_task["fail"].clear()
-        again = fleet.fleet_run(client, ["h1", "h2"], output=str(out), campaign_id="f", say=lambda m: None, **TINY)
+        again = c.run(["h1", "h2"], out, campaign_id="f")
         assert {o.host: o.status for o in again.outcomes} == {"h1": "already_stored", "h2": "stored"}
         assert ran_on() == {"f-h2": "h2"}  # the stored host is not measured again
+        assert fleet.connected_hosts(c.address, **c.client_files()).keys() == {"h1", "h2"}
 
 
 def test_a_received_campaign_is_verified_and_never_overwrites(tmp_path):
