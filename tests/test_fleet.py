@@ -75,17 +75,23 @@ def cluster(names, tmp_path, tls=True, **options):
     thread.start()
     guard = [fleet_certs.GUARD_MODULE]
 
-    async def start():
-        s = await Scheduler(host="127.0.0.1", dashboard_address="127.0.0.1:0", preload=guard,
-                            **({"protocol": "tls", "security": security(certs, "scheduler")} if tls else {}))
+    async def start(cls, *args, **kwargs):
+        return await cls(*args, **kwargs)
+
+    async def start_all():
+        # each server starts in its own task, as in its own process: the guard reads strictly in the
+        # task that started it (fleet/wire.py), which must not be another server's
+        s = await asyncio.create_task(start(Scheduler, host="127.0.0.1", dashboard_address="127.0.0.1:0",
+                                            preload=guard, **({"protocol": "tls", "security": security(
+                                                certs, "scheduler")} if tls else {})))
         workers = {}
         for n in names:
             opts = {"name": n, "nthreads": 1, "host": "127.0.0.1", "preload": guard,
                     **({"security": security(certs, "worker", n)} if tls else {}), **options.get(n, {})}
-            workers[n] = await Worker(s.address, **opts)
+            workers[n] = await asyncio.create_task(start(Worker, s.address, **opts))
         return s, workers
 
-    s, workers = asyncio.run_coroutine_threadsafe(start(), loop).result(60)
+    s, workers = asyncio.run_coroutine_threadsafe(start_all(), loop).result(60)
     f = Fleet(s.address, certs, s, workers, loop)
     try:
         yield f

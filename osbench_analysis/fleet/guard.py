@@ -53,10 +53,11 @@ FLEET_HOSTS, FLEET_START, FLEET_POLL = "osbench_fleet_hosts", "osbench_fleet_sta
 MEASURE, POLL = "osbench_fleet_measure", "osbench_fleet_poll_host"
 CLIENT_OPS = frozenset({"identity", "close", FLEET_HOSTS, FLEET_START, FLEET_POLL})
 #: what a Dask worker sends its scheduler (registration, heartbeats, its stream)
-HOST_OPS = frozenset({"register-worker", "heartbeat_worker", "unregister", "close", "keep-alive", "log-event",
+HOST_OPS = frozenset({"register-worker", "heartbeat_worker", "unregister", "close", "close-stream", "keep-alive",
+                      "log-event",
                       "worker-status-change", "task-finished", "task-erred", "release-worker-data", "add-keys",
                       "long-running", "reschedule", "request-refresh-who-has"})
-WORKER_OPS = frozenset({"close", "terminate", "identity", MEASURE, POLL})
+WORKER_OPS = frozenset({"close", "close-stream", "terminate", "identity", MEASURE, POLL})
 PEERS = {"Scheduler": {CLIENT_ROLE: CLIENT_OPS, HOST_ROLE: HOST_OPS},
          "Worker": {SCHEDULER_ROLE: WORKER_OPS},
          "Nanny": {SCHEDULER_ROLE: frozenset({"close", "terminate", "identity", "kill", "restart"})}}
