@@ -199,31 +199,70 @@ def test_campaign_parameters_become_the_same_osbench_run_options():
     assert all(a.startswith("--") and "=" in a for a in args)
 
 
-@pytest.mark.slow
-def test_local_cluster_of_worker_processes_measures_and_returns_real_campaigns(tmp_path):
-    import papermill as pm  # 1-3 s to import: not at collection
-    from distributed import Nanny
+def start_process(argv, env=None, **kw) -> subprocess.Popen:
+    return subprocess.Popen(argv, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True, **kw)
 
-    opts = {n: {"env": {fleet.FLEET_DIR_ENV: str(tmp_path / n), "OSBENCH_LOCK_FILE": str(tmp_path / f"{n}.lock")}}
-            for n in ("h1", "h2")}
+
+def start_worker(certs, name, tmp_path, lock=None) -> subprocess.Popen:
+    """A measuring host's worker as `osbench fleet certs` prints it, keeping its campaigns under tmp_path/name."""
+    env = {**certs.environment("worker"), fleet.FLEET_DIR_ENV: str(tmp_path / name),
+           "OSBENCH_LOCK_FILE": str(lock or tmp_path / f"{name}.lock")}
+    return start_process(venv_argv(certs.worker_argv(name)), env)
+
+
+def wait_for_hosts(certs, names, timeout_s=60) -> dict:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            hosts = fleet.connected_hosts(certs.address, **certs.files("client").parameters(), say=lambda m: None)
+            if set(names) <= set(hosts):
+                return hosts
+        except fleet.FleetError:
+            pass  # the scheduler is not up yet
+        if time.monotonic() > deadline:
+            raise AssertionError(f"hosts {names} did not connect within {timeout_s} s")
+        time.sleep(0.5)
+
+
+def stop(procs) -> None:
+    for p in procs:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, 9)
+        p.wait(timeout=10)
+
+
+@pytest.mark.slow
+def test_worker_processes_measure_and_return_real_signed_campaigns(tmp_path):
+    """The scheduler and two workers as `osbench fleet certs` prints them, on loopback."""
+    import papermill as pm  # 1-3 s to import: not at collection
+
+    certs = fleet_certs.make_certs(["h1", "h2"], tmp_path / "certs", "127.0.0.1", _free_port())
     out = tmp_path / "campaigns"
-    with _cluster(["h1", "h2"], tmp_path, Nanny, **opts) as client:
-        r = fleet.fleet_run(client, ["h1", "h2"], output=str(out), campaign_id="lc", say=lambda m: None, **TINY)
+    procs = [start_process(venv_argv(certs.scheduler_argv()), certs.environment("scheduler"))]
+    try:
+        procs += [start_worker(certs, h, tmp_path) for h in ("h1", "h2")]
+        wait_for_hosts(certs, ["h1", "h2"])
+        client_files = certs.files("client")
+        r = fleet.fleet_run(certs.address, ["h1", "h2"], output=str(out), campaign_id="lc", say=lambda m: None,
+                            **client_files.parameters(), **TINY)
         assert [o.status for o in r.outcomes] == ["stored", "stored"], r.table()
         # the CLI and the notebook with the same parameters and the client's certificate: the same campaigns
-        address, client_files = client.scheduler.address, client.fleet_certs.files("client")
-        assert cli.main(["fleet", "run", "--scheduler", address, "--hosts", "h1", "--probes", "null_syscall",
+        assert cli.main(["fleet", "run", "--scheduler", certs.address, "--hosts", "h1", "--probes", "null_syscall",
                          "--runs", "2", "--batches", "2", "--min-batch-ms", "1", "--precision-target", "0",
                          "--placements", "same_cpu", "--variants", "{}", "--output", str(out),
                          "--campaign-id", "cli", *client_files.options()]) == 0
         pm.execute_notebook(str(NOTEBOOKS / "fleet.ipynb"), str(tmp_path / "fleet.ipynb"), kernel_name="python3",
-                            parameters=dict(TINY, scheduler=address, hosts=["h1"], output=str(out), campaign_id="nb",
-                                            **client_files.parameters()),
+                            parameters=dict(TINY, scheduler=certs.address, hosts=["h1"], output=str(out),
+                                            campaign_id="nb", **client_files.parameters()),
                             progress_bar=False)
+    finally:
+        stop(procs)
     for h in ("h1", "h2"):
         c = store.load_campaign(f"lc-{h}", out)
         assert len(c.runs) == 2 and c.errors.empty
         assert c.manifest.host["host_id"] and c.manifest.hostname == socket.gethostname()
+        assert store.signed_by(c.path, client_files.ca.read_bytes()) == f"signed by host {h}"
         assert (tmp_path / h / f"lc-{h}" / store.SEAL_FILE).is_file()  # the host keeps its own copy
     a, b, c = (store.load_campaign(i, out).manifest.config for i in ("lc-h1", "cli-h1", "nb-h1"))
     for cfg in (a, b, c):
@@ -237,53 +276,38 @@ def test_a_vanished_host_is_reported_the_others_kept_and_a_rerun_finishes_it(tmp
     """h2's runner waits for its host lock (held here) when its Dask worker is
     SIGKILLed: h2 is reported vanished, its runner dies with it, h1 is stored;
     the same command once h2 is back finishes h2 only."""
-    import threading
-
     from osbench_analysis.measure import hostlock
 
     monkeypatch.setattr(fleet, "VANISHED_AFTER_S", 3.0)
     certs = fleet_certs.make_certs(["h1", "h2"], tmp_path / "certs", "127.0.0.1", _free_port())
     locks = {h: tmp_path / f"{h}.lock" for h in ("h1", "h2")}
-
-    def start_worker(name):
-        env = {**os.environ, fleet.FLEET_DIR_ENV: str(tmp_path / name), "OSBENCH_LOCK_FILE": str(locks[name])}
-        return subprocess.Popen(venv_argv(certs.worker_argv(name)), env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, start_new_session=True)
-
-    procs = [subprocess.Popen(venv_argv(certs.scheduler_argv()), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              start_new_session=True)]
+    procs = [start_process(venv_argv(certs.scheduler_argv()), certs.environment("scheduler"))]
     out, params = tmp_path / "campaigns", dict(TINY, output=str(tmp_path / "campaigns"), campaign_id="vn",
-                                               wait=True, say=lambda m: None)
+                                               wait=True, say=lambda m: None, **certs.files("client").parameters())
     try:
-        procs += [start_worker("h1"), start_worker("h2")]
-        from distributed import Client
+        procs += [start_worker(certs, h, tmp_path, locks[h]) for h in ("h1", "h2")]
+        wait_for_hosts(certs, ["h1", "h2"])
+        results = []
+        with hostlock.measuring(["someone-else"], path=locks["h2"]):
+            t = threading.Thread(target=lambda: results.append(fleet.fleet_run(certs.address, ["h1", "h2"], **params)))
+            t.start()
+            runner_pid = _wait_for_runner("vn-h2", 60)
+            os.killpg(procs[2].pid, 9)  # the host disappears
+            t.join(timeout=90)
+        (r,) = results
+        assert {o.host: o.status for o in r.outcomes} == {"h1": "stored", "h2": "vanished"}
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{runner_pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not Path(f"/proc/{runner_pid}").exists()  # the host's runner died with its Dask worker
 
-        with Client(certs.address, security=security(certs, "client"), timeout="30s") as client:
-            client.wait_for_workers(2, timeout=60)
-            results = []
-            with hostlock.measuring(["someone-else"], path=locks["h2"]):
-                t = threading.Thread(target=lambda: results.append(fleet.fleet_run(client, ["h1", "h2"], **params)))
-                t.start()
-                runner_pid = _wait_for_runner("vn-h2", 60)
-                os.killpg(procs[2].pid, 9)  # the host disappears
-                t.join(timeout=90)
-            (r,) = results
-            assert {o.host: o.status for o in r.outcomes} == {"h1": "stored", "h2": "vanished"}
-            deadline = time.monotonic() + 10
-            while Path(f"/proc/{runner_pid}").exists() and time.monotonic() < deadline:
-                time.sleep(0.1)
-            assert not Path(f"/proc/{runner_pid}").exists()  # the host's runner died with its Dask worker
-
-            procs.append(start_worker("h2"))
-            client.wait_for_workers(2, timeout=60)
-            again = fleet.fleet_run(client, ["h1", "h2"], **params)
-            assert {o.host: o.status for o in again.outcomes} == {"h1": "already_stored", "h2": "stored"}
+        procs.append(start_worker(certs, "h2", tmp_path, locks["h2"]))
+        wait_for_hosts(certs, ["h1", "h2"])
+        again = fleet.fleet_run(certs.address, ["h1", "h2"], **params)
+        assert {o.host: o.status for o in again.outcomes} == {"h1": "already_stored", "h2": "stored"}
         assert sorted(store.catalog(out)["campaign_id"]) == ["vn-h1", "vn-h2"]
     finally:
-        for p in procs:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(p.pid, 9)
-            p.wait(timeout=10)
+        stop(procs)
 
 
 def _wait_for_runner(campaign_id: str, timeout_s: float) -> int:
@@ -315,6 +339,7 @@ def test_ssh_cluster_names_every_worker_after_its_host_and_speaks_tls():
         "protocol"] == "tcp"
     cfg = fleet.ssh_tls_config("/etc/osbench-fleet/")
     assert cfg["distributed.comm.require-encryption"] is True
+    assert cfg["distributed.scheduler.http.routes"] == cfg["distributed.worker.http.routes"] == []
     assert cfg["distributed.comm.tls.ca-file"] == "/etc/osbench-fleet/ca.pem"
     assert cfg["distributed.comm.tls.worker.key"] == cfg["distributed.comm.tls.scheduler.key"] == \
         "/etc/osbench-fleet/key.pem"
