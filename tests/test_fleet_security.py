@@ -6,11 +6,13 @@ the scheduler and the workers with the commands `osbench fleet certs` prints,
 the workers in their own network namespaces, and tries to get in without a
 certificate, with another CA's, and in plaintext."""
 import asyncio
+import contextlib
 import dataclasses
 import json
 import os
 import re
 import shutil
+import socket
 import ssl
 import stat
 import subprocess
@@ -350,50 +352,104 @@ def _intrude(address: str, ca: Path, other: dict, netns: str | None = None) -> d
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
+def _listening(pid: int) -> list[tuple[str, int]]:
+    """The TCP ports process `pid` listens on, read in its own network namespace (/proc/PID/net)."""
+    import ipaddress
+
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    found = []
+    for table, family in (("tcp", 4), ("tcp6", 6)):
+        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            f = line.split()
+            if f[3] != "0A" or f[9] not in inodes:  # 0A: LISTEN
+                continue
+            hexip, hexport = f[1].split(":")
+            raw = bytes.fromhex(hexip)
+            raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))  # each 32-bit word is host order
+            found.append((str(ipaddress.ip_address(raw)), int(hexport, 16)))
+    return found
+
+
+def _knock(host: str, port: int, ca: Path) -> dict:
+    """What a port answers without a certificate: plain HTTP, and TLS without a client certificate."""
+    seen = {}
+    with socket.create_connection((host, port), timeout=5) as s:
+        s.sendall(b"GET /json/identity.json HTTP/1.0\r\n\r\n")
+        try:
+            seen["http"] = s.recv(64)
+        except OSError as e:
+            seen["http"] = type(e).__name__.encode()
+    ctx = ssl.create_default_context(cafile=str(ca))
+    ctx.check_hostname = False
+    try:
+        with socket.create_connection((host, port), timeout=5) as raw, ctx.wrap_socket(raw) as s:
+            s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+            seen["tls"] = s.recv(64) or b"closed"
+    except (OSError, ssl.SSLError) as e:
+        seen["tls"] = type(e).__name__.encode()
+    return seen
+
+
 @pytest.mark.slow
 def test_no_one_without_the_fleets_certificate_gets_in_and_the_fleet_measures_end_to_end(tmp_path, capsys):
     if shutil.which("ip") is None or os.geteuid() != 0:
         pytest.fail("this test needs iproute2 and root (both are here on the CI machines)")
+    from test_fleet import start_process, stop, wait_for_hosts
+
     certs = fleet_certs.make_certs(["h1", "h2"], tmp_path / "certs", "127.0.0.1", _free_port())
     other = fleet_certs.make_certs(["h1"], tmp_path / "other-ca", "127.0.0.1").files("client").parameters()
     procs = []
     deadline = time.monotonic() + 240  # the whole test is bounded in time
     try:
-        procs.append(subprocess.Popen(venv_argv(certs.scheduler_argv()), stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL, start_new_session=True))
+        procs.append(start_process(venv_argv(certs.scheduler_argv()), certs.environment("scheduler")))
         with _namespaced_hosts(["h1", "h2", "lab1"], tmp_path) as hosts:
+            ns_address = {}
             for name, ns, gateway in hosts[:2]:
-                env = {**os.environ, fleet.FLEET_DIR_ENV: str(tmp_path / name),
-                       "OSBENCH_LOCK_FILE": str(tmp_path / f"{name}.lock"), **fleet_certs.QUIET_WORKER_ENV}
+                env = {**certs.environment("worker"), fleet.FLEET_DIR_ENV: str(tmp_path / name),
+                       "OSBENCH_LOCK_FILE": str(tmp_path / f"{name}.lock")}
                 # the printed command, with the address this namespace reaches the scheduler at
                 worker = venv_argv(dataclasses.replace(certs, scheduler_host=gateway).worker_argv(name))
-                procs.append(subprocess.Popen(["ip", "netns", "exec", ns, "unshare", "--uts", "sh", "-c",
-                                               f'hostname {name} && exec "$@"', "sh", *worker],
-                                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                              start_new_session=True))
+                procs.append(start_process(["ip", "netns", "exec", ns, "unshare", "--uts", "sh", "-c",
+                                            f'hostname {name} && exec "$@"', "sh", *worker], env))
+                ns_address[procs[-1].pid] = gateway[:-1] + "2"
+            addrs = wait_for_hosts(certs, ["h1", "h2"], max(1, deadline - time.monotonic()))
+            assert addrs["h1"].startswith("tls://10.213.0.2:") and addrs["h2"].startswith("tls://10.213.1.2:")
+            # from another machine of the lab (its own namespace): the scheduler lets no one in
+            _, lab1, lab1_gateway = hosts[2]
+            port = certs.address.rsplit(":", 1)[1]
+            seen = {"scheduler": _intrude(f"tls://{lab1_gateway}:{port}", certs.files("client").ca, other, lab1),
+                    "worker h1": _intrude(addrs["h1"], certs.files("client").ca, other)}
+            # every port a fleet process listens on, without a certificate: nothing (the review's I23)
+            ports = {}
+            for p in procs:
+                pid = p.pid  # `sh -c '... && exec dask worker'`: the same pid
+                listening = _listening(pid)
+                assert listening and all(ip in ("0.0.0.0", "::") for ip, _ in listening), listening
+                for n in sorted({n for _, n in listening}):  # the wildcard: knock at the host's address
+                    ports[f"pid {pid} port {n}"] = _knock(ns_address.get(p.pid, "127.0.0.1"), n,
+                                                          certs.files("client").ca)
+            print(json.dumps({"intrusions": seen, "ports": {k: {a: b.decode("latin-1") for a, b in v.items()}
+                                                            for k, v in ports.items()}}, indent=1))  # for the report
+            for who, outcome in seen.items():
+                assert set(outcome) == {"tls_without_certificate", "certificate_of_another_ca", "plaintext"}
+                # the server ends the handshake: an alert, or it just closes (seen both ways)
+                assert re.search("CERTIFICATE_REQUIRED|SSLEOFError|closed by the server",
+                                 outcome["tls_without_certificate"]), (who, outcome)
+                assert re.search(r"CommClosedError.*SSL\w*Error", outcome["certificate_of_another_ca"]), (who, outcome)
+                assert re.search("CommClosedError.*(reset|closed)", outcome["plaintext"]), (who, outcome)
+            assert len(ports) == 3, ports  # one port per process: Dask's TLS comm, no HTTP (v4 and v6)
+            for where, answer in ports.items():
+                assert not answer["http"].startswith(b"HTTP") and not answer["tls"].startswith(b"HTTP"), (where, answer)
+            # with the fleet's client certificate, still no Dask client (submit, scatter, run, ...)
             from distributed import Client
 
-            with Client(certs.address, security=security(certs, "client"), timeout="30s") as client:
-                client.wait_for_workers(2, timeout=max(1, deadline - time.monotonic()))
-                addrs = {w["name"]: a for a, w in client.scheduler_info()["workers"].items()}
-                assert addrs["h1"].startswith("tls://10.213.0.2:") and addrs["h2"].startswith("tls://10.213.1.2:")
-                # from another machine of the lab (its own namespace): the scheduler lets no one in
-                _, lab1, lab1_gateway = hosts[2]
-                port = certs.address.rsplit(":", 1)[1]
-                seen = {"scheduler": _intrude(f"tls://{lab1_gateway}:{port}", certs.files("client").ca, other, lab1),
-                        "worker h1": _intrude(addrs["h1"], certs.files("client").ca, other)}
-                print(json.dumps(seen, indent=1))  # the refusals observed, for the report (-s)
-                for who, outcome in seen.items():
-                    assert set(outcome) == {"tls_without_certificate", "certificate_of_another_ca", "plaintext"}
-                    # the server ends the handshake: an alert, or it just closes (seen both ways)
-                    assert re.search("CERTIFICATE_REQUIRED|SSLEOFError|closed by the server",
-                                     outcome["tls_without_certificate"]), (who, outcome)
-                    assert re.search(r"CommClosedError.*SSL\w*Error", outcome["certificate_of_another_ca"]), (who, outcome)
-                    assert re.search("CommClosedError.*(reset|closed)", outcome["plaintext"]), (who, outcome)
-                # with the fleet's certificate, still only the fleet's task
-                with pytest.raises(fleet_guard.NotFleetWork):
-                    client.submit(os.getpid, workers=["h1"], pure=False).result(timeout=30)
-                assert sorted(w["name"] for w in client.scheduler_info()["workers"].values()) == ["h1", "h2"]
+            with pytest.raises(Exception):
+                Client(certs.address, security=security(certs, "client"), timeout="10s")
             # end to end: the printed `osbench fleet run`, with the campaign parameters
             argv = certs.fleet_run_argv()
             assert argv[:3] == ["osbench", "fleet", "run"]
@@ -405,12 +461,9 @@ def test_no_one_without_the_fleets_certificate_gets_in_and_the_fleet_measures_en
         for name in ("h1", "h2"):
             c = store.load_campaign(f"ns-{name}", tmp_path / "campaigns")
             assert c.manifest.hostname == name and len(c.runs) == 2 and c.errors.empty
+            assert store.signed_by(c.path) == f"signed by host {name}"
             ids[name] = c.manifest.host["host_id"]
         assert ids["h1"] != ids["h2"]  # the stable host id tells the two hosts apart
     finally:
-        for p in procs:
-            try:
-                os.killpg(p.pid, 9)
-            except ProcessLookupError:
-                pass
-            p.wait(timeout=10)
+        stop(procs)
+
