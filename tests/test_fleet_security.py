@@ -267,7 +267,7 @@ def test_no_certificate_is_root_by_pickle_and_a_certificate_is_a_role(tmp_path, 
         assert [o.status for o in r.outcomes] == ["stored", "stored"]
 
 
-def test_the_client_stores_only_a_campaign_signed_by_the_host_it_asked(tmp_path):
+def test_the_client_stores_only_a_campaign_signed_by_the_host_it_asked(tmp_path, capsys):
     from osbench_analysis.store import signature, synthetic
 
     certs = fleet_certs.make_certs(["h1", "h2"], tmp_path / "certs", "127.0.0.1")
@@ -294,6 +294,13 @@ def test_the_client_stores_only_a_campaign_signed_by_the_host_it_asked(tmp_path)
     assert store.load_campaign("s-h2", out).manifest.hostname == "h2"
     with pytest.raises(store.CampaignCorrupted, match="not issued by the fleet's CA"):
         store.signed_by(path, other.files("client").ca.read_bytes())
+    local = synthetic.write_synthetic(out, "local-1", seed=4)
+    assert cli.main(["verify", "--root", str(out), "--ca", str(certs.files("client").ca)]) == 0
+    said = capsys.readouterr().out.splitlines()
+    assert said == ["local-1: seal intact, unsigned (local)", "s-h2: seal intact, signed by host h2"]
+    assert cli.main(["verify", "s-h2", "--root", str(out), "--ca", str(other.files("client").ca)]) == 1
+    assert "s-h2: DAMAGED: " in capsys.readouterr().out
+    assert local.name == "local-1"
     # the samples rewritten and the seal recomputed (the review's T9/T10): the seal holds, the signature not
     (path / store.SAMPLES_FILE).chmod(0o644)
     path.chmod(0o755)
@@ -306,6 +313,10 @@ def test_the_client_stores_only_a_campaign_signed_by_the_host_it_asked(tmp_path)
     (path / store.SEAL_FILE).write_text("".join(f"{d}  {n}\n" for n, d in digest.items()))
     with pytest.raises(store.CampaignCorrupted, match="signature does not match"):
         store.load_campaign("s-h2", out)
+    assert cli.main(["verify", "--root", str(out)]) == 1
+    said = capsys.readouterr().out
+    assert "local-1: seal intact, unsigned (local)" in said and "s-h2: DAMAGED: " in said
+    assert "signature does not match" in said
     assert signature.SIGNATURE_FILE == "SIGNATURE.json"
 
 
