@@ -51,7 +51,7 @@ CLIENT_ROLE, SCHEDULER_ROLE, HOST_ROLE = "client", "scheduler", "host"
 #: the fleet's operations: on the scheduler (from a client) and on a measuring worker (from the scheduler)
 FLEET_HOSTS, FLEET_START, FLEET_POLL = "osbench_fleet_hosts", "osbench_fleet_start", "osbench_fleet_poll"
 MEASURE, POLL = "osbench_fleet_measure", "osbench_fleet_poll_host"
-CLIENT_OPS = frozenset({"identity", "close", FLEET_HOSTS, FLEET_START, FLEET_POLL})
+CLIENT_OPS = frozenset({"identity", "subscribe_worker_status", "close", FLEET_HOSTS, FLEET_START, FLEET_POLL})
 #: what a Dask worker sends its scheduler (registration, heartbeats, its stream)
 HOST_OPS = frozenset({"register-worker", "heartbeat_worker", "unregister", "close", "close-stream", "keep-alive",
                       "log-event",
