@@ -159,6 +159,11 @@ def test_the_host_checks_a_task_before_anything_starts(tmp_path, monkeypatch):
     for cid, profile, params, message in refused:
         with pytest.raises(OsbenchError, match=message):  # what the CLI prints as one line
             fleet.measure_on_this_host(cid, profile, params)
+    # what a worker takes from the wire before the checks: plain data only, msgpack's arrays as lists
+    assert fleet_guard.plain({"a": [1, 2.5, None, ("x", True)]}) == {"a": [1, 2.5, None, ["x", True]]}
+    for bad in ({1: "a"}, b"bytes", {"a": Path("/")}):
+        with pytest.raises(fleet_guard.NotFleetWork):
+            fleet_guard.plain(bad)
     with pytest.raises(fleet.FleetError, match="wait must be True or False"):
         fleet.measure_on_this_host("f-h1", None, {}, wait="yes")
     assert not (tmp_path / "host").exists()  # nothing started, not even the host's folder
