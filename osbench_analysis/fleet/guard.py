@@ -63,6 +63,8 @@ PEERS = {"Scheduler": {CLIENT_ROLE: CLIENT_OPS, HOST_ROLE: HOST_OPS},
          "Nanny": {SCHEDULER_ROLE: frozenset({"close", "terminate", "identity", "kill", "restart"})}}
 PLAINTEXT_OPS = {"Scheduler": CLIENT_OPS | HOST_OPS, "Worker": WORKER_OPS, "Nanny": PEERS["Nanny"][SCHEDULER_ROLE]}
 DASHBOARD_ENV = "OSBENCH_FLEET_DASHBOARD"
+#: the longest a poll waits on the host for its campaign to end
+LONG_POLL_S = 30.0
 
 
 class NotFleetWork(PermissionError):
@@ -174,7 +176,9 @@ def _fleet_operations(scheduler, tls: bool) -> None:
                 return {"state": "failed", "message": f"the worker registered as {host!r} presents the certificate "
                                                       f"of {role} {name!r}"}
             reply = await send_recv(comm, op=op, **args)
-        except Exception as e:  # a worker without the guard has no such operation; a lost connection
+        except OSError as e:  # the connection was lost: the worker is gone
+            return {"state": "absent", "message": f"lost the Dask worker {host!r}: {e}"}
+        except Exception as e:  # an error the worker sent back
             return {"state": "failed", "message": f"the Dask worker {host!r} did not answer {op}: {e}"}
         finally:
             scheduler.rpc.reuse(ws.address, comm)
@@ -188,8 +192,8 @@ def _fleet_operations(scheduler, tls: bool) -> None:
     async def start(comm, host=None, campaign_id=None, profile=None, parameters=None, wait=False):
         return await ask(host, MEASURE, campaign_id=campaign_id, profile=profile, parameters=parameters, wait=wait)
 
-    async def poll(comm, host=None, campaign_id=None):
-        return await ask(host, POLL, campaign_id=campaign_id)
+    async def poll(comm, host=None, campaign_id=None, wait_s=0):
+        return await ask(host, POLL, campaign_id=campaign_id, wait_s=wait_s)
 
     scheduler.handlers.update({FLEET_HOSTS: hosts, FLEET_START: start, FLEET_POLL: poll})
 
@@ -216,8 +220,15 @@ def _host_operations(worker, tls: bool) -> None:
             return {"state": "refused", "message": f"NotFleetWork: {e}"}
         return jobs.start(*args)
 
-    def poll(comm, campaign_id=None):
-        return jobs.poll(campaign_id)
+    async def poll(comm, campaign_id=None, wait_s=0):
+        """How the campaign is going; while it runs, wait up to wait_s (at most LONG_POLL_S) for it to end."""
+        import asyncio
+
+        got = jobs.poll(campaign_id)
+        if got["state"] == "running" and type(wait_s) in (int, float) and wait_s > 0:
+            await asyncio.get_running_loop().run_in_executor(None, jobs.wait, campaign_id, min(wait_s, LONG_POLL_S))
+            got = jobs.poll(campaign_id)
+        return got
 
     worker.handlers.update({MEASURE: measure, POLL: poll})
 

@@ -39,8 +39,9 @@ __all__ = ["FleetError", "HostFailed", "QUIET_WORKER_ENV", "fleet_run", "measure
 
 #: a host whose Dask worker is gone (or forgot the campaign: restarted) this long is reported as vanished
 VANISHED_AFTER_S = 20.0
-#: how often the client asks the scheduler how each host is going
-POLL_S = 0.5
+#: how long each poll waits on the host for its campaign to end (a long poll: the measured host's worker
+#: is asked about once per POLL_WAIT_S, and a finished campaign is picked up at once)
+POLL_WAIT_S = 5.0
 
 
 def host_campaign_id(prefix: str, host: str) -> str:
@@ -272,15 +273,16 @@ class _Conversation:
                  f"re-run with --campaign-id {prefix} to resume hosts that do not finish")
         missing_since: dict[str, float] = {}
         while pending:
-            await asyncio.sleep(POLL_S)
             for h, cid in list(pending.items()):
-                got = await self.call(guard.FLEET_POLL, host=h, campaign_id=cid)
+                got = await self.call(guard.FLEET_POLL, host=h, campaign_id=cid,
+                                      wait_s=POLL_WAIT_S / len(pending))
                 state = got.get("state") if isinstance(got, dict) else None
                 if state == "running":
                     missing_since.pop(h, None)
                     continue
                 if state in ("absent", "unknown") and \
                         time.monotonic() - missing_since.setdefault(h, time.monotonic()) <= VANISHED_AFTER_S:
+                    await asyncio.sleep(1.0 / len(pending))  # the scheduler answered at once: not a long poll
                     continue
                 del pending[h]
                 outcome = self._store(h, cid, got) if state == "done" else self._unfinished(h, cid, got)

@@ -118,6 +118,7 @@ class HostJobs:
     def __init__(self, host: str, key_file: str | None = None, cert_file: str | None = None):
         self.host, self.key_file, self.cert_file = host, key_file, cert_file
         self.jobs: dict[str, dict] = {}
+        self.finished: dict[str, threading.Event] = {}
         self.lock = threading.Lock()
 
     def start(self, campaign_id, profile, parameters, wait) -> dict:
@@ -129,11 +130,13 @@ class HostJobs:
             if self.jobs.get(campaign_id, {}).get("state") == "running":
                 return {"state": "running"}
             job = self.jobs[campaign_id] = {"state": "running"}
-        threading.Thread(target=self._run, args=(job, campaign_id, profile, parameters, wait),
+            self.finished[campaign_id] = threading.Event()
+        threading.Thread(target=self._run, args=(job, self.finished[campaign_id], campaign_id, profile, parameters,
+                                                 wait),
                          name=f"osbench-fleet-{campaign_id}", daemon=True).start()
         return {"state": "started"}
 
-    def _run(self, job: dict, campaign_id, profile, parameters, wait) -> None:
+    def _run(self, job: dict, finished: threading.Event, campaign_id, profile, parameters, wait) -> None:
         try:
             result = measure_on_this_host(campaign_id, profile, parameters, wait, self.host)
             if self.key_file:
@@ -144,6 +147,14 @@ class HostJobs:
         with self.lock:
             job.clear()
             job.update(outcome)
+        finished.set()
+
+    def wait(self, campaign_id, timeout_s: float) -> None:
+        """Block (a thread, not the worker's event loop) until the campaign is no longer running,
+        at most timeout_s: the client's long poll, so the measured host is asked rarely."""
+        event = self.finished.get(campaign_id) if isinstance(campaign_id, str) else None
+        if event is not None:
+            event.wait(timeout_s)
 
     def poll(self, campaign_id) -> dict:
         with self.lock:
