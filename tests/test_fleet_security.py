@@ -272,6 +272,26 @@ def test_no_certificate_is_root_by_pickle_and_a_certificate_is_a_role(tmp_path, 
         assert [o.status for o in r.outcomes] == ["stored", "stored"]
 
 
+def test_a_dashboard_is_kept_only_when_asked_for_and_on_loopback_and_a_failed_guard_closes_the_port(
+        tmp_path, monkeypatch):
+    import urllib.request
+
+    monkeypatch.setenv(fleet_guard.DASHBOARD_ENV, "1")
+    with cluster(["h1"], tmp_path) as c:  # the scheduler's dashboard asked on 127.0.0.1
+        port = c.scheduler.http_server.port
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5) as r:
+            assert r.status == 200
+
+    class Broken:  # a server the guard cannot set up (no security, no rpc): its ports are closed
+        listeners = [type("L", (), {"stopped": False, "stop": lambda self: setattr(self, "stopped", True)})()]
+
+    import contextvars
+
+    with pytest.raises(Exception):  # in a context of its own, as a server's start-up task is
+        contextvars.copy_context().run(fleet_guard.dask_setup, type("Worker", (Broken,), {})())
+    assert Broken.listeners[0].stopped
+
+
 def test_the_client_stores_only_a_campaign_signed_by_the_host_it_asked(tmp_path, capsys):
     from osbench_analysis.store import signature, synthetic
 

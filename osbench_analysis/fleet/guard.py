@@ -234,11 +234,22 @@ def _host_operations(worker, tls: bool) -> None:
 
 
 def dask_setup(server) -> None:
+    """Dask calls this once the server listens.  Dask logs and ignores a preload that fails: so a
+    guard that fails closes the server's ports rather than leave it serving unguarded."""
+    try:
+        _setup(server)
+    except BaseException:
+        logger.exception("osbench fleet guard failed: %s stops listening", type(server).__name__)
+        for listener in getattr(server, "listeners", ()):
+            listener.stop()
+        raise
+
+
+def _setup(server) -> None:
     name = type(server).__name__
     if name not in BLOCKED:
         raise RuntimeError(f"{__name__} guards a Scheduler, Worker or Nanny (got {name})")
     wire.install()
-    wire.STRICT.set(True)  # what this server starts from here on (the worker's scheduler stream) reads strictly
     tls = _tls(server)
     for comm in list(getattr(server, "_comms", {})):  # none yet: the loop did not run since listen()
         comm.abort()
@@ -255,6 +266,7 @@ def dask_setup(server) -> None:
         if tls:
             _bind_names(server)
         _fleet_operations(server, tls)
+    wire.STRICT.set(True)  # what this server starts from here on (the worker's scheduler stream) reads strictly
     if not tls:
         logger.error("osbench fleet guard: this %s has no TLS with encryption required: no certificate tells its "
                      "peers apart and its campaigns are unsigned; start it with --tls-ca-file, --tls-cert and "
