@@ -119,6 +119,10 @@ def test_a_plaintext_scheduler_is_refused_unless_insecure_and_then_every_command
     with pytest.raises(fleet.FleetError, match="needs tls_ca_file, tls_cert and tls_key .missing: tls_key"):
         fleet.fleet_run("tls://127.0.0.1:1", ["h1"], tls_ca_file=certs.files("client").ca,
                         tls_cert=certs.files("client").cert)
+    certs.files("client").key.chmod(0o644)
+    with pytest.raises(fleet.FleetError, match="readable by others .mode 0644.*chmod 600"):
+        fleet.fleet_run("tls://127.0.0.1:1", ["h1"], **certs.files("client").parameters())
+    certs.files("client").key.chmod(0o600)
     with pytest.raises(fleet.FleetError, match="not found: tls_key="):
         fleet.fleet_run("tls://127.0.0.1:1", ["h1"], **dict(certs.files("client").parameters(), tls_key="/nonexistent"))
     said = []
@@ -287,7 +291,7 @@ def test_a_dashboard_is_kept_only_when_asked_for_and_on_loopback_and_a_failed_gu
 
     import contextvars
 
-    with pytest.raises(Exception):  # in a context of its own, as a server's start-up task is
+    with pytest.raises(SystemExit, match="guard failed"):  # in a context of its own, as a server's start-up task is
         contextvars.copy_context().run(fleet_guard.dask_setup, type("Worker", (Broken,), {})())
     assert Broken.listeners[0].stopped
 

@@ -234,15 +234,16 @@ def _host_operations(worker, tls: bool) -> None:
 
 
 def dask_setup(server) -> None:
-    """Dask calls this once the server listens.  Dask logs and ignores a preload that fails: so a
-    guard that fails closes the server's ports rather than leave it serving unguarded."""
+    """Dask calls this once the server listens.  Dask logs and ignores a preload that raises an
+    Exception: so a guard that fails closes the server's ports and raises SystemExit, which Dask
+    does not catch -- the process stops rather than serve unguarded."""
     try:
         _setup(server)
-    except BaseException:
-        logger.exception("osbench fleet guard failed: %s stops listening", type(server).__name__)
+    except Exception as e:
+        logger.exception("osbench fleet guard failed: %s stops", type(server).__name__)
         for listener in getattr(server, "listeners", ()):
             listener.stop()
-        raise
+        raise SystemExit(f"osbench fleet guard failed, {type(server).__name__} not started: {e}") from e
 
 
 def _setup(server) -> None:
@@ -251,6 +252,12 @@ def _setup(server) -> None:
         raise RuntimeError(f"{__name__} guards a Scheduler, Worker or Nanny (got {name})")
     wire.install()
     tls = _tls(server)
+    if tls:  # a key others can read is anyone's: refuse to serve with it (dask_setup closes the ports)
+        from osbench_analysis.fleet.security import check_key_mode
+
+        for key in (server.security.tls_scheduler_key, server.security.tls_worker_key):
+            if key:
+                check_key_mode(key)
     for comm in list(getattr(server, "_comms", {})):  # none yet: the loop did not run since listen()
         comm.abort()
     for listener in server.listeners:

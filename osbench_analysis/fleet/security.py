@@ -88,10 +88,22 @@ def client_security(address: str, tls_ca_file=None, tls_cert=None, tls_key=None,
     if absent:
         raise FleetError(f"security file(s) not found: {', '.join(absent)}; give the files "
                          f"`osbench fleet certs` wrote (ca.pem, client/cert.pem, client/key.pem)")
+    check_key_mode(tls_key)
     from distributed.security import Security
 
     return Security(tls_ca_file=str(tls_ca_file), tls_client_cert=str(tls_cert), tls_client_key=str(tls_key),
                     require_encryption=True)
+
+
+def check_key_mode(path) -> None:
+    """A private key must be readable by its owner only (0600, as `osbench fleet certs` makes it)."""
+    import os
+    import stat
+
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    if mode & 0o077:
+        raise FleetError(f"the private key {str(path)!r} is readable by others (mode {mode:04o}): whoever reads it "
+                         f"holds its role in the fleet; chmod 600 it (`osbench fleet certs` makes keys 0600)")
 
 
 def check_command_prefix(prefix) -> None:
