@@ -253,6 +253,13 @@ def test_no_certificate_is_root_by_pickle_and_a_certificate_is_a_role(tmp_path, 
         for what, outcome in seen.items():
             assert outcome.startswith(("dropped", "refused at connection")), (what, outcome)
         assert _send(c.address, files["client"], {"op": "osbench_fleet_hosts"}).startswith("answered")
+        # a Dask-serialized (pickled) frame is not even decoded: the host refuses it as not plain data
+        from distributed.protocol.serialize import to_serialize
+
+        answer = _send(c.address, files["client"], {
+            "op": "osbench_fleet_start", "host": "h1", "campaign_id": "x-h1", "profile": None,
+            "parameters": {"note": to_serialize(Evil(marker))}, "wait": False})
+        assert "'state': 'refused'" in answer and "distributed.protocol.serialize.Serialized" in answer, answer
         # Dask's Client (submit, scatter, run, plugins, upload_file) is not even let in
         with pytest.raises(Exception):
             Client(c.address, security=security(c.certs, "client"), timeout="5s")
