@@ -160,9 +160,6 @@ def fleet_run(scheduler, hosts: list[str], profile: str | None = None, output: s
     tls_key: the client's files from `osbench fleet certs`; insecure=True
     accepts a plaintext scheduler (one trusted machine only): its campaigns
     come back unsigned."""
-    import asyncio
-    from concurrent.futures import ThreadPoolExecutor
-
     if not hosts or not isinstance(hosts, (list, tuple)) or len(set(hosts)) != len(hosts):
         raise FleetError(f"hosts must be a list of distinct Dask worker names (got {hosts!r})")
     for h in hosts:
@@ -182,9 +179,7 @@ def fleet_run(scheduler, hosts: list[str], profile: str | None = None, output: s
     root = Path(output) if output else store.default_root()
     root.mkdir(parents=True, exist_ok=True)
     conversation = _Conversation(address, security, ca_pem, root, say)
-    # its own event loop, in a thread: a notebook's kernel already runs one in this thread
-    with ThreadPoolExecutor(1, thread_name_prefix="osbench-fleet") as pool:
-        result = pool.submit(asyncio.run, conversation.run(prefix, list(hosts), profile, parameters, wait)).result()
+    result = _in_own_loop(conversation.run(prefix, list(hosts), profile, parameters, wait))
     order = {h: i for i, h in enumerate(hosts)}
     result.outcomes.sort(key=lambda o: order[o.host])
     return result
@@ -193,14 +188,19 @@ def fleet_run(scheduler, hosts: list[str], profile: str | None = None, output: s
 def connected_hosts(scheduler, tls_ca_file: str | None = None, tls_cert: str | None = None,
                     tls_key: str | None = None, insecure: bool = False, say=print) -> dict[str, str]:
     """The measuring hosts connected to the fleet's scheduler now: {worker name: address}."""
-    import asyncio
-    from concurrent.futures import ThreadPoolExecutor
-
     address = scheduler_address(scheduler)
     security = client_security(address, tls_ca_file, tls_cert, tls_key, insecure, say)
     conversation = _Conversation(address, security, None, Path("."), say)
+    return _in_own_loop(conversation.run(None, [], None, {}, False, hosts_only=True))
+
+
+def _in_own_loop(coroutine):
+    """Run a coroutine on an event loop of its own, in a thread: a notebook's kernel already runs one here."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(1, thread_name_prefix="osbench-fleet") as pool:
-        return pool.submit(asyncio.run, conversation.run(None, [], None, {}, False, hosts_only=True)).result()
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 class _Conversation:
