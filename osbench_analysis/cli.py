@@ -193,6 +193,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_fleet(sub)
     lp = sub.add_parser("list", help="list sealed campaigns")
     lp.add_argument("--root")
+    vp = sub.add_parser("verify", help="check every campaign's seal and signature: signed by which host, or unsigned")
+    vp.add_argument("campaigns", nargs="*", help="campaign ids or folders (default: every campaign under --root)")
+    vp.add_argument("--root")
+    vp.add_argument("--ca", help="the fleet's CA certificate: a signature must also be by a certificate it issued")
     sub.add_parser("probes", help="list the probe catalog")
     sub.add_parser("envs", help="list the kernel environments and whether each is ready here")
     ap_ = _add_analysis(sub, "analyze", "estimate per-op times with CIs and write tables/figures")
@@ -206,6 +210,27 @@ def build_parser() -> argparse.ArgumentParser:
     only.add_argument("--no-pdf", action="store_true", help="only regenerate the generated/ files")
     only.add_argument("--pdf-only", action="store_true", help="only build the PDF from the generated/ files")
     return ap
+
+
+def _verify(args) -> int:
+    """One line per campaign: its seal, and who signed it (store/signature.py); exit 1 if any fails."""
+    from pathlib import Path
+
+    if args.ca and not Path(args.ca).is_file():
+        raise store.StoreError(f"--ca {args.ca!r} is not a file; give the fleet's ca.pem (`osbench fleet certs`)")
+    ca = Path(args.ca).read_bytes() if args.ca else None
+    paths = [store.resolve(c, args.root) for c in args.campaigns] or [Path(p) for p in store.catalog(args.root)["path"]]
+    if not paths:
+        print("no campaigns")
+    bad = 0
+    for path in paths:
+        try:
+            store.verify_seal(path)
+            print(f"{path.name}: seal intact, {store.signed_by(path, ca)}")
+        except store.StoreError as e:
+            bad += 1
+            print(f"{path.name}: DAMAGED: {e}")
+    return 1 if bad else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -224,6 +249,8 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"  {e.probe} {e.placement} run {e.run}: {e.status}: {e.message}", file=sys.stderr)
         elif args.command == "fleet":
             return _fleet(args)
+        elif args.command == "verify":
+            return _verify(args)
         elif args.command == "list":
             from osbench_analysis.analysis.hosts import hosts_table
 

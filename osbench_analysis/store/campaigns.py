@@ -157,10 +157,14 @@ def campaign_bytes(path: str | Path) -> bytes:
     return buf.getvalue()
 
 
-def import_campaign(root: str | Path, data: bytes) -> Path:
+def import_campaign(root: str | Path, data: bytes, signature: dict | None = None, ca_pem: bytes | None = None,
+                    host: str | None = None) -> Path:
     """Store a campaign received as campaign_bytes under root: its seal is
     verified before it appears, and nothing is ever overwritten (an identical
-    copy already there is accepted as is).  Returns its folder."""
+    copy already there is accepted as is).  With `signature` (a fleet host's,
+    store/signature.py), it is stored only if the signature holds for this seal,
+    by a certificate of CA ca_pem and of `host`, and is kept beside the seal.
+    Returns its folder."""
     import io
     import tarfile
 
@@ -182,8 +186,16 @@ def import_campaign(root: str | Path, data: bytes) -> Path:
                                 f"expected {sorted(expected)}")
     root = Path(root)
     target = root / campaign_id
+    seal = tar.extractfile(f"{campaign_id}/{SEAL_FILE}").read()
+    if signature is not None:
+        from osbench_analysis.store import signature as signatures
+
+        try:
+            signatures.signer_of(signature, campaign_id, seal, ca_pem, host)
+        except signatures.SignatureError as e:
+            raise CampaignCorrupted(f"received campaign {campaign_id!r}: {e}") from None
     if (target / SEAL_FILE).is_file():
-        if (target / SEAL_FILE).read_bytes() == tar.extractfile(f"{campaign_id}/{SEAL_FILE}").read():
+        if (target / SEAL_FILE).read_bytes() == seal:
             verify_seal(target)
             return target
         raise CampaignExists(f"a different campaign {campaign_id!r} already exists at {target}; sealed "
@@ -198,6 +210,9 @@ def import_campaign(root: str | Path, data: bytes) -> Path:
             dest.write_bytes(tar.extractfile(m).read())
             _fsync(dest)
             dest.chmod(0o444)
+        if signature is not None:
+            (tmp / signatures.SIGNATURE_FILE).write_text(signatures.to_text(signature))
+            (tmp / signatures.SIGNATURE_FILE).chmod(0o444)
         verify_seal(tmp)
         man = Manifest.from_json((tmp / MANIFEST_FILE).read_text())
         if man.campaign_id != campaign_id:
@@ -254,6 +269,23 @@ def verify_seal(path: Path) -> None:
         if actual != expected[name]:
             raise CampaignCorrupted(f"{path / name} does not match its seal (sha256 {actual[:12]}… "
                                     f"expected {expected[name][:12]}…): the raw data was modified or damaged")
+    signed_by(path)
+
+
+def signed_by(path: Path, ca_pem: bytes | None = None) -> str:
+    """"signed by host X" or "unsigned (local)" (store/signature.py); CampaignCorrupted when a
+    signed campaign's seal is not what its signer signed ("signature does not match")."""
+    from osbench_analysis.store import signature
+
+    seal = (path / SEAL_FILE).read_bytes()
+    try:
+        record = signature.read(path)
+        if record is None:
+            return "unsigned (local)"
+        cid = record.get("campaign_id") if isinstance(record, dict) else None
+        return f"signed by host {signature.signer_of(record, cid, seal, ca_pem)}"
+    except signature.SignatureError as e:
+        raise CampaignCorrupted(f"{path}: {e}") from None
 
 
 def resolve(id_or_path: str | Path, root: str | Path | None = None) -> Path:
