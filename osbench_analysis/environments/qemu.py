@@ -60,7 +60,7 @@ FIELDS = {"batch": "batch", "warmup": "warmup", "iterations": "iterations", "ela
           "nivcsw": "nivcsw", "minflt": "minflt", "started_unix_ns": "started_unix_ns"}
 #: what a guest that does not count a column reports (the Mach task: one CPU, no rusage)
 UNCOUNTED = {"cpu_start": 0, "cpu_end": 0, "nvcsw": 0, "nivcsw": 0, "minflt": 0, "started_unix_ns": 0}
-WORKER_PID = {"linux": 1, "mach": 0}
+WORKER_PID = {"linux": 1, "mach": 0, "sel4": 0}
 INSTALL_HINT = "make envs  (as root: python -m osbench_analysis.environments.install)"
 
 
@@ -314,6 +314,9 @@ class GuestEnvironment(Environment):
     round_startup_s = 0.0        # one boot's start-up, once per round (subclasses set it)
     #: the probe that stands for the runner's pre-flight null system call in a guest that has none
     preflight_stand_in = ""
+    #: boots a campaign takes at most whatever guest_boots says (0: guest_boots): a guest whose counts
+    #: repeat only in their minima (xen-linux) learns nothing more from a third boot
+    boots_needed = 0
 
     def guest_request(self, req):
         """The request the guest runs: itself, except the runner's pre-flight
