@@ -112,3 +112,17 @@ def test_explore_compares_the_ipc_round_trip_across_kernels_in_one_call(tmp_path
                                                                                       pd.DataFrame()))
     with pytest.raises(explore.ExploreError, match="no emulated-CPU guest campaign"):
         explore.ipc_across_kernels(root=tmp_path)
+
+
+def test_the_table_takes_one_round_the_newest_campaign_of_each_guest():
+    cat = pd.DataFrame({"campaign_id": ["a-mach", "b-mach", "b-sel4", "c-native"],
+                        "environment": ["mach", "mach", "sel4", "native"],
+                        "created_utc": ["2026-11-24", "2026-11-26", "2026-11-26", "2026-11-27"]})
+    assert sorted(kernels.newest_round(cat)) == ["b-mach", "b-sel4"]
+    assert kernels.newest_round(cat.iloc[0:0]) == []
+
+
+def test_the_papers_cells_mark_analogs_and_boots_that_differ_past_the_digits_shown():
+    tex = kernels.matched_tex(kernels.matched(samples()))
+    assert r"\texttt{sel4\_poll\_ntfn}: 252$^a$" in tex
+    assert r"\texttt{pipe\_pingpong}: 21\,300 [20\,800, 21\,800]" in tex   # Xen's two boots' medians

@@ -129,6 +129,15 @@ def determinism(samples: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _tex_count(r: pd.Series) -> str:
+    """A cell's count for the paper: '432', '20\\,900$^*$' (boots differ past the digits shown),
+    '22\\,800 [22\\,700, 22\\,800]', with $^a$ for an analog; '--' when not measured."""
+    if not r["boots"]:
+        return "--"
+    med, lo, hi = (_count(r[k]).replace(",", "\\,") for k in ("median", "lo", "hi"))
+    return med + ("" if r["exact"] else "$^*$" if lo == hi else f" [{lo}, {hi}]") + ("$^a$" if r["analog"] else "")
+
+
 def matched_tex(tab: pd.DataFrame) -> str:
     """The matched table as a LaTeX tabular: rows x kernels, each cell the probe and its count, or why empty."""
     envs = list(dict.fromkeys(tab["environment"]))
@@ -148,8 +157,7 @@ def matched_tex(tab: pd.DataFrame) -> str:
                 if r["absent"]:
                     cells.append(r"\emph{none}" if k == 0 else "")
                     continue
-                text = "--" if not r["boots"] else tex_escape(_cell_text(r)).replace(",", "\\,")
-                cells.append(f"\\texttt{{{tex_escape(r['probe'])}}}: {text}")
+                cells.append(f"\\texttt{{{tex_escape(r['probe'])}}}: {_tex_count(r)}")
             title = tex_escape(part.iloc[0]["title"]) if k == 0 else ""
             lines.append(f"{title} & " + " & ".join(cells) + r" \\")
         lines.append(r"\addlinespace")
@@ -166,14 +174,25 @@ def paths_table() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def from_campaigns(campaigns: list[str] | None = None, root=None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """matched() and determinism() of sealed campaigns (default: every guest campaign under root)."""
+def newest_round(cat: pd.DataFrame) -> list[str]:
+    """The newest campaign of each guest environment in a catalog: one round, whose boots are compared
+    with each other (campaigns of other days may count otherwise: another build of a guest, another
+    set of jobs before a probe in the same boot)."""
     from osbench_analysis.catalog.guests import GUEST_ENVIRONMENTS
+
+    if not len(cat):
+        return []
+    guests = cat[cat["environment"].isin(GUEST_ENVIRONMENTS)].sort_values(["created_utc", "campaign_id"])
+    return list(guests.groupby("environment")["campaign_id"].last())
+
+
+def from_campaigns(campaigns: list[str] | None = None, root=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """matched() and determinism() of sealed campaigns (default: the newest campaign of each guest
+    environment under root, `newest_round`)."""
     from osbench_analysis.store import campaigns as store
 
-    cat = store.catalog(root)
     if campaigns is None:
-        campaigns = list(cat[cat["environment"].isin(GUEST_ENVIRONMENTS)]["campaign_id"]) if len(cat) else []
+        campaigns = newest_round(store.catalog(root))
     if not campaigns:
         return pd.DataFrame(), pd.DataFrame()
     _, samples = store.load_campaigns(campaigns, root)
@@ -224,8 +243,10 @@ def section_tex(det: pd.DataFrame) -> str:
         r"\begin{table}[t]", r"\centering", r"\scriptsize", r"\setlength{\tabcolsep}{2pt}",
         r"\resizebox{\linewidth}{!}{\input{generated/microkernel_matched}}",
         r"\caption{Matched primitives of four kernel designs on one emulated CPU: " + UNIT + r", median over "
-        r"boots (exact when every boot counted the same, else the range of the boots' medians); "
-        r"\emph{none}: no counterpart on that kernel. A count of instructions, not a time.}",
+        r"boots, exact when every boot counted the same, else with the range of the boots' medians, or $^*$ "
+        r"when they differ past the digits shown; $^a$: an analog, doing other work than the row's "
+        r"(catalog/matched.py says what); \emph{none}: no counterpart on that kernel. A count of instructions, "
+        r"not a time.}",
         r"\label{tab:kernels-matched}", r"\end{table}",
         "",
         r"\begin{figure}[t]", r"\centering", r"\includegraphics[width=0.9\linewidth]{generated/microkernel_matched}",
