@@ -394,9 +394,9 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
     Probe("sel4_page_getaddress", "sel4", "one seL4_X86_Page_GetAddress invocation of a frame capability", False,
           "none in the reference tables (analog of a trivial kernel query such as getppid)", guest="sel4"),
     Probe("sel4_call_thread", "sel4", "one seL4_Call of 1 word answered by seL4_ReplyRecv of a server thread in "
-          "the same address space", True, "seL4's published IPC cycles (another unit)", guest="sel4"),
+          "the same address space", True, "none here (seL4's published IPC: cycles)", guest="sel4"),
     Probe("sel4_call_space", "sel4", "one seL4_Call of 1 word answered by seL4_ReplyRecv of a server in another "
-          "address space (its own PML4 and ASID)", True, "seL4's published IPC cycles (another unit)", guest="sel4"),
+          "address space (its own PML4 and ASID)", True, "none here (seL4's published IPC: cycles)", guest="sel4"),
     Probe("sel4_call_space_8mr", "sel4", "one seL4_Call of 8 words (over the fastpath's 4: the slow path) "
           "answered by a server in another address space", True, "none in the reference tables", guest="sel4"),
     Probe("sel4_frame_map_touch", "sel4", "a 4 KiB frame retyped from an untyped (the kernel clears it), mapped, "
