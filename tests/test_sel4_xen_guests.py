@@ -169,3 +169,16 @@ def test_the_preflight_null_syscall_runs_the_sel4_null_entry():
     req = WorkerRequest("null_syscall", {}, 1, 0, 1, 10)
     assert environments.get("sel4").guest_request(req).probe == "sel4_poll_ntfn"
     assert environments.get("xen-linux").guest_request(req) is req
+
+
+def test_xen_measures_only_the_parameters_the_matched_rows_ask_for():
+    conds = config.validate(config.make_config("quick"))
+    env = environments.get("xen-linux")
+    cfg = config.make_config("quick")
+    xen = [c for c in conds if cfg.measures_condition(env, c)]
+    by = {(c.probe, c.params.get("bytes")) for c in xen}
+    assert ("service_direct", 0) in by and ("service_direct", 64) not in by and ("service_shm", 64) not in by
+    assert {c.probe for c in xen} == set(xen_linux.PROBES)
+    linux = environments.get("linux-tcg")
+    assert {("service_direct", 64)} <= {(c.probe, c.params.get("bytes")) for c in conds
+                                        if cfg.measures_condition(linux, c)}

@@ -110,6 +110,13 @@ def cells(row: Row, design: str):
     return cell
 
 
+def asks(probe: str, params: dict, design: str) -> bool:
+    """Whether a matched row asks `design` for `probe` at `params` (an entry without parameters takes any)."""
+    entries = [e for row in ROWS for e in (() if isinstance(cells(row, design), str) else cells(row, design))
+               if e.probe == probe]
+    return any(all(params.get(k) == v for k, v in e.params) for e in entries)
+
+
 def probes_of(design: str) -> set[str]:
     """Every probe the matched rows ask of `design`."""
     return {e.probe for row in ROWS for e in (cells(row, design) if not isinstance(cells(row, design), str) else ())}

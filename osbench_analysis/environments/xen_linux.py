@@ -76,6 +76,10 @@ class XenLinux(GuestEnvironment):
     def serves(self, probe) -> bool:
         return probe.name in PROBES
 
+    def serves_params(self, probe: str, params: dict) -> bool:
+        """Only the parameters a matched row asks for (service_direct and service_shm at bytes=0, not 64)."""
+        return matched.asks(probe, params, "xen")
+
     def files(self) -> dict[str, Path]:
         return {"Xen hypervisor": XEN, "vmlinuz": linux_tcg.VMLINUZ, "initramfs": linux_tcg.INITRAMFS,
                 "GRUB i386-pc": GRUB_PLATFORM / "kernel.img"}
