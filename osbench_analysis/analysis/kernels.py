@@ -12,25 +12,15 @@ one, or empty with the reason; no count is ever set beside another kernel's
 under a name it does not earn."""
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 
-from osbench_analysis.analysis.microkernel import _count, boot_counts, summarise
+from osbench_analysis.analysis.microkernel import _condition, _count, boot_counts, summarise
 from osbench_analysis.catalog import matched as catalog
-from osbench_analysis.catalog import registry
 from osbench_analysis.catalog.guests import UNIT
 from osbench_analysis.formatting import tex_escape
 
 STATS = ("median", "lo", "hi", "min", "mean", "boots", "exact")
-
-
-def _boots_of(boots: pd.DataFrame, env: str, probe: str, params: dict) -> pd.DataFrame:
-    full = registry.resolve_params(registry.PROBES[probe], params)
-    part = boots[(boots["environment"] == env) & (boots["probe"] == probe)]
-    mask = np.array([{**full, **json.loads(j)} == full for j in part["params_json"]], dtype=bool)
-    return part.loc[mask] if len(part) else part
 
 
 def matched(samples: pd.DataFrame, environments: tuple[str, ...] | None = None) -> pd.DataFrame:
@@ -51,7 +41,7 @@ def matched(samples: pd.DataFrame, environments: tuple[str, ...] | None = None) 
                 continue
             for entry in cell:
                 params = dict(entry.params)
-                st = summarise(_boots_of(boots, env, entry.probe, params))
+                st = _condition(boots, env, entry.probe, params)
                 out.append({**base, "probe": entry.probe, "params": ", ".join(f"{k}={v}" for k, v in params.items()),
                             "does": entry.does, "analog": entry.analog, "absent": "", **st})
     return pd.DataFrame(out)
