@@ -19,17 +19,16 @@ from __future__ import annotations
 
 import gzip
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Sequence
 
 from osbench_analysis.catalog import matched, registry
 from osbench_analysis.environments import linux_tcg
-from osbench_analysis.environments.qemu import GuestEnvironment, gzip_bytes, job_plan, manifest, newc
+from osbench_analysis.environments.qemu import (GRUB_PLATFORM, GuestEnvironment, grub_iso, gzip_bytes, job_plan,
+                                                manifest, newc)
 
 XEN_PACKAGE = "xen-hypervisor-4.17-amd64"
 XEN = Path("/boot/xen-4.17-amd64.gz")
-GRUB_PLATFORM = Path("/usr/lib/grub/i386-pc")
 #: Xen's command line: its console on COM1, dom0's memory fixed (the machine has 512 MiB), a crash stays
 XEN_ARGS = "console=com1 com1=115200,8n1 dom0_mem=384M,max:384M noreboot"
 #: dom0's: Xen's console (hvc0) reaches COM1 through Xen; the rest as linux-tcg's
@@ -96,12 +95,7 @@ class XenLinux(GuestEnvironment):
         shutil.copyfile(linux_tcg.VMLINUZ, root / "boot" / "vmlinuz")
         (root / "boot" / "initrd").write_bytes(initrd(linux_tcg.INITRAMFS.read_bytes(), linux_tcg.jobs_file(plans)))
         (root / "boot" / "grub" / "grub.cfg").write_text(grub_cfg())
-        iso = folder / "xen-linux.iso"
-        r = subprocess.run(["grub-mkrescue", "-d", str(GRUB_PLATFORM), "-o", str(iso), str(root)],
-                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
-        if r.returncode != 0:
-            raise RuntimeError(f"grub-mkrescue failed: {r.stderr.strip().splitlines()[-1:]}")
-        return ["-cdrom", str(iso), "-boot", "d"]
+        return grub_iso(root, folder / "xen-linux.iso")
 
     def facts(self) -> dict:
         return {**super().facts(), "kernel_args": " ".join(DOM0_APPEND), "xen_args": XEN_ARGS,
