@@ -139,6 +139,16 @@ def test_a_guest_counting_instructions_boots_guest_boots_times_while_the_host_go
     assert "counting: finished, 2 worker run(s), 0 failed" in capsys.readouterr().err
 
 
+def test_a_guest_whose_boots_repeat_only_roughly_boots_as_often_as_it_needs(tmp_path, registered):
+    """xen-linux's boots_needed: two boots give its range; guest_boots=3 does not make it boot a third time."""
+    env = _counting("roughly")
+    env.boots_needed = 2
+    registered(env, _counting("exactly"))
+    rough, exact = _measure(tmp_path, "roughly,exactly", probes=["null_syscall"], runs=3, guest_boots=3)
+    assert [r.run for r in rough.manifest.runs] == [0, 1]
+    assert [r.run for r in exact.manifest.runs] == [0, 1, 2]
+
+
 class _Booting(Session):
     """Records when each of its rounds ran and on which CPUs it was confined; a guest's boot is stood in
     for by a pause (env.boot_s) before the round's real native workers."""

@@ -351,8 +351,8 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
           differs="copies a port right out into the caller's name space, where getpid reads one field"),
     Probe("mach_msg_self", "mach", "one mach_msg(SEND|RCV) of a 32 B header-only message to a port of the "
           "same task", False, "none in the reference tables (Mach IPC with no second party)", guest="mach",
-          pairs_with=("pipe_pingpong", {}),
-          differs="one trap queues and dequeues a message on the task's own port; no context switch"),
+          differs="one trap queues and dequeues a message on the task's own port; no context switch: no Linux "
+                  "probe does that (a two-process round trip is not this), so it has no pair"),
     Probe("mach_rpc_thread", "mach", "one RPC round trip of a 48 B typed message to a server thread of the same "
           "task (client and server mach_msg(SEND|RCV), send-once reply right)", True,
           "none in the reference tables (the MINIX 3 paper's background cites Mach vs L3 message costs: "
@@ -383,6 +383,32 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
           "none in the reference tables (compare fork_exit)", guest="mach", pairs_with=("fork_exit", {}),
           differs="an address space copied copy-on-write and one thread, by kernel RPCs; fork + _exit + waitpid "
                   "copies a process (files, signals, page tables) and reaps it"),
+    # ---- seL4's root task (probes/sel4/task.c; sel4, sel4-slowpath), guest instructions (catalog/matched.py)
+    Probe("sel4_poll_ntfn", "sel4", "one seL4_NBRecv on an idle notification: enter, find nothing, return", False,
+          "none in the reference tables (analog of a null system call: seL4 has no call that does nothing)",
+          guest="sel4"),
+    Probe("sel4_signal_ntfn", "sel4", "one seL4_Signal of a notification nobody waits on", False,
+          "none in the reference tables", guest="sel4"),
+    Probe("sel4_yield", "sel4", "one seL4_Yield, the only thread at its priority", False,
+          "none in the reference tables", guest="sel4"),
+    Probe("sel4_page_getaddress", "sel4", "one seL4_X86_Page_GetAddress invocation of a frame capability", False,
+          "none in the reference tables (analog of a trivial kernel query such as getppid)", guest="sel4"),
+    Probe("sel4_call_thread", "sel4", "one seL4_Call of 1 word answered by seL4_ReplyRecv of a server thread in "
+          "the same address space", True, "none here (seL4's published IPC: cycles)", guest="sel4"),
+    Probe("sel4_call_space", "sel4", "one seL4_Call of 1 word answered by seL4_ReplyRecv of a server in another "
+          "address space (its own PML4 and ASID)", True, "none here (seL4's published IPC: cycles)", guest="sel4"),
+    Probe("sel4_call_space_8mr", "sel4", "one seL4_Call of 8 words (over the fastpath's 4: the slow path) "
+          "answered by a server in another address space", True, "none in the reference tables", guest="sel4"),
+    Probe("sel4_frame_map_touch", "sel4", "a 4 KiB frame retyped from an untyped (the kernel clears it), mapped, "
+          "written, unmapped and deleted", False,
+          "none in the reference tables (analog of mmap + touch + munmap: no page fault)", guest="sel4"),
+    Probe("sel4_thread_create", "sel4", "a TCB retyped, configured, its registers written and resumed; it answers "
+          "one seL4_Call (its first run), then it is deleted", True, "none in the reference tables", guest="sel4"),
+    Probe("sel4_space_create", "sel4", "a new address space (PML4 + ASID + paging structures, the root task's "
+          "image frames mapped: 31 pages), a thread in it answering one seL4_Call, then all revoked", True,
+          "none in the reference tables (analog of process create + exit)", guest="sel4", max_iterations=100_000),
+    Probe("sel4_test_fault", "testonly", "a write to an unmapped page in the seL4 root task", False,
+          "none (tests that a guest's fault fails the run)", hidden=True, guest="sel4"),
     # uses_workdir: a file server (FUSE) runs them too, on its mount (cleanup tests)
     Probe("test_crash_segv", "testonly", "raises SIGSEGV", False, "none (tests worker isolation)", hidden=True,
           uses_workdir=True),
@@ -402,8 +428,8 @@ CANARY_PROBES: tuple[str, ...] = tuple(n for n, p in PROBES.items() if p.control
 #: quick profile measures inside sandboxes, where every worker pays a boot.
 ARCHITECTURE_PROBES = ("null_syscall", "syscall_mix", "stat", "open_close", "file_create_delete", "mmap_touch",
                        "malloc_free_small", "pipe_pingpong", "fork_exit", "fork_exec", "thread_create_join",
-                       # GNU Mach's primitives (the mach environment is a microkernel: sandbox_probes apply)
-                       *(n for n, p in PROBES.items() if p.guest == "mach"))
+                       # GNU Mach's and seL4's primitives (microkernels: sandbox_probes apply)
+                       *(n for n, p in PROBES.items() if p.guest in ("mach", "sel4") and not p.hidden))
 
 
 #: The application workloads (issue #22): whole runs of real programs, for every environment when asked

@@ -74,7 +74,7 @@ class CampaignConfig:
     def measures_condition(self, env, cond: "Condition") -> bool:
         """`measures_in` for one condition: a file probe's folder on a file system this environment can give
         (env.workdir_filesystems) and this campaign asks sandboxes for (sandbox_fs)."""
-        if not self.measures_in(env, cond.probe):
+        if not self.measures_in(env, cond.probe) or not env.serves_params(cond.probe, cond.params):
             return False
         fs = registry.workdir_fs(cond.params)
         if fs not in env.workdir_filesystems:

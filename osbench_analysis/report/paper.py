@@ -172,7 +172,7 @@ def write_text(path: Path, text: str) -> Path:
 def write_generated(result, out_dir: str | Path | None = None, campaigns_root: str | Path | None = None) -> list[Path]:
     """Write tables, macros, methods text and figures of an analysis.Analysis, the reproducibility
     table and figure, and section (a) from the mach / linux-tcg campaigns under campaigns_root."""
-    from osbench_analysis.analysis import microkernel
+    from osbench_analysis.analysis import kernels, microkernel
     from osbench_analysis.plots import forest as plots
 
     out = Path(out_dir) if out_dir else GENERATED
@@ -196,6 +196,7 @@ def write_generated(result, out_dir: str | Path | None = None, campaigns_root: s
                                              other_campaigns=other_campaigns(result, campaigns_root))
     written += write_reproducibility(result, out)
     written += microkernel.write_section(out, loaded=micro)
+    written += kernels.write_files(*kernels.from_campaigns(root=campaigns_root), out)   # four designs, matched
     written.append(python_env.write_tex(out))
     return written
 
