@@ -36,7 +36,16 @@ a = pipeline.analyze(campaigns.split(",") if campaigns else None, root=root)
 t = {name: getattr(a, name) for name in ("estimates", "quality", "environment_ratios", "campaign_ratios",
                                          "host_ratios", "placement_ratios", "crossing_costs", "service_ipc")}
 t["sweeps"] = a.sweeps
-t["table_full"] = a.table(full=True)
+full = a.table(full=True)
+try:   # the campaign (or the pooled campaigns) of each row, to match rows by name
+    from osbench_analysis.analysis import reproducibility
+    pooled = reproducibility.pooled_rows(a.pooling)
+    ids = list(a.estimates["campaign_id"]) + (list(pooled.loc[pooled["probe"].isin(a.estimates["probe"]),
+                                                              "campaign_id"]) if len(pooled) else [])
+    full = full.assign(campaign_id=ids) if len(ids) == len(full) else full
+except (ImportError, KeyError):
+    pass
+t["table_full"] = full
 t["quality_report"] = a.quality_report(full=True)
 p = a.pooling
 if p is not None:
@@ -104,7 +113,7 @@ def compare(name: str, base, new, pooled_apart: set) -> tuple[int, int, list[str
     if name == "pooling.spread" and pooled_apart:
         return 0, 0, [f"{name}: not compared, {len(pooled_apart)} conditions pooled over different campaigns"]
     keys = [c for c in ROW_KEYS if c in cols]
-    if (name.startswith("pooling.") or name == "table_full") and keys:
+    if (name.startswith("pooling.") or name == "table_full") and {"campaign_id", "campaigns", "round"} & set(keys):
         # like with like: rows matched by what names them (pooled rows by the campaigns they pool)
         m = base.reset_index(drop=True).merge(new.reset_index(drop=True), on=keys, how="outer",
                                               suffixes=("", "__new"), indicator=True)
