@@ -119,7 +119,6 @@ def test_condition_tables_equal_alone_with_other_ci_methods(ci_method):
     _assert_conditions_match(_campaign(), ci_method=ci_method, n_resamples=500, seed=7)
 
 
-@pytest.mark.slow
 def test_condition_tables_equal_each_condition_alone_on_a_committed_campaign():
     from osbench_analysis.store import campaigns as store
 
