@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import pickle
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -188,6 +189,7 @@ def main() -> None:
             failed |= total_diff > 0
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=REPO, capture_output=True)
+        shutil.rmtree(tmp, ignore_errors=True)
     sys.exit(1 if failed else 0)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -26,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 _CHILD = r'''
-import json, os, sys, time
+import json, os, statistics, sys, time
 t = time.perf_counter()
 from osbench_analysis.analysis import pipeline
 assert pipeline.__file__.startswith(os.getcwd()), pipeline.__file__
@@ -56,7 +57,7 @@ if ipywidgets is not None:
     out["redraw_s"] = statistics.median(times) if times else float("nan")
     out["redraw_max_s"] = max(times) if times else float("nan")
 print(json.dumps(out))
-'''.replace("statistics.median", "__import__('statistics').median")
+'''
 
 
 def _env(tree: Path) -> dict:
@@ -114,7 +115,9 @@ def main() -> None:
                     got[side].setdefault(k, []).append(v)
                 print(f"repeat {i + 1} {side}: " + "  ".join(f"{k}={v:.2f}" for k, v in r.items()), flush=True)
     finally:
+        (tree / "data" / "campaigns").unlink(missing_ok=True)
         subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=REPO, capture_output=True)
+        shutil.rmtree(tmp, ignore_errors=True)
     print(f"\nseconds, min / median / max of {args.repeats} interleaved repeats (load: {os.getloadavg()[0]:.1f})")
     keys = [k for k in got[next(iter(got))] if k != "redraw_max_s"]
     print("| what | " + " | ".join(sides) + " |\n|---|" + "---:|" * len(sides))
