@@ -30,7 +30,6 @@ import pandas as pd
 
 from osbench_analysis import stats
 from osbench_analysis.analysis import architectures
-from osbench_analysis.stats import quality
 from osbench_analysis.catalog import registry
 from osbench_analysis.analysis import service_ipc
 from osbench_analysis.store import campaigns as store
@@ -427,11 +426,10 @@ def analyze(campaigns: list[str] | None = None, root: str | Path | None = None, 
     if probes is not None:
         samples = samples[samples["probe"].isin(probes)].reset_index(drop=True)
     kw = settings.stats_kwargs()
-    # TODO(stats subpackage): one call computing flags once for both tables
-    estimates = stats.flag_sensitivity(samples, **kw)
+    # flags, quality and both estimates (flagged batches kept and excluded) in one pass
+    estimates, qual = stats.condition_tables(samples, **kw)
     hosts = dict(zip([r.campaign_id for r in refs], [r.host for r in refs]))
     estimates.insert(2, "host", estimates["campaign_id"].map(hosts))
-    qual = quality.quality_table(samples)
     result = Analysis(refs, settings, {c.id: c.manifest for c in loaded}, samples, estimates, qual,
                       pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), pd.DataFrame())
     from osbench_analysis.analysis import reproducibility
