@@ -145,6 +145,8 @@ def _analyze(args) -> None:
     if args.command == "paper" and args.pdf_only:
         print(paper.build_pdf())
         return
+    if args.command != "reference":   # a bad --out-dir refused before the analysis, not after it (B95)
+        paper.check_out_dir(args.out_dir)
     if args.command == "reference":
         try:
             result = analysis.analyze(args.campaigns or None, **_analysis_kwargs(args))
@@ -176,8 +178,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", required=True)
     _add_run(sub)
     _add_fleet(sub)
-    lp = sub.add_parser("list", help="list sealed campaigns")
+    lp = sub.add_parser("list", help="every folder of the campaigns root and its state (sealed, damaged and why, "
+                                     "interrupted, ...)")
     lp.add_argument("--root")
+    dp = sub.add_parser("discard", help="drop an interrupted campaign's journal (its measured runs) so the id "
+                                        "can be used again")
+    dp.add_argument("campaign_id")
+    dp.add_argument("--output", help="campaigns folder (default data/campaigns)")
     sub.add_parser("probes", help="list the probe catalog")
     sub.add_parser("envs", help="list the kernel environments and whether each is ready here")
     ap_ = _add_analysis(sub, "analyze", "estimate per-op times with CIs and write tables/figures")
@@ -193,8 +200,23 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _one_line_warnings(command: str) -> None:
+    """A campaign left out (store.DamagedCampaign) is one line on stderr, like an error, not a source line."""
+    import warnings
+
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, store.DamagedCampaign):
+            print(f"osbench {command}: warning: {message}", file=sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+    warnings.showwarning = show
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    _one_line_warnings(args.command)
 
     try:
         if args.command == "run":
@@ -210,8 +232,14 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "fleet":
             return _fleet(args)
         elif args.command == "list":
-            cat = store.catalog(args.root)
-            print(cat.drop(columns=["path"]).to_string(index=False) if len(cat) else "no campaigns")
+            from osbench_analysis.store import inventory
+
+            print(inventory.format_inventory(inventory.inventory(args.root)))
+        elif args.command == "discard":
+            from osbench_analysis.measure import journal
+
+            path = journal.discard(args.output or store.default_root(), args.campaign_id)
+            print(f"discarded the interrupted campaign {args.campaign_id!r} ({path} removed)")
         elif args.command == "probes":
             print(registry.format_catalog())
         elif args.command == "envs":

@@ -113,12 +113,32 @@ def sweep_campaign_ids(cat: pd.DataFrame) -> set[str]:
     return set(cat.loc[cat["sweep_only"].astype(bool), "campaign_id"])
 
 
+def _newest_intact(cat: pd.DataFrame) -> pd.DataFrame:
+    """The last row of each (environment, host) of a sorted catalog whose seal verifies: a damaged campaign is
+    left out with a warning naming it (store.DamagedCampaign), never blocking the others (issue 31)."""
+    while True:
+        newest = cat.groupby(["environment", "hostname"]).tail(1)
+        bad = []
+        for r in newest.itertuples():
+            try:
+                store.verify_seal(Path(r.path))
+            except store.CampaignCorrupted as e:
+                store.warn_damaged(r.path, str(e))
+                bad.append(r.Index)
+        if not bad:
+            return newest
+        cat = cat.drop(index=bad)
+
+
 def select_campaigns(campaigns: list[str] | None = None, root: str | Path | None = None, *,
                      baseline: str = "native") -> list[CampaignRef]:
     """The named campaigns in the order named, or by default the newest sealed
     campaign of each (environment, host), baseline environment first per host.
     A sweep campaign (sweeps.sweep_only) is chosen by default only for an
     (environment, host) that has no other campaign: see select_sweep_campaigns."""
+    if campaigns is not None and (isinstance(campaigns, str) or not all(isinstance(c, str) for c in campaigns)):
+        raise AnalysisError(f"campaigns must be a list of campaign ids, e.g. ['{campaigns}'] (got {campaigns!r}; "
+                            f"papermill: -y \"campaigns: [ID]\")")   # B118: a string was read letter by letter
     cat = store.catalog(root)
     if campaigns:
         known = cat.set_index("campaign_id")
@@ -141,7 +161,7 @@ def select_campaigns(campaigns: list[str] | None = None, root: str | Path | None
     cat = cat[~cat["environment"].isin(GUEST_ENVIRONMENTS)]
     # a campaign of the whole catalog before any sweep campaign, then the newest
     cat = cat.assign(_whole=~cat["campaign_id"].isin(sweep_campaign_ids(cat)))
-    newest = cat.sort_values(["_whole", "created_utc", "campaign_id"]).groupby(["environment", "hostname"]).tail(1)
+    newest = _newest_intact(cat.sort_values(["_whole", "created_utc", "campaign_id"]))
     refs = [CampaignRef(r.campaign_id, r.environment, r.hostname, r.created_utc) for r in newest.itertuples()]
     return sorted(refs, key=lambda r: _order_key(r, baseline))
 
@@ -166,7 +186,7 @@ def select_sweep_campaigns(refs: list[CampaignRef], root: str | Path | None = No
     keys = {(r.environment, r.host) for r in refs}
     sw = cat[cat["campaign_id"].isin(sweep_ids - have)]
     sw = sw[np.array([(e, h) in keys for e, h in zip(sw["environment"], sw["hostname"])], dtype=bool)]
-    newest = sw.sort_values(["created_utc", "campaign_id"]).groupby(["environment", "hostname"]).tail(1)
+    newest = _newest_intact(sw.sort_values(["created_utc", "campaign_id"]))
     return refs, [CampaignRef(r.campaign_id, r.environment, r.hostname, r.created_utc) for r in newest.itertuples()]
 
 

@@ -168,14 +168,34 @@ def write_text(path: Path, text: str) -> Path:
     return path
 
 
+class OutDirError(OsbenchError):
+    """An out_dir that cannot take the generated files."""
+
+
+def check_out_dir(out_dir: str | Path | None = None) -> Path:
+    """The folder the generated files go to, made if missing: refused (OutDirError, one line) before any
+    analysis runs when it is a file or cannot be made or written (B95, B121)."""
+    import os
+
+    out = Path(out_dir) if out_dir else GENERATED
+    if out.exists() and not out.is_dir():
+        raise OutDirError(f"out_dir {str(out)!r} is a file, not a folder: give a folder for the generated files")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutDirError(f"cannot make out_dir {str(out)!r}: {e.strerror or e}") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise OutDirError(f"out_dir {str(out)!r} is not writable")
+    return out
+
+
 def write_generated(result, out_dir: str | Path | None = None, campaigns_root: str | Path | None = None) -> list[Path]:
     """Write tables, macros, methods text and figures of an analysis.Analysis, the reproducibility
     table and figure, and section (a) from the mach / linux-tcg campaigns under campaigns_root."""
     from osbench_analysis.analysis import microkernel
     from osbench_analysis.plots import forest as plots
 
-    out = Path(out_dir) if out_dir else GENERATED
-    out.mkdir(parents=True, exist_ok=True)
+    out = check_out_dir(out_dir)
     written = [
         write_text(out / "per_op_table.tex", per_op_table_tex(
             paper_estimates(result.primary_estimates), f"Per-operation time on this machine: the {ESTIMAND} with its "
