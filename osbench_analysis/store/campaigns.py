@@ -385,6 +385,9 @@ def _catalog_manifest(d: Path) -> tuple[Manifest | None, str]:
         return None, f"{MANIFEST_FILE}: {e}"
     if man.campaign_id != d.name:
         return None, f"it holds campaign {man.campaign_id!r} (renamed, or another campaign's manifest)"
+    foreign = sorted(set(os.listdir(d)) - {MANIFEST_FILE, SAMPLES_FILE, SEAL_FILE, *EXTRA_FILES})
+    if foreign:
+        return None, f"file(s) its seal does not cover: {', '.join(foreign)}"
     return man, ""
 
 
