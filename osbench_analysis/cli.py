@@ -204,11 +204,13 @@ def _one_line_warnings(command: str) -> None:
     """A campaign left out (store.DamagedCampaign) is one line on stderr, like an error, not a source line."""
     import warnings
 
-    shown = warnings.showwarning
+    shown, said = warnings.showwarning, set()
 
     def show(message, category, filename, lineno, file=None, line=None):
         if issubclass(category, store.DamagedCampaign):
-            print(f"osbench {command}: warning: {message}", file=sys.stderr)
+            if str(message) not in said:   # once, whichever layer noticed it
+                said.add(str(message))
+                print(f"osbench {command}: warning: {message}", file=sys.stderr)
         else:
             shown(message, category, filename, lineno, file, line)
     warnings.showwarning = show

@@ -234,3 +234,14 @@ def test_killing_the_fuse_server_is_a_failed_run_and_the_campaign_goes_on(tmp_pa
     assert len(failed) > 0 and (c.runs["status"] == "ok").sum() >= 2
     assert not any("osbench-fuse" in line and str(tmp_path) in line
                    for line in Path("/proc/mounts").read_text().splitlines())
+
+
+@pytest.mark.slow
+def test_a_command_prefix_that_cannot_run_is_blamed_not_the_probes_build(tmp_path):
+    """B65: the hint said 'rebuild the probes with make install'."""
+    from osbench_analysis.measure.preflight import PreflightError
+
+    with pytest.raises(PreflightError, match="To fix: give a command_prefix that exists here") as got:
+        runner.measure("quick", progress=False, probes=["null_syscall"], output=str(tmp_path),
+                       command_prefix=["no-such-wrapper-xyz"], **TINY)
+    assert "make install" not in str(got.value)

@@ -143,6 +143,9 @@ def select_campaigns(campaigns: list[str] | None = None, root: str | Path | None
     if campaigns:
         known = cat.set_index("campaign_id")
         unknown = [c for c in campaigns if c not in known.index]
+        for c in unknown:   # a folder of that name the catalog left out: say what is wrong with it
+            if (Path(root or store.default_root()) / c).exists():
+                store.load_campaign(c, root)
         if unknown:
             raise store.StoreError(f"no campaign {unknown[0]!r} under {root or store.default_root()} "
                                    f"(known: {', '.join(cat['campaign_id']) or 'none'})")

@@ -62,7 +62,7 @@ def open_lock(path: Path) -> int:
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
     except OSError as e:
-        why = "it is a symlink" if e.errno == errno.ELOOP else e.strerror
+        why = "it is a symlink" if e.errno == errno.ELOOP or os.path.islink(path) else e.strerror
         raise HostBusy(f"cannot open the host lock {path}: {why}; remove it, or set {LOCK_ENV} to a file of "
                        "your own shared by every osbench on this host") from None
     st = os.fstat(fd)

@@ -274,10 +274,14 @@ def verify_seal(path: Path) -> None:
     if foreign:
         raise CampaignCorrupted(f"{path} holds file(s) its seal does not cover: {', '.join(foreign)}")
     try:   # T9: samples rewritten and the seal recomputed, while the manifest still records the old sha256
-        recorded = json.loads((path / MANIFEST_FILE).read_text()).get("files", {}).get(SAMPLES_FILE, {})
-    except (ValueError, AttributeError):
-        recorded = None
-    if recorded is None or not isinstance(recorded, dict) or recorded.get("sha256") != actual[SAMPLES_FILE]:
+        man = json.loads((path / MANIFEST_FILE).read_text())
+        recorded = man.get("files", {}).get(SAMPLES_FILE, {})
+    except (ValueError, AttributeError) as e:
+        raise CampaignCorrupted(f"{path / MANIFEST_FILE} is not a valid manifest: {e}") from None
+    if man.get("campaign_id") != path.name and not path.name.startswith(".tmp-"):   # T11, T14
+        raise CampaignCorrupted(f"folder {path.name!r} holds campaign {man.get('campaign_id')!r} (its manifest's "
+                                "id): a campaign folder was renamed or another campaign's manifest copied into it")
+    if not isinstance(recorded, dict) or recorded.get("sha256") != actual[SAMPLES_FILE]:
         raise CampaignCorrupted(f"{path / SAMPLES_FILE} (sha256 {actual[SAMPLES_FILE][:12]}…) is not the file "
                                 f"its manifest records (files.{SAMPLES_FILE}.sha256 "
                                 f"{str((recorded or {}).get('sha256'))[:12]}…): samples were replaced after sealing")

@@ -91,7 +91,7 @@ def format_inventory(table: pd.DataFrame) -> str:
     """`osbench list`: the table, then one line counting what is not sealed."""
     if table.empty:
         return "no campaigns"
-    shown = table.drop(columns=["why"]).fillna("")
+    shown = table.drop(columns=["why"]).astype({"n_samples": "Int64", "n_errors": "Int64"}).astype(object).fillna("")
     text = shown.to_string(index=False)
     notes = [f"  {r.folder}: {r.state}: {r.why}" for r in table.itertuples() if r.why]
     if notes:
