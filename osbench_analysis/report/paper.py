@@ -172,20 +172,23 @@ class OutDirError(OsbenchError):
     """An out_dir that cannot take the generated files."""
 
 
-def check_out_dir(out_dir: str | Path | None = None) -> Path:
-    """The folder the generated files go to, made if missing: refused (OutDirError, one line) before any
-    analysis runs when it is a file or cannot be made or written (B95, B121)."""
+def check_out_dir(out_dir: str | Path | None = None, make: bool = False) -> Path:
+    """The folder the generated files go to: refused (OutDirError, one line) before any analysis runs when
+    it is a file, lies below a file, or cannot be written (B95, B121); made only with ``make``."""
     import os
 
     out = Path(out_dir) if out_dir else GENERATED
-    if out.exists() and not out.is_dir():
-        raise OutDirError(f"out_dir {str(out)!r} is a file, not a folder: give a folder for the generated files")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise OutDirError(f"cannot make out_dir {str(out)!r}: {e.strerror or e}") from None
-    if not os.access(out, os.W_OK | os.X_OK):
-        raise OutDirError(f"out_dir {str(out)!r} is not writable")
+    existing = next(p for p in (out, *out.absolute().parents) if p.exists())
+    if not existing.is_dir():
+        raise OutDirError(f"out_dir {str(out)!r} is {'a file' if existing == out else 'below the file ' + str(existing)}"
+                          ", not a folder: give a folder for the generated files")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise OutDirError(f"out_dir {str(out)!r} cannot be written ({existing} is not writable)")
+    if make:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise OutDirError(f"cannot make out_dir {str(out)!r}: {e.strerror or e}") from None
     return out
 
 
@@ -195,7 +198,7 @@ def write_generated(result, out_dir: str | Path | None = None, campaigns_root: s
     from osbench_analysis.analysis import microkernel
     from osbench_analysis.plots import forest as plots
 
-    out = check_out_dir(out_dir)
+    out = check_out_dir(out_dir, make=True)
     written = [
         write_text(out / "per_op_table.tex", per_op_table_tex(
             paper_estimates(result.primary_estimates), f"Per-operation time on this machine: the {ESTIMAND} with its "
