@@ -330,7 +330,8 @@ class NothingMeasured(SealError):
 def _nothing_measured(empty: list, sealed: list) -> str:
     p = empty[0]
     failed = [r for r in p.runs if r.status != "ok"]
-    why = next((r.message.strip().splitlines()[-1][:200] for r in failed if r.message.strip()), "no message")
+    why = next(((r.message or "").strip().splitlines()[-1][:200] for r in failed if (r.message or "").strip()),
+               "no message")
     more = f" ({len(empty) - 1} more environment(s) likewise)" if len(empty) > 1 else ""
     kept = f"; sealed: {', '.join(c.id for c in sealed)}" if sealed else ""
     return (f"campaign {p.campaign_id!r} measured no batch: all {len(p.runs)} worker run(s) failed, e.g. "
