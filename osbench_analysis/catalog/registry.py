@@ -555,7 +555,8 @@ def catalog_table():
                                 ("workdir", p.uses_workdir)) if on]
         rows.append({
             "family": p.family, "probe": p.name, "unit": p.unit, "mirrors": p.mirrors,
-            "params": ", ".join(f"{q.name}={q.default}" for q in p.params),
+            "params": ", ".join(f"{q.name}={q.default} ({'|'.join(map(str, q.choices)) if q.choices else f'{q.lo}..{q.hi}'})"
+                                for q in p.params),
             "variants": "; ".join(",".join(f"{k}={v}" for k, v in s.items()) for s in p.variants),
             "sweep": f"{p.sweep[0]}: {', '.join(map(str, p.sweep[1]))}" if p.sweep else "",
             "runs": ", ".join(how),
