@@ -160,6 +160,8 @@ def _analyze(args) -> None:
     if args.command == "paper" and args.pdf_only:
         print(paper.build_pdf())
         return
+    if args.command != "reference":   # a bad --out-dir refused before the analysis, not after it (B95)
+        paper.check_out_dir(args.out_dir)
     if args.command == "reference":
         try:
             result = analysis.analyze(args.campaigns or None, **_analysis_kwargs(args))
@@ -191,12 +193,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", required=True)
     _add_run(sub)
     _add_fleet(sub)
-    lp = sub.add_parser("list", help="list sealed campaigns")
+    lp = sub.add_parser("list", help="every folder of the campaigns root and its state (sealed, damaged and why, "
+                                     "interrupted, ...)")
     lp.add_argument("--root")
     vp = sub.add_parser("verify", help="check every campaign's seal and signature: signed by which host, or unsigned")
     vp.add_argument("campaigns", nargs="*", help="campaign ids or folders (default: every campaign under --root)")
     vp.add_argument("--root")
     vp.add_argument("--ca", help="the fleet's CA certificate: a signature must also be by a certificate it issued")
+    dp = sub.add_parser("discard", help="drop an interrupted campaign's journal (its measured runs) so the id "
+                                        "can be used again")
+    dp.add_argument("campaign_id")
+    dp.add_argument("--output", help="campaigns folder (default data/campaigns)")
     sub.add_parser("probes", help="list the probe catalog")
     sub.add_parser("envs", help="list the kernel environments and whether each is ready here")
     ap_ = _add_analysis(sub, "analyze", "estimate per-op times with CIs and write tables/figures")
@@ -233,8 +240,25 @@ def _verify(args) -> int:
     return 1 if bad else 0
 
 
+def _one_line_warnings(command: str) -> None:
+    """A campaign left out (store.DamagedCampaign) is one line on stderr, like an error, not a source line."""
+    import warnings
+
+    shown, said = warnings.showwarning, set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, store.DamagedCampaign):
+            if str(message) not in said:   # once, whichever layer noticed it
+                said.add(str(message))
+                print(f"osbench {command}: warning: {message}", file=sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+    warnings.showwarning = show
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    _one_line_warnings(args.command)
 
     try:
         if args.command == "run":
@@ -252,12 +276,19 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "verify":
             return _verify(args)
         elif args.command == "list":
+            from osbench_analysis.store import inventory
+
             from osbench_analysis.analysis.hosts import hosts_table
 
+            print(inventory.format_inventory(inventory.inventory(args.root)))
             cat = store.catalog(args.root)
-            print(cat.drop(columns=["path"]).to_string(index=False) if len(cat) else "no campaigns")
             if len(cat):   # the hosts (hosts/identity.py), each named as --host takes it
                 print("\nhosts (--host takes a key or words of a label):\n" + hosts_table(cat).to_string(index=False))
+        elif args.command == "discard":
+            from osbench_analysis.measure import journal
+
+            path = journal.discard(args.output or store.default_root(), args.campaign_id)
+            print(f"discarded the interrupted campaign {args.campaign_id!r} ({path} removed)")
         elif args.command == "probes":
             print(registry.format_catalog())
         elif args.command == "envs":
