@@ -45,7 +45,8 @@ def test_the_accounting_table_prints_the_analysis_figures_and_the_counts(result)
     for r in done.itertuples():
         i = next(i for i, line in enumerate(lines) if line.startswith(
             f"{paper_mechanism._env(r.environment)} & {paper_mechanism._op(r.crossing_probe)} & "))
-        row, rest = lines[i], lines[i + 1]
+        row = lines[i]
+        rest = row.rpartition(" & ")[2]
         assert time_with_ci_tex(r.crossing_ns, r.crossing_low_ns, r.crossing_high_ns) in row
         assert time_with_ci_tex(r.pieces_ns, r.pieces_low_ns, r.pieces_high_ns) in row
         mine = terms[(terms["environment"] == r.environment) & (terms["crossing_probe"] == r.crossing_probe)]
@@ -86,7 +87,7 @@ def test_a_price_missing_from_the_data_is_said_not_crashed_on(result):
     assert pd.isna(gv["pieces_ns"]) and "pipe_pingpong" in gv["verdict"]
     tex = paper_mechanism.mechanism_tex(r, crossing_counts.load_counts())
     assert "gVisor's crossing (null system call) is not decomposed: native prices not measured on this host: pipe\\_pingpong." in tex
-    assert "\\multicolumn{8}{r}{not decomposed}" in tex
+    assert " & -- & not decomposed \\\\" in tex
 
 
 def test_the_crossing_is_the_host_backed_folders_one(result):
