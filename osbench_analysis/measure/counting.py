@@ -263,7 +263,7 @@ def provenance(argv: list[str], perf: str = "perf") -> dict:
             except Exception as ex:   # a fact that cannot be read is said, not fatal
                 env_facts[name] = {"error": str(ex)}
     return {"host": host, "git": machine.git_state(), "perf_version": perf_version(perf),
-            "environment_facts": env_facts, "command": [sys.executable, "-m", __name__, *argv],
+            "environment_facts": env_facts, "command": [sys.executable, "-m", "osbench_analysis.measure.counting", *argv],
             "counters": [{"name": c.name, "event": c.event, "filter": c.filter, "covers": c.covers}
                          for c in COUNTERS], "derived": DERIVED,
             "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}

@@ -1,6 +1,7 @@
 """The paper's account of what one crossing is made of and what whole programs feel of it (issue #22,
 section 4.1; issue #32): each sandbox's crossing as an accounting of its counted host events priced
-natively (mechanism.from_analysis, data/crossing_counts/) and the application workloads beside each environment's crossing factor.
+natively (mechanism.from_analysis, data/crossing_counts/), and the application workloads beside each
+environment's crossing factor.
 Every number comes from the analysis; a piece or workload not measured is said to be, never dropped."""
 from __future__ import annotations
 
