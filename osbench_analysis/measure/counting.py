@@ -10,9 +10,10 @@ interpreter's start and the worker's own set-up cancel.  Several pairs give min/
 
 The tool is `perf stat` (linux-perf) over kernel software events and tracepoints, counting per task,
 never sampling: every event is counted in the kernel at the moment it happens, so the counts do not
-depend on other load on the machine (times do), and the overhead is one counter increment per event
-(no trap to a tracer as with strace, which multiplies a system call's time; its counts would be the
-same).  What each counter covers (``COUNTERS``):
+depend on other load on the machine (times do).  The overhead is a counter increment per event and no
+trap to a tracer, but the system-call tracepoint puts every call on the kernel's tracing path: about
+twice a native getpid's time (benchmarks/counting_overhead.py); strace -c -f, with the same counts,
+makes it about a hundred times.  What each counter covers (``COUNTERS``):
 
 * the worker's launch, wrapped as ``perf stat -- <launch argv>``: every process and thread it starts,
   inherited (native: the worker; gVisor: runsc, the Sentry, the gofer, the stub processes that run the
