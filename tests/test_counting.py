@@ -89,3 +89,10 @@ def test_counted_on_native_and_under_fuse_without_a_cache():
     assert fuse["fuse_lookup"]["median"] == pytest.approx(2.0, abs=0.01)
     assert fuse["fuse_getattr"]["median"] == pytest.approx(3.0, abs=0.01)
     assert fuse["server_syscalls"]["median"] >= 2 * fuse["fuse_requests"]["median"] - 0.01   # read + reply each
+
+
+def test_a_pair_that_cannot_be_counted_is_kept_saying_why():
+    logged = []
+    out = counting.count_plan({"vmware": ("null_syscall",)}, log=logged.append)
+    assert out[0]["environment"] == "vmware" and "environment 'vmware' unknown" in out[0]["error"]
+    assert logged and "vmware null_syscall: environment 'vmware' unknown" in logged[0]
