@@ -96,3 +96,12 @@ def test_a_pair_that_cannot_be_counted_is_kept_saying_why():
     out = counting.count_plan({"vmware": ("null_syscall",)}, log=logged.append)
     assert out[0]["environment"] == "vmware" and "environment 'vmware' unknown" in out[0]["error"]
     assert logged and "vmware null_syscall: environment 'vmware' unknown" in logged[0]
+
+
+def test_the_kernels_own_counters_of_the_reaped_children_are_differenced():
+    from types import SimpleNamespace as R
+
+    before = R(ru_utime=1.0, ru_stime=2.0, ru_nvcsw=10, ru_nivcsw=3)
+    after = R(ru_utime=1.25, ru_stime=2.5, ru_nvcsw=50, ru_nivcsw=4)
+    assert counting.rusage_delta(before, after) == {"rusage_user_us": 250_000, "rusage_system_us": 500_000,
+                                                    "rusage_nvcsw": 40, "rusage_nivcsw": 1}

@@ -75,6 +75,9 @@ ENVIRONMENT_CROSSINGS: dict[str, tuple[str, ...]] = {
 #: |events per operation| below this are counted as none: the differencing over N2 - N1 = 20000 operations
 #: leaves a few stray events of start-up or other work (measured: at most 0.003 per operation natively)
 COUNT_FLOOR = 0.01
+#: the counts are taken with the sandbox (or the worker and the FUSE server) confined to one CPU
+#: (measure/counting.py): only that placement's crossing is accounted for
+COUNTED_PLACEMENT = "same_cpu"
 STATUSES = ("adds up", "rest", "exceeds", "not decomposed")
 TERM_COLUMNS = ["environment", "crossing_probe", "placement", "piece", "count", "count_min", "count_max",
                 "price_ns", "price_low_ns", "price_high_ns", "cost_ns", "cost_low_ns", "cost_high_ns",
@@ -192,8 +195,9 @@ def event_counts(counts: pd.DataFrame, host: str, environment: str, probe: str, 
 def decompose(samples: pd.DataFrame, counts: pd.DataFrame | None = None, *, baseline: str = "native",
               level: float = stats.DEFAULT_LEVEL, environments: list[str] | None = None,
               host: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(summary, terms) for each sandbox environment, crossing probe and placement of ``samples`` (one
-    host's campaigns; the native prices may come from a campaign of their own).  ``counts``:
+    """(summary, terms) for each sandbox environment and crossing probe of ``samples``, both parties on one
+    CPU (COUNTED_PLACEMENT, where the counts were taken), ``samples`` being one
+    host's campaigns (the native prices may come from a campaign of their own).  ``counts``:
     crossing_counts.load_counts() (default: data/crossing_counts/); the host's own counts, else the newest
     other host's (said in counts_host / counts_same_host).  summary: the crossing, the priced pieces' sum and
     the rest, each with its interval, and a status (STATUSES); terms: each piece's count, price and cost."""
@@ -212,7 +216,7 @@ def decompose(samples: pd.DataFrame, counts: pd.DataFrame | None = None, *, base
                 if probe == ENVIRONMENT_CROSSINGS[env][0]:   # said, not dropped: which sandbox has no breakdown
                     summary.append(_undecomposed(env, probe, "", level, f"the {probe} was not measured in {env}"))
                 continue
-            for placement in sorted(env_s["placement"].unique()):
+            for placement in [p for p in sorted(env_s["placement"].unique()) if p == COUNTED_PLACEMENT]:
                 r, t = _one(samples, counts, host, env, probe, placement, baseline, level)
                 if r is not None:
                     summary.append(r)

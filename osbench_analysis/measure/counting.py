@@ -28,12 +28,18 @@ makes it about a hundred times.  What each counter covers (``COUNTERS``):
   (``prev_state & 0xff``), involuntary ones the rest of ``context-switches`` (preemptions: these
   depend on other load, the voluntary ones do not);
 * wake-ups are ``sched:sched_waking`` (in the waker's context); cross-CPU wake-ups are counted as the
-  inter-processor interrupts the processes send (``ipi:ipi_send_cpu`` and ``ipi:ipi_send_cpumask``).
+  inter-processor interrupts the processes send (``ipi:ipi_send_cpu`` and ``ipi:ipi_send_cpumask``);
+* beside perf's, the kernel's own per-process counters of the launch and every descendant it reaped
+  (getrusage of the children, ``rusage_delta``): CPU time in user space and in the host kernel per
+  operation (times, inflated by perf's tracing and by other load: a lead, not a price) and voluntary
+  and involuntary switches (a cross-check of perf's; the FUSE server is not a reaped child, nor is
+  every process of a gVisor sandbox).
 """
 from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import signal
 import statistics
@@ -102,6 +108,16 @@ def parse_perf_csv(text: str, counters=COUNTERS) -> dict[str, int | None]:
             raise CountingError(f"perf stat's line {r[2]!r} where {c.event!r} was expected")
         out[c.name] = int(float(r[0])) if r[0].replace(".", "", 1).isdigit() else None
     return out
+
+
+def rusage_delta(before, after) -> dict:
+    """The kernel's own per-process counters of the processes reaped meanwhile (getrusage RUSAGE_CHILDREN:
+    the launch and every descendant it waited for; perf's processes too), differenced: CPU time in user
+    space and in the host kernel (microseconds: times, so load-sensitive, unlike the counts), voluntary and
+    involuntary context switches (a cross-check of perf's, over reaped processes only)."""
+    return {"rusage_user_us": round((after.ru_utime - before.ru_utime) * 1e6),
+            "rusage_system_us": round((after.ru_stime - before.ru_stime) * 1e6),
+            "rusage_nvcsw": after.ru_nvcsw - before.ru_nvcsw, "rusage_nivcsw": after.ru_nivcsw - before.ru_nivcsw}
 
 
 def with_derived(counts: dict) -> dict:
@@ -203,16 +219,18 @@ def counted_run(sess, probe: str, iterations: int, *, cpu: int = 0, timeout_s: f
             server = subprocess.Popen([*perf_argv(server_csv, perf=perf), "-p", str(spid)],
                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             time.sleep(0.3)   # perf attaches to every thread before the worker starts
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         outcome = launch.run(how, timeout_s)
         if server is not None:
             server.send_signal(signal.SIGINT)
             server.wait(timeout=30)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if outcome.status != "ok" or not outcome.batches:
             raise CountingError(f"{probe} x{iterations} in {env.name}: {outcome.status}: {outcome.message[:300]}")
         done = sum(int(b.get("iterations", 0)) for b in outcome.batches)
         if done != iterations:
             raise CountingError(f"{probe} in {env.name} ran {done} iterations, {iterations} were asked")
-        counts = with_derived(parse_perf_csv(worker_csv.read_text()))
+        counts = {**with_derived(parse_perf_csv(worker_csv.read_text())), **rusage_delta(before, after)}
         if server is not None:
             counts = {**counts, **{f"server_{k}": v for k, v in with_derived(parse_perf_csv(
                 server_csv.read_text())).items() if not k.startswith("fuse")}}
