@@ -18,6 +18,7 @@ import pandas as pd
 from osbench_analysis.analysis.microkernel import _condition, _count, boot_counts, summarise
 from osbench_analysis.catalog import matched as catalog
 from osbench_analysis.catalog.guests import UNIT
+from osbench_analysis.catalog.families import print_name
 from osbench_analysis.formatting import tex_escape
 
 STATS = ("median", "lo", "hi", "min", "mean", "boots", "exact")
@@ -131,7 +132,7 @@ def _tex_count(r: pd.Series) -> str:
 def matched_tex(tab: pd.DataFrame) -> str:
     """The matched table as a LaTeX tabular: rows x kernels, each cell the probe and its count, or why empty."""
     envs = list(dict.fromkeys(tab["environment"]))
-    lines = [r"\begin{tabular}{l" + "p{2.3cm}" * len(envs) + "}", r"\toprule",
+    lines = [r"\begin{tabular}{p{2.2cm}" + r">{\raggedright\arraybackslash}p{2.5cm}" * len(envs) + "}", r"\toprule",
              "Primitive & " + " & ".join(tex_escape(catalog.COLUMN_LABELS[e]) for e in envs) + r" \\",
              r"\midrule"]
     for _, part in tab.groupby("row", sort=False):
@@ -147,7 +148,7 @@ def matched_tex(tab: pd.DataFrame) -> str:
                 if r["absent"]:
                     cells.append(r"\emph{none}" if k == 0 else "")
                     continue
-                cells.append(f"\\texttt{{{tex_escape(r['probe'])}}}: {_tex_count(r)}")
+                cells.append(f"{print_name(r['probe'])}: {_tex_count(r)}")   # a reader's name, never the identifier
             title = tex_escape(part.iloc[0]["title"]) if k == 0 else ""
             lines.append(f"{title} & " + " & ".join(cells) + r" \\")
         lines.append(r"\addlinespace")
