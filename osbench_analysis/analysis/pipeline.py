@@ -260,8 +260,8 @@ class Analysis:
         rows = pd.concat([self.estimates, pooled], ignore_index=True)
         if not full:
             return formatting.readable_estimates(rows)
-        cols = ["environment", "host", "campaign_id", "probe", "variant", "placement", "quoted", "estimate_ns", "ci_low_ns",
-                "ci_high_ns", "confidence", "mean_over_runs", "mean_over_runs_low", "mean_over_runs_high",
+        cols = ["environment", "host", "campaign_id", "probe", "variant", "placement", "quoted", "estimate_ns",
+                "ci_low_ns", "ci_high_ns", "confidence", "mean_over_runs", "mean_over_runs_low", "mean_over_runs_high",
                 "estimate_clean_ns", "ci_low_clean_ns", "ci_high_clean_ns", "n_runs", "n_batches",
                 "flagged_fraction", "depends_on_flags", "multimodal", "warning", "ci_method", "note",
                 "pooled", "n_campaigns", "interval_over", "between_campaign_sd"]

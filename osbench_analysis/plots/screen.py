@@ -37,7 +37,8 @@ def is_numeric(axis) -> bool:
     """False for an axis of named rows or columns: set_yticks(positions, labels) gives it a FixedFormatter,
     or (matplotlib >= 3.8 with a FixedLocator) a FuncFormatter reading the labels from a dict."""
     f = axis.get_major_formatter()
-    named = isinstance(f, FuncFormatter) and getattr(getattr(f.func, "func", None), "__name__", "") == "_format_with_dict"
+    inner = getattr(getattr(f, "func", None), "func", None)      # functools.partial(Axis._format_with_dict, ...)
+    named = isinstance(f, FuncFormatter) and getattr(inner, "__name__", "") == "_format_with_dict"
     return not (isinstance(f, FixedFormatter) or named)
 
 
