@@ -340,6 +340,8 @@ def show(table):
     caption = " ".join(filter(None, [table.attrs.get("caption"), legend_text(table.attrs.get("legend"))]))
     if caption:
         styled = styled.set_caption(caption).set_table_styles(
-            [{"selector": "caption", "props": "caption-side: top; text-align: left; padding-bottom: 0.4em;"}],
+            [{"selector": "caption", "props": "caption-side: top; text-align: left; padding-bottom: 0.4em; "
+                                           # the caption wraps within the columns, never widens the table
+                                           "contain: inline-size;"}],
             overwrite=False)
     return styled

@@ -266,7 +266,9 @@ def test_warnings_read_as_short_codes_with_their_legend():
     assert set(legend) == {"minority", "few-runs", "modes", "w1"} and legend["w1"] == "something new"
     t = pd.DataFrame({"probe": ["x"], "time": ["1 ns"]})
     t.attrs["legend"] = legend
-    assert "minority = a minority of runs is slower" in formatting.show(t).to_html()
+    html = formatting.show(t).to_html()
+    assert "minority = a minority of runs is slower" in html
+    assert "contain: inline-size" in html        # the legend wraps within the table, never widens it
 
 
 def test_the_table_filter_keeps_the_rows_picked_and_lets_unknown_columns_through():
