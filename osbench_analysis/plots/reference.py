@@ -11,13 +11,18 @@ ARCH_COLOURS = {"monolithic": "#4c72b0", "microkernel": "#c44e52", "hybrid": "#d
 
 #: published series are hollow (our measurements are filled, edged in black), each in a deep colour and a
 #: marker of its own: a series tells itself from the others by both, and from ours by the fill
-_PUBLISHED_MARKERS = ("o", "^", "s", "v", "D", "<", ">", "p", "h", "*", "P", "X")
+#: hues our environments never wear first (black, grey, olive, brown), then seaborn's dark ones; markers
+#: our native circle and gvisor square are not, first
+_PUBLISHED_MARKERS = ("^", "v", "<", ">", "p", "h", "*", "d", "X", "P", "s", "o")
+_PUBLISHED_HUES = (None, 7, 8, 5, 4, 3, 2, 1, 9, 0, 6)
 
 
 def published_styles(names) -> dict:
-    """name -> (colour, marker), distinct for every published series (up to 12 by marker alone)."""
-    palette = sns.color_palette("dark", 10)
-    return {n: (palette[i % 10], _PUBLISHED_MARKERS[i % len(_PUBLISHED_MARKERS)]) for i, n in enumerate(names)}
+    """name -> (colour, marker), distinct for every published series (up to 11 by colour and marker)."""
+    dark = sns.color_palette("dark", 10)
+    colours = [(0.1, 0.1, 0.1) if h is None else dark[h] for h in _PUBLISHED_HUES]
+    return {n: (colours[i % len(colours)], _PUBLISHED_MARKERS[i % len(_PUBLISHED_MARKERS)])
+            for i, n in enumerate(names)}
 
 
 def plot_architecture_ratios(arch: pd.DataFrame, env: pd.DataFrame | None = None, *,
