@@ -317,6 +317,9 @@ _TEXT_COLUMNS = ("warning", "reason", "sentence", "warnings", "note", "message",
                  "detail", "how the work differs")
 
 
+#: the longest cell, in characters, of a text column that is not given a sentence's width
+_SHORT_TEXT = 40
+
 #: Label columns that wrap (at the spaces readable_estimates puts after commas) rather than widen the table
 _NARROW_WRAP = ("variant",)
 _NARROW_WIDTH = "14em"
@@ -328,7 +331,9 @@ def show(table):
     cells at 50 characters), long text wrapping in its own column; the caption
     of a compact table (``table.attrs["caption"]``) above it."""
     fmt = {c: f for c in table.columns if (f := _cell_format(str(c), table[c].dtype)) is not None}
-    text = [c for c in _TEXT_COLUMNS if c in table.columns]
+    # a column of sentences gets its reading width; one of short codes (the compact table's warnings) does not
+    text = [c for c in _TEXT_COLUMNS if c in table.columns
+            and max((len(str(v)) for v in table[c]), default=0) > _SHORT_TEXT]
     narrow = [c for c in _NARROW_WRAP if c in table.columns]
     width = f"{30 if len(text) <= 1 else max(18, 48 // len(text))}em"   # several sentence columns share a screen
     styled = (table.style.hide(axis="index").format(na_rep="").format(fmt)   # a pooled row's runs: blank, not <NA>
@@ -340,8 +345,6 @@ def show(table):
     caption = " ".join(filter(None, [table.attrs.get("caption"), legend_text(table.attrs.get("legend"))]))
     if caption:
         styled = styled.set_caption(caption).set_table_styles(
-            [{"selector": "caption", "props": "caption-side: top; text-align: left; padding-bottom: 0.4em; "
-                                           # the caption wraps within the columns, never widens the table
-                                           "contain: inline-size;"}],
+            [{"selector": "caption", "props": "caption-side: top; text-align: left; padding-bottom: 0.4em;"}],
             overwrite=False)
     return styled

@@ -264,11 +264,12 @@ def test_warnings_read_as_short_codes_with_their_legend():
     codes, legend = formatting.warning_codes(texts)
     assert codes == ["minority", "few-runs, modes", "", "w1"]
     assert set(legend) == {"minority", "few-runs", "modes", "w1"} and legend["w1"] == "something new"
-    t = pd.DataFrame({"probe": ["x"], "time": ["1 ns"]})
+    t = pd.DataFrame({"probe": ["x"], "time": ["1 ns"], "warning": [codes[1]]})
     t.attrs["legend"] = legend
     html = formatting.show(t).to_html()
     assert "minority = a minority of runs is slower" in html
-    assert "contain: inline-size" in html        # the legend wraps within the table, never widens it
+    assert "width: 30em" not in html             # a column of short codes is not given a sentence's width
+    assert "width: 30em" in formatting.show(t.assign(warning=[texts[0]])).to_html()    # one of sentences is
 
 
 def test_the_table_filter_keeps_the_rows_picked_and_lets_unknown_columns_through():
