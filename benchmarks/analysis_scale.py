@@ -78,7 +78,9 @@ def main() -> None:
     for n in sizes:
         t = time.perf_counter()
         while written < n:
-            synthetic.write_synthetic(root, f"syn-{written:05d}", base, seed=written, hostname=f"host{written % 7}")
+            k = written % 7    # seven hosts: another CPU model each (a hostname alone is the same host)
+            synthetic.write_synthetic(root, f"syn-{written:05d}", base, seed=written, hostname=f"host{k}",
+                                      host={"cpu_model": f"{base.manifest.host.get('cpu_model', 'CPU')} #{k}"})
             written += 1
         write_s = time.perf_counter() - t
         steps = ["estimates"] + (["analyze"] if n <= args.skip_analyze_above else [])

@@ -105,6 +105,7 @@ def _fleet(args) -> int:
     result = fleet.fleet_run(args.scheduler, args.hosts, profile=args.profile, wait=args.wait,
                              say=lambda m: print(m, file=sys.stderr), **params)
     print(result.table().drop(columns=["path"]).to_string(index=False))
+    _fleet_hosts(result, args.output)
     if result.unfinished:
         print(f"{len(result.unfinished)} host(s) unfinished: run the same command with --campaign-id "
               f"{result.prefix} to resume them", file=sys.stderr)
@@ -112,12 +113,24 @@ def _fleet(args) -> int:
     return 0
 
 
+def _fleet_hosts(result, output) -> None:
+    """The fleet's hosts side by side (analysis/hosts.py) when its campaigns came from two hosts or more."""
+    from osbench_analysis.analysis import hosts as analysis_hosts
+
+    cat = store.catalog(output)
+    keys = list(dict.fromkeys(cat.loc[cat["campaign_id"].isin(result.campaigns), "host"]))
+    if len(keys) > 1:
+        cross = analysis_hosts.cross_host(output, hosts=keys)
+        print("\nhosts side by side:\n" + cross.hosts.to_string(index=False) + "\n" + "\n".join(cross.findings()))
+
+
 def _add_analysis(sub, name, help_):
     """The parameters of analyze.ipynb (and, with --reference-root, reference_comparisons.ipynb)."""
     from osbench_analysis import stats
 
     p = sub.add_parser(name, help=help_)
-    p.add_argument("campaigns", nargs="*", help="campaign ids; default: the newest of each (environment, host)")
+    p.add_argument("campaigns", nargs="*",
+                   help="campaign ids; default: the newest complete one of each environment on one host (--host)")
     p.add_argument("--root", help="campaigns folder (default data/campaigns)")
     p.add_argument("--out-dir", help="where generated tables/figures go (default paper/generated)")
     p.add_argument("--level", type=float, default=stats.DEFAULT_LEVEL, help="confidence level of every interval")
@@ -127,11 +140,13 @@ def _add_analysis(sub, name, help_):
     p.add_argument("--ci-method", default=stats.DEFAULT_CI_METHOD, choices=stats.CI_METHODS,
                    help="interval method (docs/statistics.md)")
     p.add_argument("--baseline", default="native", help="environment every other environment is compared with")
+    p.add_argument("--host", help="the host to analyse: its key or words of its label (osbench list), e.g. 'intel'; "
+                                  "default: the host of the newest complete round")
     return p
 
 
 def _analysis_kwargs(args) -> dict:
-    restrict = {k: getattr(args, k) for k in ("probes", "environments") if getattr(args, k, None)}
+    restrict = {k: getattr(args, k) for k in ("probes", "environments", "host") if getattr(args, k, None)}
     return dict(root=args.root, level=args.level, n_resamples=args.n_resamples, seed=args.seed,
                 ci_method=args.ci_method, baseline=args.baseline, **restrict)
 
@@ -215,8 +230,12 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "fleet":
             return _fleet(args)
         elif args.command == "list":
+            from osbench_analysis.analysis.hosts import hosts_table
+
             cat = store.catalog(args.root)
             print(cat.drop(columns=["path"]).to_string(index=False) if len(cat) else "no campaigns")
+            if len(cat):   # the hosts (hosts/identity.py), each named as --host takes it
+                print("\nhosts (--host takes a key or words of a label):\n" + hosts_table(cat).to_string(index=False))
         elif args.command == "probes":
             print(registry.format_catalog())
         elif args.command == "envs":

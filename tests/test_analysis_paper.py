@@ -41,7 +41,7 @@ def test_placement_ratios_cover_two_party_probes_only(result):
 def test_newest_campaign_of_each_environment_is_the_default(tiny_campaign, tiny_root):
     refs = analysis.select_campaigns(None, tiny_root)
     assert [r.campaign_id for r in refs] == [tiny_campaign.id]
-    assert refs[0].environment == "native" and refs[0].host == tiny_campaign.manifest.hostname
+    assert refs[0].environment == "native" and refs[0].host == tiny_campaign.manifest.host_identity.key
     with pytest.raises(store.StoreError, match="no campaigns under"):
         analysis.select_campaigns(None, "/nonexistent/campaigns")
 

@@ -179,7 +179,7 @@ def test_a_hung_probe_is_killed_with_its_sandbox(name, tmp_path):
 
 SIGINT_SCRIPT = textwrap.dedent("""
     import sys
-    from osbench_analysis import runner
+    from osbench_analysis.measure import runner
     runner.measure(probes=["stat", "test_hang"], runs=1, batches=2, warmup=0, min_batch_ms=1,
                    placements=["same_cpu"], precision_target=0, environment=sys.argv[1],
                    output=sys.argv[2], progress=False, timeout_s=120)
@@ -213,7 +213,8 @@ ROUND_FROM_CLONE = textwrap.dedent("""
     import json, sys, tempfile
     from pathlib import Path
     import osbench_analysis
-    from osbench_analysis import environments, launch
+    from osbench_analysis import environments
+    from osbench_analysis.worker import launch
     from osbench_analysis.environments import RoundJob, hostops
     from osbench_analysis.worker.main import WorkerRequest
     env = environments.get(sys.argv[1])

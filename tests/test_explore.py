@@ -136,7 +136,11 @@ def test_the_explorer_widget_follows_what_is_picked():
     assert set(ex._samples["probe"]) == {"null_syscall"}
     ex.environments.value = ("native",)
     assert set(ex._samples["environment"]) == {"native"}
-    older = [c for c in ex.campaigns.options if "native" in c][-1]
+    # each campaign listed with the host that measured it (issue #28)
+    labels = dict(ex.campaigns.options)
+    older = [c for c in labels.values() if "native" in c][-1]
+    label = next(k for k, v in labels.items() if v == older)
+    assert label.startswith(older + " · ") and ("Intel" in label or "AMD" in label)
     ex.campaigns.value = (older,)
     assert set(ex._samples["campaign_id"]) == {older} and ex.probe.value == "null_syscall"
 

@@ -2,8 +2,11 @@
 `osbench analyze`, returning a plain record that plots, the paper and the
 reference comparison read from (none of them re-runs statistics).
 
-Campaigns are keyed explicitly by (environment, host, campaign): by default
-the newest campaign of each (environment, host); the first campaign named for
+Campaigns are keyed explicitly by (environment, host, campaign); a host is
+hosts.identity's (CPU, kernel, ..., not the hostname).  By default one host
+(``host``, else the host of the newest complete round: analysis/hosts.py) and
+its newest *complete* campaign of each environment (a newer partial one is
+named in ``Analysis.notes``, not used); the first campaign named for
 an (environment, host) is its *primary* one, whose numbers the paper quotes.
 A *sweep campaign* (sweeps.sweep_only: it names only swept probes and measures
 a sweep at two or more points) is never the primary while a campaign of the
@@ -100,8 +103,9 @@ def _check_names(what: str, asked, known) -> list[str] | None:
 class CampaignRef:
     campaign_id: str
     environment: str
-    host: str
+    host: str                  # hosts.identity key
     created_utc: str
+    host_label: str = ""
 
 
 def _order_key(ref: CampaignRef, baseline: str) -> tuple:
@@ -113,12 +117,22 @@ def sweep_campaign_ids(cat: pd.DataFrame) -> set[str]:
     return set(cat.loc[cat["sweep_only"].astype(bool), "campaign_id"])
 
 
+def _refs(rows: pd.DataFrame) -> list[CampaignRef]:
+    """Catalog rows (store.catalog) as CampaignRefs, in their order."""
+    return [CampaignRef(r.campaign_id, r.environment, r.host, r.created_utc, r.host_label) for r in rows.itertuples()]
+
+
 def select_campaigns(campaigns: list[str] | None = None, root: str | Path | None = None, *,
-                     baseline: str = "native") -> list[CampaignRef]:
-    """The named campaigns in the order named, or by default the newest sealed
-    campaign of each (environment, host), baseline environment first per host.
-    A sweep campaign (sweeps.sweep_only) is chosen by default only for an
-    (environment, host) that has no other campaign: see select_sweep_campaigns."""
+                     baseline: str = "native", host: str | None = None, probes: list[str] | None = None,
+                     notes: list[str] | None = None) -> list[CampaignRef]:
+    """The named campaigns in the order named, or by default, on one host (``host``, else the host
+    of the newest complete round: hosts.choose_host), the newest complete campaign of each environment
+    (hosts.select_primary: of the ``probes`` analysed, when given), baseline environment first.
+    A newer partial campaign passed over gets a sentence in ``notes``.  A sweep campaign
+    (sweeps.sweep_only) is chosen by default only for an environment that has no other campaign: see
+    select_sweep_campaigns."""
+    from osbench_analysis.analysis import hosts as host_choice
+
     cat = store.catalog(root)
     if campaigns:
         known = cat.set_index("campaign_id")
@@ -132,18 +146,25 @@ def select_campaigns(campaigns: list[str] | None = None, root: str | Path | None
         if guest:
             raise AnalysisError(f"campaign {guest[0]!r} counts guest instructions, not ns: compare it with "
                                 "microkernel.from_campaigns, not with the host environments")
-        return [CampaignRef(c, known.loc[c, "environment"], known.loc[c, "hostname"], known.loc[c, "created_utc"])
-                for c in campaigns]
+        if host is not None:
+            key = host_choice.resolve_host(host, cat)
+            other = [c for c in campaigns if known.loc[c, "host"] != key]
+            if other:
+                raise AnalysisError(f"campaign {other[0]!r} was measured on {known.loc[other[0], 'host_label']}, "
+                                    f"not on host {host!r}: name campaigns of one host, or leave host unset")
+        return _refs(known.loc[campaigns].reset_index())
     if cat.empty:
         raise store.StoreError(f"no campaigns under {root or store.default_root()}: run `osbench run` "
                                "(or notebooks/run_campaign.ipynb) first")
     # the emulated-CPU guests count instructions, not ns: they are compared only with each other (microkernel.py)
     cat = cat[~cat["environment"].isin(GUEST_ENVIRONMENTS)]
-    # a campaign of the whole catalog before any sweep campaign, then the newest
-    cat = cat.assign(_whole=~cat["campaign_id"].isin(sweep_campaign_ids(cat)))
-    newest = cat.sort_values(["_whole", "created_utc", "campaign_id"]).groupby(["environment", "hostname"]).tail(1)
-    refs = [CampaignRef(r.campaign_id, r.environment, r.hostname, r.created_utc) for r in newest.itertuples()]
-    return sorted(refs, key=lambda r: _order_key(r, baseline))
+    if cat.empty:
+        raise store.StoreError(f"no campaigns timed in ns under {root or store.default_root()}")
+    key = host_choice.choose_host(cat, host, baseline)
+    chosen, said = host_choice.select_primary(cat[cat["host"] == key], probes, root)
+    if notes is not None:
+        notes.extend(said)
+    return sorted(_refs(chosen), key=lambda r: _order_key(r, baseline))
 
 
 def select_sweep_campaigns(refs: list[CampaignRef], root: str | Path | None = None,
@@ -165,9 +186,9 @@ def select_sweep_campaigns(refs: list[CampaignRef], root: str | Path | None = No
     have = {r.campaign_id for r in refs}
     keys = {(r.environment, r.host) for r in refs}
     sw = cat[cat["campaign_id"].isin(sweep_ids - have)]
-    sw = sw[np.array([(e, h) in keys for e, h in zip(sw["environment"], sw["hostname"])], dtype=bool)]
-    newest = sw.sort_values(["created_utc", "campaign_id"]).groupby(["environment", "hostname"]).tail(1)
-    return refs, [CampaignRef(r.campaign_id, r.environment, r.hostname, r.created_utc) for r in newest.itertuples()]
+    sw = sw[np.array([(e, h) in keys for e, h in zip(sw["environment"], sw["host"])], dtype=bool)]
+    newest = sw.sort_values(["created_utc", "campaign_id"]).groupby(["environment", "host"]).tail(1)
+    return refs, _refs(newest)
 
 
 def overview(campaign: store.Campaign) -> pd.DataFrame:
@@ -230,6 +251,11 @@ class Analysis:
         return list(dict.fromkeys(c.host for c in self.campaigns))
 
     @property
+    def host_labels(self) -> dict[str, str]:
+        """host key -> its readable label (hosts.identity), for every host of the analysis."""
+        return {c.host: c.host_label or c.host for c in self.campaigns}
+
+    @property
     def environments(self) -> list[str]:
         return list(dict.fromkeys(c.environment for c in self.campaigns))
 
@@ -259,7 +285,12 @@ class Analysis:
         pooled = pooled[pooled["probe"].isin(self.estimates["probe"])] if len(pooled) else pooled
         rows = pd.concat([self.estimates, pooled], ignore_index=True)
         if not full:
-            return formatting.readable_estimates(rows)
+            t = formatting.readable_estimates(rows)
+            # which host measured it (hosts.identity's label), said once above the table
+            labels = self.host_labels
+            said = "; ".join(f"{k} = {v}" for k, v in labels.items()) if len(labels) > 1 else "".join(labels.values())
+            t.attrs["caption"] = " ".join(filter(None, [t.attrs.get("caption"), f"Host: {said}." if said else ""]))
+            return t
         cols = ["environment", "host", "campaign_id", "probe", "variant", "placement", "quoted", "estimate_ns",
                 "ci_low_ns", "ci_high_ns", "confidence", "mean_over_runs", "mean_over_runs_low", "mean_over_runs_high",
                 "estimate_clean_ns", "ci_low_clean_ns", "ci_high_clean_ns", "n_runs", "n_batches",
@@ -370,7 +401,7 @@ def analyze(campaigns: list[str] | None = None, root: str | Path | None = None, 
             level: float = stats.DEFAULT_LEVEL, n_resamples: int = stats.DEFAULT_RESAMPLES,
             seed: int = stats.DEFAULT_SEED, estimator: str = "median", ci_method: str = stats.DEFAULT_CI_METHOD,
             baseline: str = "native", probes: list[str] | None = None,
-            environments: list[str] | None = None, pool: bool = True) -> Analysis:
+            environments: list[str] | None = None, pool: bool = True, host: str | None = None) -> Analysis:
     """Load the campaigns (seals verified) and compute every estimate, ratio and
     crossing cost once, with its CI.
 
@@ -378,9 +409,11 @@ def analyze(campaigns: list[str] | None = None, root: str | Path | None = None, 
     all): a question about one probe then takes a fraction of the time.
     ``pool``: also pool each primary campaign with the host's comparable
     earlier campaigns (same environment and probe code:
-    reproducibility.pool_campaigns) into intervals over campaigns."""
+    reproducibility.pool_campaigns) into intervals over campaigns.  ``host``: the host to analyse (its
+    key or words of its label, analysis/hosts.py); default the host of the newest complete round."""
     settings = AnalysisSettings(level, n_resamples, seed, estimator, ci_method, baseline)
-    refs = select_campaigns(campaigns, root, baseline=baseline)
+    chose: list[str] = []
+    refs = select_campaigns(campaigns, root, baseline=baseline, host=host, probes=probes, notes=chose)
     refs, sweep_refs = select_sweep_campaigns(refs, root, campaigns)
     environments = _check_names("environments", environments, [r.environment for r in refs])
     if environments is not None:
@@ -412,6 +445,7 @@ def analyze(campaigns: list[str] | None = None, root: str | Path | None = None, 
     primary = samples[samples["campaign_id"].isin(result.primary_ids)]
     envs = set(primary["environment"])
     notes = result.notes
+    notes.extend(chose)
     if len(envs) > 1:
         if baseline not in envs:
             raise AnalysisError(f"baseline environment {baseline!r} is not among the selected environments "

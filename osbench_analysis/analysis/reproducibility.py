@@ -5,8 +5,8 @@ that campaign would land, not where a re-run of the campaign hours later
 would: the host drifts between campaigns by more than runs differ inside one.
 This module
 
-- finds the *comparable* campaigns of a campaign: same host (host id, else
-  name), same environment, same probe code (``probes.source_sha256``); the
+- finds the *comparable* campaigns of a campaign: same host (hosts.identity:
+  CPU, kernel, ..., never the name), environment, probe code (``probes.source_sha256``); the
   parameters that define a condition are in its (probe, variant, placement);
 - reduces each campaign's condition to one value, the mean log run median
   (the engine's estimand) with its standard error over runs (``campaign_values``);
@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from osbench_analysis.hosts.identity import host_identity
 from osbench_analysis.stats.pooled import OVER_CAMPAIGNS, WITHIN_ONE_CAMPAIGN, random_effects
 
 CONDITION = ["host", "environment", "probe", "variant", "placement"]
@@ -45,9 +46,7 @@ def comparable_key(manifest) -> tuple[str, str, str, str]:
     """(host, environment, probe source hash, environment configuration): campaigns with the same
     key pool.  The configuration is '' unless the environment ran in a way that changes its
     numbers (environments/uml.py measured_configuration: UML under the first XSAVE shim build)."""
-    h = manifest.host or {}
-    host = h.get("host_id") or h.get("hostname") or manifest.hostname
-    config = ""
+    h, host, config = manifest.host or {}, host_identity(manifest.host or {}).key, ""
     if (getattr(manifest, "environment_info", None) or {}).get("uml_kernel"):
         from osbench_analysis.environments.uml import measured_configuration
 
@@ -136,7 +135,7 @@ def pool_campaigns(primary: dict, root=None, *, baseline: str = "native", level:
     parts = []
     for cid in dict.fromkeys(c for ids in comparable.values() for c in ids):
         camp = loaded.get(cid) or store.load_campaign(cid, root)
-        parts.append(camp.samples.assign(host=camp.manifest.hostname))
+        parts.append(camp.samples.assign(host=host_identity(camp.manifest.host).key))
     samples = pd.concat(parts, ignore_index=True)
     if probes is not None:
         samples = samples[samples["probe"].isin([*probes, *CANARY_PROBES, *PROXY_CANARIES])]

@@ -61,9 +61,11 @@ def campaigns(root: str | Path | None = None) -> pd.DataFrame:
 
 
 def newest(environment: str = "native", n: int = 2, root: str | Path | None = None, *,
-           probe: str | None = None, placement: str | None = None) -> list[str]:
-    """The ids of the n newest campaigns of one environment, oldest first (what a
-    two-campaign comparison compares by default: the previous one, then the latest).
+           probe: str | None = None, placement: str | None = None, host: str | None = None) -> list[str]:
+    """The ids of the n newest campaigns of one environment on one host, oldest first (what a
+    two-campaign comparison compares by default: the previous one, then the latest).  ``host``:
+    its key or words of its label (analysis/hosts.py); default the host of the newest such
+    campaign, so that the comparison never crosses hosts unasked.
 
     With ``probe`` (and ``placement``): the newest that measured it there.  Without:
     campaigns of the whole catalog, never a sweep campaign (analysis.sweep_campaign_ids:
@@ -73,6 +75,10 @@ def newest(environment: str = "native", n: int = 2, root: str | Path | None = No
     cat = store.catalog(root)
     _one_of("environment", environment, campaigns(root)["environment"])
     cat = cat[cat["environment"] == environment].sort_values(["created_utc", "campaign_id"], ascending=False)
+    if host is not None:
+        from osbench_analysis.analysis.hosts import resolve_host
+
+        cat = cat[cat["host"] == resolve_host(host, store.catalog(root))]
     ids = list(cat["campaign_id"])
     if probe is not None:
         _, held = store.load_campaigns(ids, root, columns=["campaign_id", "probe", "placement"])
@@ -84,26 +90,31 @@ def newest(environment: str = "native", n: int = 2, root: str | Path | None = No
         whole = [c for c in ids if c not in sweep]
         ids = whole if len(whole) >= n else ids
         what = ""
+    on = dict(zip(cat["campaign_id"], cat["host"]))
+    ids = [c for c in ids if on[c] == on[ids[0]]] if ids else ids    # the newest one's host alone
     if len(ids) < n:
-        raise ExploreError(f"{environment} has {len(ids)} campaign(s){what} under {root or store.default_root()}, "
-                           f"{n} asked for")
+        where = f" on {cat.loc[cat['campaign_id'] == ids[0], 'host_label'].iloc[0]}" if ids else ""
+        raise ExploreError(f"{environment} has {len(ids)} campaign(s){what}{where} under "
+                           f"{root or store.default_root()}, {n} asked for (name campaigns of two hosts to "
+                           "compare across hosts)")
     return ids[:n][::-1]
 
 
 def samples(probe: str, *, variant: str | None = None, placement: str | None = None,
             environments: list[str] | None = None, campaigns: list[str] | None = None,
-            root: str | Path | None = None) -> pd.DataFrame:
+            root: str | Path | None = None, host: str | None = None) -> pd.DataFrame:
     """One probe's measured batches (warm-ups dropped) across campaigns and environments.
 
-    ``campaigns``: ids to read; default the newest campaign of each
-    (environment, host).  ``environments``, ``variant``, ``placement``: keep
+    ``campaigns``: ids to read; default the newest complete campaign of each
+    environment on ``host`` (default: the host of the newest complete round,
+    as analyze() chooses).  ``environments``, ``variant``, ``placement``: keep
     only those (default all).  Columns: the condition, ``host``, ``run``,
     ``batch``, ``per_op_ns``, ``flagged`` (interference or a severe outlier,
     quality.flag_batches) and what the flags are read from.
     """
     from osbench_analysis.analysis import pipeline as analysis  # select_campaigns: the same choice analyze() makes
 
-    refs = analysis.select_campaigns(campaigns, root)
+    refs = analysis.select_campaigns(campaigns, root, host=host)
     if environments is not None:
         _one_of("environment", environments, [r.environment for r in refs])
         refs = [r for r in refs if r.environment in environments]
@@ -218,15 +229,26 @@ def runs_agree(s: pd.DataFrame) -> pd.DataFrame:
 
 def compare(s: pd.DataFrame, by: str, this: str, baseline: str, *, level: float = stats.DEFAULT_LEVEL,
             ci_method: str = stats.DEFAULT_CI_METHOD, seed: int = stats.DEFAULT_SEED,
-            n_resamples: int = 2000) -> pd.DataFrame:
+            n_resamples: int = 2000, across_hosts: bool = False) -> pd.DataFrame:
     """``this`` over ``baseline`` in column ``by`` (environment, campaign_id,
     host or placement), per condition that both have: ratio of per-op times
-    with its interval (stats.ratio_ci, runs as the unit) and a sentence."""
+    with its interval (stats.ratio_ci, runs as the unit) and a sentence.
+    Two sides measured on different hosts are compared only with ``across_hosts``
+    (or ``by='host'``), and the sentence says so."""
     if by not in s.columns:
         raise ExploreError(f"by {by!r} is not a column of the samples; use one of environment, campaign_id, "
                            "host, placement")
     _one_of(by, [this, baseline], s[by].astype(str).unique())
-    match = [k for k in (*CONDITION, "host") if k in s.columns and k not in (by, "campaign_id", "environment")]
+    sides = s[s[by].astype(str).isin([this, baseline])]
+    # environments and placements are compared within each host (host is matched); two campaigns may differ
+    two_hosts = by == "host" or (by == "campaign_id" and "host" in s.columns and sides["host"].nunique() > 1)
+    if two_hosts and by != "host" and not across_hosts:
+        raise ExploreError(f"{this} and {baseline} were measured on different hosts "
+                           f"({', '.join(sorted(sides['host'].unique()))}): pass across_hosts=True to compare "
+                           "them anyway (analysis/hosts.py compares hosts)")
+    across = " (across hosts)" if two_hosts else ""
+    match = [k for k in (*CONDITION, "host") if k in s.columns and k not in (by, "campaign_id", "environment")
+             and not (k == "host" and two_hosts)]
     if by == "placement":
         match += ["campaign_id", "environment"]
     rows = []
@@ -241,7 +263,7 @@ def compare(s: pd.DataFrame, by: str, this: str, baseline: str, *, level: float 
                    f"no difference shown between {this} and {baseline}")
         # the sentence first: it is what a reader reads; the numbers behind it follow
         rows.append({**dict(zip(match, key)), by: this, "baseline": baseline,
-                     "sentence": f"{verdict}: ratio {formatting.ratio_with_ci(r.ratio, r.ci_low, r.ci_high)} "
+                     "sentence": f"{verdict}{across}: ratio {formatting.ratio_with_ci(r.ratio, r.ci_low, r.ci_high)} "
                                  f"({r.level:.0%} CI, {r.ci_method})",
                      "ratio": r.ratio, "ci_low": r.ci_low, "ci_high": r.ci_high, "level": r.level,
                      "different": r.different, "n_runs": r.numerator.n_runs, "baseline_n_runs": r.denominator.n_runs})

@@ -19,8 +19,9 @@ from osbench_analysis.store import campaigns as store
 
 
 def _newest_per_environment(cat: pd.DataFrame, root: str | Path | None = None) -> list[str]:
-    """The campaigns analyze() would pick (analysis.select_campaigns: the newest of each environment and host,
-    a campaign measured for the sweeps alone only where nothing else is), among ``cat``'s."""
+    """The campaigns analyze() would pick (analysis.select_campaigns: on the host of the newest complete round,
+    the newest complete campaign of each environment, a campaign measured for the sweeps alone only where
+    nothing else is), among ``cat``'s."""
     from osbench_analysis.analysis import pipeline as analysis
 
     return [r.campaign_id for r in analysis.select_campaigns(root=root) if r.campaign_id in set(cat["campaign_id"])]
@@ -41,7 +42,9 @@ class Explorer:
         # every label in full ("environments" was cut to "environm..." at the default width), the same
         # width for all, so the lists and dropdowns line up
         label = dict(style={"description_width": "7.5em"})
-        self.campaigns = w.SelectMultiple(options=ids, value=_newest_per_environment(self.catalog, root),
+        # each campaign named with the host that measured it (hosts.identity's label)
+        options = [(f"{c} · {h}", c) for c, h in zip(ids, self.catalog["host_label"])]
+        self.campaigns = w.SelectMultiple(options=options, value=_newest_per_environment(self.catalog, root),
                                           description="campaigns", rows=8, layout=w.Layout(width="48%"), **label)
         self.probe = w.Dropdown(description="probe", **label)
         self.placement = w.Dropdown(description="placement", **label)
@@ -137,8 +140,9 @@ class Explorer:
                                                                "reason"]]))
                 others = [v for v in s[self.compare_by.value].astype(str).unique() if v != self.baseline.value]
                 for other in others:
-                    display(formatting.show(explore.compare(s, self.compare_by.value, other,
-                                                            self.baseline.value)[["sentence"]]))
+                    # campaigns picked from two hosts are compared as asked, the sentence saying so
+                    display(formatting.show(explore.compare(s, self.compare_by.value, other, self.baseline.value,
+                                                            across_hosts=True)[["sentence"]]))
             except explore.OsbenchError as e:
                 print(e)
 

@@ -34,6 +34,35 @@ def cpu_model() -> str:
     return platform.processor()
 
 
+def cpuinfo_fields() -> dict:
+    """The first CPU's vendor, family, model, stepping, microcode and flags from /proc/cpuinfo (the parts
+    of hosts.identity that tell one processor generation from another behind a masked model name)."""
+    names = {"vendor_id": "cpu_vendor", "cpu family": "cpu_family", "model": "cpu_model_number",
+             "stepping": "cpu_stepping", "microcode": "microcode", "flags": "cpu_flags"}
+    out = {v: "" for v in names.values()}
+    for line in _read("/proc/cpuinfo").splitlines():
+        if not line.strip():
+            break                      # the first processor's block is enough: a VM's vCPUs are alike
+        key, _, value = line.partition(":")
+        if key.strip() in names:
+            out[names[key.strip()]] = value.strip()
+    out["cpu_flags"] = out["cpu_flags"].split()
+    return out
+
+
+def signal_frame_bytes() -> int:
+    """The kernel's minimum signal stack (AT_MINSIGSTKSZ): the signal frame with the XSAVE area of the
+    enabled features, what every signal delivery writes (0 if the C library cannot tell)."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None)
+        libc.getauxval.restype = ctypes.c_ulong
+        return int(libc.getauxval(51))    # AT_MINSIGSTKSZ
+    except (OSError, AttributeError):
+        return 0
+
+
 def virtualization() -> str:
     """Hypervisor and container, e.g. 'kvm' or 'kvm+docker'; 'none' on bare metal.
 
@@ -114,6 +143,14 @@ class HostInfo:
     loadavg_at_start: list[float] = field(default_factory=list)
     host_id: str = ""            # stable across boots; tells apart hosts that share a name
     cpu_busy_at_start: float | None = None   # % of the allowed CPUs busy over BUSY_SAMPLE_S before measuring
+    # what tells one processor from another behind a masked model name (hosts/identity.py; manifest v3)
+    cpu_vendor: str = ""             # /proc/cpuinfo vendor_id, e.g. GenuineIntel
+    cpu_family: str = ""             # cpu family, model and stepping, as /proc/cpuinfo gives them
+    cpu_model_number: str = ""
+    cpu_stepping: str = ""
+    microcode: str = ""
+    cpu_flags: list[str] = field(default_factory=list)   # every CPU flag; identity.CROSSING_FEATURES count
+    signal_frame_bytes: int = 0      # AT_MINSIGSTKSZ: the signal frame with the XSAVE area
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -159,6 +196,8 @@ def collect_host_info() -> HostInfo:
         loadavg_at_start=list(os.getloadavg()),
         host_id=host_id(),
         cpu_busy_at_start=cpu_busy_percent(),
+        signal_frame_bytes=signal_frame_bytes(),
+        **cpuinfo_fields(),
     )
 
 

@@ -55,3 +55,50 @@ def primitive_across_hosts(estimates: pd.DataFrame, probe: str, variant: str = "
         fig.legend(loc="outside lower center", ncol=min(len(envs), 4), fontsize=9, frameon=False)
     ax.set_ylim(-0.8, len(rows) - 0.4)
     return fig
+
+
+def cross_host_figure(crossing_costs: pd.DataFrame, ratios: pd.DataFrame, labels: dict, *,
+                      baseline: str = "native", placement: str = "same_cpu") -> Figure:
+    """Hosts as a level (analysis/hosts.py ``CrossHost.figure``): left, each environment's crossing cost
+    on every host; right, its crossing probe's ratio to the baseline (``ratios``: those rows alone) on
+    every host; each host (``labels``: key -> label) in its own colour and marker, with its pooled
+    interval (over the host's campaigns where it has several)."""
+    panels = []
+    cc = crossing_costs
+    if len(cc):
+        panels.append((cc[cc["placement"] == placement], "cost_ns", "ci_low_ns", "ci_high_ns",
+                       "one crossing over the baseline (ns, log scale)", "crossing cost"))
+    r = ratios
+    if len(r):
+        panels.append((r[r["placement"] == placement], "ratio", "ci_low", "ci_high", f"ratio to {baseline} (log scale)",
+                       "crossing probe"))
+    panels = [p for p in panels if len(p[0])]
+    if not panels:
+        raise ValueError("no crossing cost or crossing-probe ratio on any host to draw")
+    envs = sorted({e for p in panels for e in p[0]["environment"]})
+    hosts = list(dict.fromkeys(h for p in panels for h in p[0]["host"]))
+    colours = dict(zip(hosts, sns.color_palette("colorblind", len(hosts))))
+    markers = dict(zip(hosts, "osD^vP*X"))
+    fig = Figure(figsize=(10, 0.45 * len(envs) * max(1, len(hosts) / 2) + 1.8), layout="constrained")
+    axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
+    y0 = np.arange(len(envs))[::-1].astype(float)
+    step = 0.6 / max(1, len(hosts))
+    for ax, (t, value, low, high, xlabel, title) in zip(axes, panels):
+        for k, h in enumerate(hosts):
+            g = t[t["host"] == h].drop_duplicates("environment").set_index("environment")
+            g = g.reindex([e for e in envs if e in g.index])
+            if g.empty:
+                continue
+            y = np.array([y0[envs.index(e)] for e in g.index]) + 0.3 - (k + 0.5) * step
+            v = g[value].to_numpy(float)
+            err = np.vstack([v - g[low].to_numpy(float), g[high].to_numpy(float) - v])
+            ax.errorbar(np.clip(v, 1e-9, None), y, xerr=np.clip(np.nan_to_num(err), 0, None), fmt=markers[h],
+                        ms=5, capsize=2.5, lw=1.2, color=colours[h], label=labels.get(h, h))
+        ax.set_xscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_title(f"{title}, {placement}", fontsize=10)
+        ax.grid(axis="x", which="both", alpha=0.25)
+    axes[0].set_yticks(y0, envs)
+    handles, names = axes[0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="outside lower center", ncol=min(len(hosts), 2), fontsize=8, frameon=False)
+    return fig

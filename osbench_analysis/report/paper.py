@@ -104,7 +104,8 @@ def text_macros(result) -> dict[str, str]:
     baseline = result.settings.baseline
     first = result.manifests[result.baseline_id]
     cfg, host = first.config, first.host
-    primary = [cid for cid in result.primary_ids if result.manifests[cid].hostname == first.hostname]
+    host_name = next(c.host for c in result.campaigns if c.campaign_id == result.baseline_id)   # identity key
+    primary = [c.campaign_id for c in result.campaigns if c.campaign_id in result.primary_ids and c.host == host_name]
     out = {
         "osbCampaignIds": tex_escape(", ".join(primary)),
         "osbCampaignRound": tex_escape(campaign_round_line(result, primary)),
@@ -114,10 +115,10 @@ def text_macros(result) -> dict[str, str]:
         "osbMeasuringSeconds": f"{first.measuring_seconds:.0f}",
         "osbHostCpu": tex_escape(host["cpu_model"]), "osbHostCpus": str(host["cpu_count_logical"]),
         "osbHostKernel": tex_escape(host["kernel_release"]), "osbHostVirt": tex_escape(host["virtualization"]),
+        "osbHostLabel": tex_escape(result.host_labels.get(host_name, host_name).replace(" · ", ", ")),
         "osbLevelPercent": f"{result.settings.level * 100:g}", "osbResamples": str(result.settings.n_resamples),
         "osbEnvironmentCount": str(len(result.environments)),
     }
-    host_name = first.hostname
     pr = result.placement_ratios
     if len(pr):
         for _, r in pr[pr["campaign_id"].isin(primary)].iterrows():
@@ -285,7 +286,7 @@ def write_reproducibility(result, out: Path) -> list[Path]:
 def paper_macros(result) -> dict[str, str]:
     """All macros of an analysis: per-condition estimates of the first host's
     primary campaigns, and the numbers the prose quotes."""
-    first_host = result.manifests[result.baseline_id].hostname
+    first_host = next(c.host for c in result.campaigns if c.campaign_id == result.baseline_id)
     est = paper_estimates(result.primary_estimates)
     est = est[est["host"] == first_host] if "host" in est.columns else est
     from osbench_analysis.analysis import reproducibility

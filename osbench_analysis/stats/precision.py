@@ -6,7 +6,7 @@ at most ``target_rel`` of the estimate, or the time budget is spent.
 
 How the runner uses it (one condition = probe x variant x placement)::
 
-    from osbench_analysis import precision
+    from osbench_analysis.stats import precision
 
     target = precision.PROFILES["quick"]            # or PrecisionTarget(target_rel=0.01, ...)
     t0 = time.monotonic()

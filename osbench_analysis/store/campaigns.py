@@ -322,7 +322,8 @@ def load_campaigns(campaigns: list[str] | None = None, root: str | Path | None =
     return manifests, frame.astype({c: t for c, t in SAMPLE_COLUMNS.items() if c in frame.columns})
 
 
-CATALOG_COLUMNS = ["campaign_id", "created_utc", "environment", "arch_class", "hostname", "profile", "probes",
+CATALOG_COLUMNS = ["campaign_id", "created_utc", "environment", "arch_class", "host", "host_label", "hostname",
+                   "profile", "probes", "primitives",
                    "n_samples", "n_errors", "kernel_release", "kernel_inside", "virtualization", "git_commit", "sweep_only",
                    "path"]
 
@@ -342,14 +343,20 @@ def catalog(root: str | Path | None = None) -> pd.DataFrame:
             man = Manifest.from_json((d / MANIFEST_FILE).read_text())
         except ManifestError as e:
             raise CampaignCorrupted(f"{d / MANIFEST_FILE}: {e}") from None
+        ident = man.host_identity
         rows.append({
             "campaign_id": man.campaign_id,
             "created_utc": man.created_utc,
             "environment": man.environment,
             "arch_class": man.arch_class,
+            "host": ident.key,              # hosts.identity: what measured it (the analysis' `host`)
+            "host_label": ident.label,
             "hostname": man.hostname,
             "profile": man.profile,
             "probes": len(man.config.get("probes", [])),
+            # the primitives (probe, parameters) it measured: a round is complete or partial by these
+            "primitives": len({(c.get("probe"), json.dumps(c.get("params", {}), sort_keys=True, default=str))
+                               for c in man.conditions}),
             "n_samples": man.files.get(SAMPLES_FILE, {}).get("rows"),
             "n_errors": len(man.failed_runs),
             "kernel_release": man.host.get("kernel_release"),

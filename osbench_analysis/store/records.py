@@ -4,7 +4,9 @@ The manifest is a versioned, validated dataclass (pyperf's Run/Benchmark
 records), written by the runner and read by every other layer through
 attributes, never by string keys spread over modules.  Version 1 manifests
 (the committed campaigns of before environments existed) load unchanged: the
-facts the worker sees from inside were not recorded then, and say so.
+facts the worker sees from inside were not recorded then, and say so.  Version 3 manifests also hold
+the host facts its identity is made of (hosts.identity.RECORDED_FACTS: the CPU's vendor, family, model,
+stepping, microcode, flags and signal frame size); older ones get an identity derived from what they hold.
 
 Field documentation lives here and in docs/campaign_format.md; a test checks
 that every field is documented there.
@@ -15,9 +17,10 @@ import json
 from dataclasses import MISSING, asdict, dataclass, field, fields
 
 from osbench_analysis.errors import OsbenchError
+from osbench_analysis.hosts.identity import RECORDED_FACTS
 
-MANIFEST_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+MANIFEST_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 RUN_STATUSES = ("ok", "crashed", "timeout", "error")
 
 
@@ -80,10 +83,21 @@ class Manifest:
         for name in ("campaign_id", "environment", "arch_class"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name):
                 raise ManifestError(f"manifest field {name!r} must be a non-empty string")
+        lacking = [k for k in RECORDED_FACTS if k not in (self.host or {})] if self.schema_version >= 3 else []
+        if lacking:
+            raise ManifestError(f"manifest version {self.schema_version} host record lacks {lacking}: "
+                                "its host identity (hosts/identity.py) needs them")
 
     @property
     def hostname(self) -> str:
         return self.host.get("hostname", "unknown")
+
+    @property
+    def host_identity(self):
+        """hosts.identity.HostIdentity of the host that measured this campaign (derived before version 3)."""
+        from osbench_analysis.hosts.identity import host_identity
+
+        return host_identity(self.host)
 
     @property
     def profile(self) -> str:

@@ -39,7 +39,7 @@ def environments_tex(result) -> str:
             version = f"{version}, cache={info['cache']}"
         rows.append(f"{tex_escape(env_short(mf.environment))} & {tex_escape(mf.arch_class)} & {tex_escape(str(kernel))} & "
                     f"{tex_escape(fs.get(mf.environment, '--'))} & {tex_escape(str(version))}"
-                    + (f" & {tex_escape(mf.hostname)}" if several_hosts else "") + " \\\\")
+                    + (f" & {tex_escape(mf.host_identity.label.replace(' · ', ', '))}" if several_hosts else "") + " \\\\")
     head = "Environment & Design & Kernel inside & File probes' folder & Version" + (" & Host" if several_hosts else "")
     # names and kernel releases never break; the folder and the version wrap in their own widths
     table = _table("lll>{\\raggedright\\arraybackslash}p{0.2\\linewidth}>{\\raggedright\\arraybackslash}p{0.21\\linewidth}"
@@ -47,7 +47,7 @@ def environments_tex(result) -> str:
                    "Kernel environments measured (facts recorded inside each environment by the worker; the "
                    "folder column names the file system of the file probes' folder, and for a sandbox measured "
                    "on two, which is the host-backed volume and which the guest kernel's own tmpfs)"
-                   + ("" if several_hosts else f" on host {tex_escape(result.manifests[result.primary_ids[0]].hostname)}")
+                   + ("" if several_hosts else f" on host {tex_escape(result.manifests[result.primary_ids[0]].host_identity.label.replace(' · ', ', '))}")
                    + ".", "tab:environments", size=r"\scriptsize")
     hosted = [(env, k) for env, k in kernels.items() if k[2] == "hosted-kernel" and k[0] and k[0] != k[1]]
     text = _same_binaries_sentence(result) + _two_folders_sentence(result)

@@ -1,0 +1,430 @@
+"""Hosts as a level (issue #28): which host an analysis is about, which of its campaigns are complete
+enough to be the primary ones, and the cross-host view when several hosts measured the same conditions.
+
+A host is hosts.identity's: the CPU, its features, the memory, the kernel and its mitigations, the
+hypervisor; never the machine-id or hostname alone (every VM of one image shares those).  The analysis
+works on one host at a time:
+
+- ``choose_host``: the host asked for (its key, a prefix of the key, or words of its label such as
+  'intel' or 'v782'), else the host of the newest *complete* campaign of the baseline environment;
+- ``newest_complete``: per environment of that host the newest campaign that measured at least
+  ``COMPLETE_FRACTION`` of the primitives the host's fullest campaign of that environment measured (of
+  the probes analysed, when they are restricted); a newer partial campaign is named in one sentence
+  and left out, never silently made the baseline;
+- ``cross_host``: each host's campaigns pooled within the host (reproducibility.pool_campaigns), side
+  by side per condition, ratio to the baseline and crossing cost, with the spread between hosts and
+  whether each finding holds on every host; the guests' instruction counts per host (microkernel.py);
+- ``reproduction``: this host against the reference host(s): which conclusions hold here, which change
+  and by how much.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from osbench_analysis.errors import OsbenchError
+
+#: a campaign is complete when it measured at least this share of the primitives the fullest campaign
+#: of its (host, environment) measured (a failed probe or two does not make a round partial; 3 of 69 does)
+COMPLETE_FRACTION = 0.9
+CONDITION = ["environment", "probe", "variant", "placement"]
+
+
+class HostError(OsbenchError, ValueError):
+    """A host asked for that no campaign (or more than one host) matches."""
+
+
+def hosts_table(cat: pd.DataFrame) -> pd.DataFrame:
+    """One row per host of a catalog (store.catalog): key, label, campaigns, newest campaign."""
+    if cat.empty:
+        return pd.DataFrame(columns=["host", "host_label", "campaigns", "newest"])
+    g = cat.sort_values("created_utc").groupby("host", sort=False)
+    return pd.DataFrame({"host_label": g["host_label"].first(), "campaigns": g.size(),
+                         "newest": g["created_utc"].last()}).reset_index().sort_values("newest", ascending=False,
+                                                                                        ignore_index=True)
+
+
+def resolve_host(asked: str, cat: pd.DataFrame) -> str:
+    """The host key ``asked`` names: a key, a unique prefix of one, or words all found in one host's
+    label (case-insensitive: 'intel', 'amd v782')."""
+    table = hosts_table(cat)
+    have = ", ".join(f"{r.host} ({r.host_label})" for r in table.itertuples()) or "none"
+    if not isinstance(asked, str) or not asked.strip():
+        raise HostError(f"host must name a host by its key or words of its label (got {asked!r}; have: {have})")
+    keys = list(table["host"])
+    if asked in keys:
+        return asked
+    match = [k for k in keys if k.startswith(asked)]
+    if not match:
+        words = asked.lower().split()
+        match = [r.host for r in table.itertuples() if all(w in str(r.host_label).lower() for w in words)]
+    if len(match) == 1:
+        return match[0]
+    what = "matches no host" if not match else f"matches {len(match)} hosts"
+    raise HostError(f"host {asked!r} {what}; name one by its key or words of its label (have: {have})")
+
+
+def primitive_counts(cat: pd.DataFrame, probes=None, root=None) -> pd.Series:
+    """Per catalog row: the primitives (probe, parameters) its campaign measured; of ``probes`` only
+    when given (then read from the manifests' conditions)."""
+    if probes is None:
+        return cat["primitives"].astype(int)
+    from osbench_analysis.store import campaigns as store
+    from osbench_analysis.store.records import Manifest
+
+    wanted, out = set(probes), []
+    for p in cat["path"]:
+        m = Manifest.from_json((Path(p) / store.MANIFEST_FILE).read_text())
+        out.append(len({(c["probe"], json.dumps(c.get("params", {}), sort_keys=True))
+                        for c in m.conditions if c["probe"] in wanted}))
+    return pd.Series(out, index=cat.index, dtype=int)
+
+
+def _complete(cat: pd.DataFrame, counts: pd.Series, by: list[str]) -> pd.Series:
+    full = counts.groupby([cat[k] for k in by]).transform("max")
+    return (counts >= COMPLETE_FRACTION * full) & (counts > 0)
+
+
+def choose_host(cat: pd.DataFrame, asked: str | None = None, baseline: str = "native") -> str:
+    """``asked`` resolved (resolve_host), else the host of the newest campaign of the baseline
+    environment (any environment if none) that is complete against every campaign of that environment
+    on any host: a newcomer's full `make all` makes their machine the default, a small campaign does not."""
+    if asked is not None:
+        return resolve_host(asked, cat)
+    if cat.empty:
+        raise HostError("no campaigns: no host to analyse")
+    pool = cat[cat["environment"] == baseline] if (cat["environment"] == baseline).any() else cat
+    done = pool[_complete(pool, pool["primitives"].astype(int), ["environment"])]
+    return str(done.sort_values(["created_utc", "campaign_id"]).iloc[-1]["host"])
+
+
+def partial_sentence(row, counts: int, full: int, primary: str) -> str:
+    return (f"campaign {row.campaign_id} measured {counts} of {full} primitives: not used as the "
+            f"{row.environment} baseline ({primary} is); pass it by name to use it")
+
+
+def newest_complete(cat: pd.DataFrame, probes=None, root=None) -> tuple[pd.DataFrame, list[str]]:
+    """Of one host's catalog rows (sweep campaigns already set apart): per environment the newest
+    complete campaign, and a sentence for each newer partial campaign passed over."""
+    if cat.empty:
+        return cat, []
+    counts = primitive_counts(cat, probes, root)
+    cat = cat.assign(sel_n=counts, sel_done=_complete(cat, counts, ["environment"]),
+                     sel_full=counts.groupby(cat["environment"]).transform("max"))
+    rows, notes = [], []
+    for env, g in cat.groupby("environment", sort=False):
+        g = g.sort_values(["created_utc", "campaign_id"])
+        done = g[g["sel_done"]]
+        if done.empty:      # nothing measured any asked probe: the newest stands (the probes check says so)
+            rows.append(g.iloc[-1])
+            continue
+        pick = done.iloc[-1]
+        rows.append(pick)
+        for r in g[(g["created_utc"] > pick["created_utc"]) & ~g["sel_done"]].itertuples():
+            notes.append(partial_sentence(r, int(r.sel_n), int(r.sel_full), pick["campaign_id"]))
+    out = pd.DataFrame(rows).drop(columns=["sel_n", "sel_done", "sel_full"]).reset_index(drop=True)
+    return out, notes
+
+
+# ------------------------------------------------------------------ the cross-host view
+
+def _interval(v, lo, hi, ns: bool = False) -> str:
+    """'9.24 µs [8.69, 9.79] µs' for a time (``ns``), '237 [225, 250]' for a ratio."""
+    from osbench_analysis.formatting import interval_plain, sig3, time_plain
+
+    if ns:
+        return f"{time_plain(v)} {interval_plain(lo, hi, v)}" if np.isfinite(lo) and np.isfinite(hi) else time_plain(v)
+    return f"{sig3(v)} [{sig3(lo)}, {sig3(hi)}]" if np.isfinite(lo) and np.isfinite(hi) else sig3(v)
+
+
+@dataclass
+class CrossHost:
+    """Every host's pooled values side by side (``Analysis``-like record of ``cross_host``)."""
+    hosts: pd.DataFrame                      # host, host_label, primary campaigns, campaigns pooled
+    estimates: pd.DataFrame                  # per host and condition: pooled per-op time [interval]
+    ratios: pd.DataFrame                     # per host and condition: environment / baseline [interval]
+    crossing_costs: pd.DataFrame             # per host and environment: cost of one crossing [interval]
+    guests: pd.DataFrame = field(default_factory=pd.DataFrame)   # per host and Mach primitive: instructions
+    notes: list[str] = field(default_factory=list)
+    baseline: str = "native"
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """host key -> label; a label two hosts share gets the key beside it (a column per host)."""
+        if self.hosts.empty:
+            return {}
+        twice = self.hosts["host_label"].duplicated(keep=False)
+        return {h: f"{lab} [{h}]" if d else lab for h, lab, d in zip(self.hosts["host"], self.hosts["host_label"], twice)}
+
+    def table(self, kind: str = "ratios") -> pd.DataFrame:
+        """One row per condition measured on two hosts or more: each host's value with its interval
+        (a column per host label), the spread (largest over smallest value), whether the intervals
+        overlap and whether the finding holds on every host (spread_table)."""
+        frames = {"estimates": (self.estimates, "estimate_ns", "ci_low_ns", "ci_high_ns"),
+                  "ratios": (self.ratios, "ratio", "ci_low", "ci_high"),
+                  "crossing_costs": (self.crossing_costs, "cost_ns", "ci_low_ns", "ci_high_ns")}
+        if kind not in frames:
+            raise HostError(f"kind must be one of {', '.join(frames)} (got {kind!r})")
+        return spread_table(*frames[kind], labels=self.labels, ratio=kind == "ratios")
+
+    def figure(self, placement: str = "same_cpu"):
+        """plots.hosts.cross_host_figure: each environment's crossing cost and crossing probe's ratio to
+        the baseline on every host."""
+        from osbench_analysis.analysis.architectures import CROSSING_PROBES
+        from osbench_analysis.plots.hosts import cross_host_figure
+
+        r = self.ratios
+        r = r[r["probe"].isin(CROSSING_PROBES) & (r["variant"].fillna("") == "")] if len(r) else r
+        return cross_host_figure(self.crossing_costs, r, self.labels, baseline=self.baseline, placement=placement)
+
+    def findings(self) -> list[str]:
+        """One sentence per crossing cost and per crossing probe's ratio (same CPU): the value on each
+        host and whether the finding holds on every host; and one for the guests' counts."""
+        out = []
+        for kind, unit in (("crossing_costs", "ns"), ("ratios", "x")):
+            t = self.table(kind)
+            if t.empty:
+                continue
+            if kind == "ratios":
+                from osbench_analysis.analysis.architectures import CROSSING_PROBES
+
+                t = t[t["probe"].isin(CROSSING_PROBES) & (t["placement"] == "same_cpu") & (t["variant"] == "")]
+            else:
+                t = t[t["placement"] == "same_cpu"]
+            for r in t.itertuples():
+                what = (f"{r.environment} crossing cost" if kind == "crossing_costs"
+                        else f"{r.environment}/{self.baseline} {r.probe}")
+                out.append(f"{what}: {r.values}; {r.verdict}")
+        g = self.guests
+        if len(g) and g["host"].nunique() > 1:
+            for kernel, col in (("GNU Mach", "mach_median"), ("Linux", "linux_median")):
+                factor = g.groupby("mach_probe")[col].agg(lambda v: v.max() / v.min())
+                worst, which = float(factor.max()), str(factor.idxmax())
+                same = ("identical on every host" if worst == 1.0 else
+                        f"the same within {100 * (worst - 1):.2g} % on every host (most apart: {which})")
+                out.append(f"guest instructions per operation under {kernel} (QEMU TCG), {len(factor)} primitives "
+                           f"on {g['host'].nunique()} hosts: {same}")
+        return out
+
+
+def spread_table(t: pd.DataFrame, value: str, low: str, high: str, *, labels: dict, ratio: bool) -> pd.DataFrame:
+    """The wide table behind CrossHost.table."""
+    keys = [k for k in ("baseline", *CONDITION) if k in t.columns]
+    if t.empty:
+        return pd.DataFrame()
+    rows = []
+    for key, g in t.groupby(keys, sort=False):
+        if g["host"].nunique() < 2:
+            continue
+        g = g.drop_duplicates("host")
+        v, lo, hi = (g[c].to_numpy(float) for c in (value, low, high))
+        row = dict(zip(keys, key))
+        for h, a, b, c in zip(g["host"], v, lo, hi):
+            row[labels.get(h, h)] = _interval(a, b, c, ns=not ratio)
+        pos = v[v > 0]
+        row["spread"] = float(pos.max() / pos.min()) if len(pos) == len(v) and len(v) else math.nan
+        row["overlap"] = bool(np.nanmax(lo) <= np.nanmin(hi))
+        if ratio:   # a ratio's finding: slower, faster or no difference shown; the same on every host?
+            side = ["slower" if a > 1 else "faster" if c < 1 else "no difference" for a, c in zip(lo, hi)]
+            holds = len(set(side)) == 1
+            row["verdict"] = (f"{side[0]} on every host" if holds else "differs: " + ", ".join(
+                f"{s} on {labels.get(h, h)}" for s, h in zip(side, g["host"])))
+        else:
+            holds = row["overlap"]
+            row["verdict"] = ("the same on every host (intervals overlap)" if holds else
+                              f"differs between hosts: {row['spread']:.3g}x from lowest to highest")
+        row["holds_on_every_host"] = holds
+        row["values"] = "; ".join(f"{_interval(a, b, c, ns=not ratio)} on {labels.get(h, h)}"
+                                  for h, a, b, c in zip(g["host"], v, lo, hi))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def select_primary(cat: pd.DataFrame, probes=None, root=None) -> tuple[pd.DataFrame, list[str]]:
+    """One host's catalog rows -> (per environment the campaign to analyse, sentences on partial
+    campaigns passed over).  Guests (instruction counts) are never chosen; a sweep campaign only for an
+    environment with no campaign of the whole catalog (pipeline.select_sweep_campaigns reads those)."""
+    from osbench_analysis.analysis.microkernel import GUEST_ENVIRONMENTS
+
+    cat = cat[~cat["environment"].isin(GUEST_ENVIRONMENTS)]
+    sweep = cat["sweep_only"].astype(bool)
+    whole, notes = newest_complete(cat[~sweep], probes, root)
+    only_sweep = cat[sweep & ~cat["environment"].isin(set(whole["environment"]) if len(whole) else set())]
+    newest = only_sweep.sort_values(["created_utc", "campaign_id"]).groupby("environment").tail(1)
+    return pd.concat([whole, newest], ignore_index=True) if len(newest) else whole, notes
+
+
+def cross_host(root=None, *, hosts: list[str] | None = None, probes: list[str] | None = None,
+               environments: list[str] | None = None, baseline: str = "native", level: float = 0.95) -> CrossHost:
+    """Every host (or those named, resolve_host) analysed on its own: its newest complete campaigns pooled
+    with its comparable earlier ones (reproducibility.pool_campaigns, never across hosts), then the hosts'
+    pooled estimates, ratios to the baseline and crossing costs side by side."""
+    from osbench_analysis.analysis import microkernel, reproducibility
+    from osbench_analysis.store import campaigns as store
+    from osbench_analysis.store.records import Manifest
+
+    cat = store.catalog(root)
+    guests_cat = cat[cat["environment"].isin(microkernel.GUEST_ENVIRONMENTS)]
+    timed = cat.drop(guests_cat.index)
+    keys = [resolve_host(h, cat) for h in hosts] if hosts else list(hosts_table(timed)["host"])
+    parts = {"estimates": [], "ratios": [], "crossing_costs": [], "guests": []}
+    rows, notes = [], []
+    for h in keys:
+        chosen, said = select_primary(timed[timed["host"] == h], probes, root)
+        if environments is not None:
+            chosen = chosen[chosen["environment"].isin(environments)]
+        chosen = chosen[~chosen["sweep_only"].astype(bool)]
+        label = cat.loc[cat["host"] == h, "host_label"].iloc[0]
+        notes += [f"{label}: {s}" for s in said]
+        if len(chosen):
+            manifests = {r.campaign_id: Manifest.from_json((Path(r.path) / store.MANIFEST_FILE).read_text())
+                         for r in chosen.itertuples()}
+            p = reproducibility.pool_campaigns(manifests, root, baseline=baseline, level=level, probes=probes)
+            for name in ("estimates", "ratios", "crossing_costs"):
+                t = getattr(p, name)
+                if len(t):
+                    parts[name].append(t[~t["probe"].isin(reproducibility.CANARY_PROBES)] if "probe" in t else t)
+            pooled = sorted({c for ids in p.campaigns.values() for c in ids})
+        else:
+            pooled = []
+        g = guests_cat[guests_cat["host"] == h]
+        if len(g):
+            tab, _ = microkernel.from_campaigns(list(g["campaign_id"]), root)
+            if len(tab):
+                parts["guests"].append(tab.assign(host=h))
+        derived = bool(len(chosen)) and next(iter(manifests.values())).host_identity.derived
+        rows.append({"host": h, "host_label": label, "derived": derived, "primary": ", ".join(chosen["campaign_id"]),
+                     "campaigns_pooled": len(pooled), "guest_campaigns": len(g)})
+    frames = {k: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for k, v in parts.items()}
+    return CrossHost(pd.DataFrame(rows), frames["estimates"], frames["ratios"], frames["crossing_costs"],
+                     frames["guests"], notes, baseline)
+
+
+# ------------------------------------------------------------------ does this host reproduce the reference?
+
+def _verdict(lo: float, hi: float) -> str:
+    return "slower" if lo > 1 else "faster" if hi < 1 else "no difference shown"
+
+
+def reproduction(cross: CrossHost, this: str | None = None, reference: list[str] | None = None) -> pd.DataFrame:
+    """This host (default: the first of ``cross.hosts``) against each reference host (default: every
+    other): per conclusion (each environment's crossing cost, and its crossing probe's ratio to the
+    baseline, same CPU) the reference's value and this host's, both with their intervals, this over the
+    reference, whether the conclusion holds here (the same verdict: slower / faster / no difference for
+    a ratio; overlapping intervals for a cost), whether this host's value lies inside the reference's
+    prediction interval for one more campaign (NaN with fewer than two reference campaigns), and
+    ``same_size``: it holds and its size too (inside that prediction interval, else the intervals overlap)."""
+    from osbench_analysis.analysis.architectures import CROSSING_PROBES
+
+    keys = list(cross.hosts["host"])
+    if not keys:
+        return pd.DataFrame()
+    this = this if this in keys else keys[0]
+    reference = [h for h in (reference or keys) if h != this]
+    labels = cross.labels
+    rows = []
+    r = cross.ratios
+    r = r[r["probe"].isin(CROSSING_PROBES) & (r["placement"] == "same_cpu") & (r["variant"] == "")] if len(r) else r
+    c = cross.crossing_costs
+    c = c[c["placement"] == "same_cpu"] if len(c) else c
+    for kind, t, value, lo, hi, plo, phi in (
+            ("ratio", r, "ratio", "ci_low", "ci_high", "pred_low_ratio", "pred_high_ratio"),
+            ("crossing cost", c, "cost_ns", "ci_low_ns", "ci_high_ns", "pred_low_ns", "pred_high_ns")):
+        if t.empty:
+            continue
+        here = t[t["host"] == this].set_index(["environment", "probe"])
+        for ref in reference:
+            for (env, probe), a in t[t["host"] == ref].set_index(["environment", "probe"]).iterrows():
+                if (env, probe) not in here.index:
+                    continue
+                b = here.loc[(env, probe)]
+                if kind == "ratio":
+                    holds = _verdict(a[lo], a[hi]) == _verdict(b[lo], b[hi])
+                    says = (_verdict(a[lo], a[hi]), _verdict(b[lo], b[hi]))
+                else:
+                    holds = bool(max(a[lo], b[lo]) <= min(a[hi], b[hi]))
+                    says = ("", "")
+                inside = (bool(a[plo] <= b[value] <= a[phi]) if a.get("n_campaigns", 1) > 1
+                          and np.isfinite(a.get(plo, np.nan)) else math.nan)
+                # the size too: inside the reference's prediction interval where it has one, else overlapping
+                same_size = bool(inside) if isinstance(inside, bool) else bool(max(a[lo], b[lo]) <= min(a[hi], b[hi]))
+                rows.append({"conclusion": f"{env} {kind}" + (f" ({probe}/{cross.baseline})" if kind == "ratio"
+                                                              else f" ({probe})"),
+                             "kind": kind, "environment": env, "probe": probe,
+                             "reference_host": labels.get(ref, ref), "this_host": labels.get(this, this),
+                             "reference": _interval(a[value], a[lo], a[hi], ns=kind != "ratio"),
+                             "here": _interval(b[value], b[lo], b[hi], ns=kind != "ratio"),
+                             "here_over_reference": float(b[value] / a[value]) if a[value] else math.nan,
+                             "reference_says": says[0], "here_says": says[1], "holds": holds,
+                             "same_size": holds and same_size, "inside_reference_prediction": inside})
+    return pd.DataFrame(rows)
+
+
+def reproduction_sentences(table: pd.DataFrame) -> list[str]:
+    """'On Intel Xeon · ... against AMD EPYC · ...: 9 of 14 conclusions hold; gvisor ratio ... changes
+    by 3.6x (...)' per reference host."""
+    out = []
+    if table.empty:
+        return out
+    for ref, g in table.groupby("reference_host", sort=False):
+        held, sized = int(g["holds"].sum()), int(g["same_size"].sum())
+        s = (f"{g['this_host'].iloc[0]} against {ref}: {held} of {len(g)} conclusions hold, {sized} of them "
+             "in size too")
+        changed = g[~g["holds"]]
+        if len(changed):
+            s += "; changed: " + "; ".join(
+                f"{r.conclusion} {r.reference} there, {r.here} here ({r.here_over_reference:.3g}x)"
+                for r in changed.itertuples())
+        out.append(s)
+    return out
+
+
+# ------------------------------------------------------------------ how much of a difference the mechanism explains
+
+def _diff(a_v, a_lo, a_hi, b_v, b_lo, b_hi) -> tuple[float, float, float]:
+    """a - b with an interval from the two independent intervals' half-widths (each side's own,
+    combined in quadrature: a normal approximation, as the delta method's intervals are)."""
+    d = a_v - b_v
+    hw = math.hypot(max(a_v - a_lo, a_hi - a_v), max(b_v - b_lo, b_hi - b_v))
+    return d, d - hw, d + hw
+
+
+def mechanism_share(here: pd.DataFrame, there: pd.DataFrame, *, baseline: str = "native",
+                    level: float = 0.95, placement: str = "same_cpu") -> pd.DataFrame:
+    """How much of the difference between two hosts' crossing costs the mechanism's native pieces
+    account for (issue #28, item 5).  ``here``, ``there``: each host's samples (its sandbox round and the
+    native campaign(s) with the mechanism probes: mechanism.decompose).  Per environment whose
+    crossing and pieces both hosts measured: each host's crossing and pieces, their differences with
+    intervals, and ``share`` = pieces difference / crossing difference (1: the pieces explain it all;
+    near 0: the difference is in what the pieces leave out, the sandbox's own dispatch)."""
+    from osbench_analysis.analysis import mechanism
+    from osbench_analysis.formatting import time_plain
+
+    a = mechanism.decompose(here, baseline=baseline, level=level)[0]
+    b = mechanism.decompose(there, baseline=baseline, level=level)[0]
+    keys = ["environment", "mechanism", "placement"]
+    m = a.merge(b, on=keys, suffixes=("_here", "_there"))
+    m = m[(m["placement"] == placement) & m["pieces_ns_here"].notna() & m["pieces_ns_there"].notna()]
+    rows = []
+    for r in m.to_dict("records"):
+        cx = _diff(*(r[f"crossing{s}_{w}"] for w in ("here", "there") for s in ("_ns", "_low_ns", "_high_ns")))
+        pc = _diff(*(r[f"pieces{s}_{w}"] for w in ("here", "there") for s in ("_ns", "_low_ns", "_high_ns")))
+        share = pc[0] / cx[0] if cx[0] else math.nan
+        rows.append({**{k: r[k] for k in keys},
+                     "crossing_here_ns": r["crossing_ns_here"], "crossing_there_ns": r["crossing_ns_there"],
+                     "pieces_here_ns": r["pieces_ns_here"], "pieces_there_ns": r["pieces_ns_there"],
+                     "crossing_difference_ns": cx[0], "crossing_difference_low_ns": cx[1],
+                     "crossing_difference_high_ns": cx[2], "pieces_difference_ns": pc[0],
+                     "pieces_difference_low_ns": pc[1], "pieces_difference_high_ns": pc[2], "share": share,
+                     "sentence": f"{r['environment']} ({r['mechanism']}): one crossing costs "
+                                 f"{time_plain(r['crossing_ns_here'])} here, {time_plain(r['crossing_ns_there'])} "
+                                 f"there; its native pieces {time_plain(r['pieces_ns_here'])} and "
+                                 f"{time_plain(r['pieces_ns_there'])}: they account for "
+                                 + (f"{share:.0%}" if np.isfinite(share) else "none")
+                                 + " of the difference"})
+    return pd.DataFrame(rows)
