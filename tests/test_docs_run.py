@@ -76,7 +76,8 @@ def session(text: str, ns: dict, where: str) -> int:
 
 @pytest.fixture(scope="module")
 def synthetic_root(tmp_path_factory):
-    """Two native campaigns and one gvisor campaign, synthetic copies of this checkout's newest."""
+    """Two native campaigns and one each of gvisor and the three guests: synthetic copies of this checkout's
+    newest."""
     from osbench_analysis.store import campaigns as store
     from osbench_analysis.store import synthetic
 
@@ -84,8 +85,9 @@ def synthetic_root(tmp_path_factory):
     cat = store.catalog()
     cat = cat[~cat["campaign_id"].str.contains("sweep")].sort_values("created_utc")
     natives = cat[cat["environment"] == "native"]["campaign_id"].tolist()[-2:]
-    gvisor = cat[cat["environment"] == "gvisor"]["campaign_id"].tolist()[-1:]
-    for i, cid in enumerate(natives + gvisor):
+    others = [cid for env in ("gvisor", "mach", "linux-tcg", "linux-tcg-nomitig")
+              for cid in cat[cat["environment"] == env]["campaign_id"].tolist()[-1:]]
+    for i, cid in enumerate(natives + others):
         synthetic.write_synthetic(root, cid, base=store.load_campaign(store.default_root() / cid), seed=i)
     return root
 

@@ -292,3 +292,13 @@ def test_the_table_filter_keeps_the_rows_picked_and_lets_unknown_columns_through
     assert rows.attrs["caption"] == "Every row: 95% intervals."
     f.lists["environment"].value = "gvisor"
     assert f.rows().empty
+
+
+def test_the_guests_are_one_call_and_asking_samples_for_one_says_so():
+    table, figure = explore.guests()
+    assert {"GNU Mach primitive", "Linux counterpart", "GNU Mach", "Linux"} <= set(table.columns) and len(table)
+    assert figure is not None and len(figure.axes) >= 2
+    with pytest.raises(explore.ExploreError, match=r"count guest instructions, not ns: explore\.guests\(\)"):
+        explore.samples("null_syscall", environments=["mach"])
+    empty, none = explore.guests(CAMPAIGNS_DIR / "no-such-folder")
+    assert empty.empty and none is None
