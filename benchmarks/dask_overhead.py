@@ -32,7 +32,6 @@ import pandas as pd
 from osbench_analysis import stats
 from osbench_analysis.fleet import run as fleet
 from osbench_analysis.fleet import certs as fleet_certs
-from osbench_analysis.fleet import security as fleet_security
 from osbench_analysis.store import campaigns as store
 
 
@@ -60,45 +59,54 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="osbench-dask-overhead-"))
     root, bindir = work / "campaigns", Path(sys.executable).parent
     certs = fleet_certs.make_certs(["here"], work / "certs", "127.0.0.1", _free_port())
-    env = {**os.environ, fleet.FLEET_DIR_ENV: str(work / "host"),
+    env = {**os.environ, fleet.FLEET_DIR_ENV: str(work / "host"), **fleet_certs.NO_HTTP_ENV["worker"],
            **({} if args.loud_worker else fleet.QUIET_WORKER_ENV)}
 
     def venv(argv):
         return [str(bindir / argv[0]), *argv[1:]]
 
-    procs = [subprocess.Popen(venv(certs.scheduler_argv()), stderr=subprocess.DEVNULL, start_new_session=True),
+    procs = [subprocess.Popen(venv(certs.scheduler_argv()), env={**os.environ, **certs.environment("scheduler")},
+                              stderr=subprocess.DEVNULL, start_new_session=True),
              subprocess.Popen(venv(certs.worker_argv("here")), env=env, stderr=subprocess.DEVNULL,
                               start_new_session=True)]
-    from distributed import Client
-
     labels = {}
+    client = certs.files("client").parameters()
     try:
-        security = fleet_security.client_security(certs.address, **certs.files("client").parameters())
-        with Client(certs.address, security=security, timeout="30s") as client:
-            client.wait_for_workers(1, timeout=60)
-            for i in range(args.pairs):
-                order = ("direct", "dask") if i % 2 == 0 else ("dask", "direct")
-                for how in order:
-                    t0 = time.monotonic()
-                    if how == "direct":
-                        cid = f"direct-{i}"
-                        subprocess.run([sys.executable, "-m", "osbench_analysis.cli", "run", "--profile", args.profile,
-                                        "--output", str(root), "--campaign-id", cid, "--no-progress",
-                                        *fleet.cli_arguments(None, params)], check=True, capture_output=True)
-                    else:
-                        r = fleet.fleet_run(client, ["here"], profile=args.profile, output=str(root),
-                                            campaign_id=f"dask-{i}", say=lambda m: None, **params)
-                        if r.unfinished:
-                            raise SystemExit(f"the Dask campaign failed: {r.unfinished[0].message}")
-                        cid = f"dask-{i}-here"
-                    labels[cid] = how
-                    print(f"pair {i}: {how:6s} campaign {cid} in {time.monotonic() - t0:.0f} s", flush=True)
+        deadline = time.monotonic() + 60
+        while "here" not in _hosts(certs.address, client):
+            if time.monotonic() > deadline:
+                raise SystemExit("the Dask worker did not connect within 60 s")
+            time.sleep(0.5)
+        for i in range(args.pairs):
+            order = ("direct", "dask") if i % 2 == 0 else ("dask", "direct")
+            for how in order:
+                t0 = time.monotonic()
+                if how == "direct":
+                    cid = f"direct-{i}"
+                    subprocess.run([sys.executable, "-m", "osbench_analysis.cli", "run", "--profile", args.profile,
+                                    "--output", str(root), "--campaign-id", cid, "--no-progress",
+                                    *fleet.cli_arguments(None, params)], check=True, capture_output=True)
+                else:
+                    r = fleet.fleet_run(certs.address, ["here"], profile=args.profile, output=str(root),
+                                        campaign_id=f"dask-{i}", say=lambda m: None, **client, **params)
+                    if r.unfinished:
+                        raise SystemExit(f"the Dask campaign failed: {r.unfinished[0].message}")
+                    cid = f"dask-{i}-here"
+                labels[cid] = how
+                print(f"pair {i}: {how:6s} campaign {cid} in {time.monotonic() - t0:.0f} s", flush=True)
     finally:
         for p in procs:
             os.killpg(p.pid, 9)
             p.wait()
 
     report(labels, root, args.pairs, args.profile)
+
+
+def _hosts(address, client) -> dict:
+    try:
+        return fleet.connected_hosts(address, **client, say=lambda m: None)
+    except fleet.FleetError:
+        return {}  # the scheduler is not up yet
 
 
 def report(labels: dict[str, str], root: Path, pairs: int, profile: str) -> None:

@@ -36,6 +36,7 @@ def questions(probe: str, placement: str, envs: list[str]) -> dict:
         f"two {envs[0]} campaigns compared": campaigns_question,
         f"analyze() restricted to {probe} in {', '.join(envs)}": lambda: analysis.analyze(
             probes=[probe], environments=envs, n_resamples=2000),
+        "IPC round trip across kernels (the guest campaigns)": explore.ipc_across_kernels,
         "analyze() of every probe and environment (for contrast)": lambda: analysis.analyze(n_resamples=2000),
     }
 

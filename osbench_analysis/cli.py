@@ -50,8 +50,8 @@ def add_campaign_parameters(p):
                    help="where gVisor's and UML's file probes run: host-volume,guest-tmpfs (default both: the "
                         "guest kernel's own tmpfs separates the crossing to the host)")
     p.add_argument("--guest-boots", type=int,
-                   help="boots of a guest counting instructions (mach, linux-tcg): its counts repeat, so "
-                        "3 (the default) show it; at most --runs")
+                   help="boots of a guest counting instructions (mach, linux-tcg, sel4, xen-linux): its counts "
+                        "repeat, so 3 (the default) show it; at most --runs (xen-linux: 2)")
     p.add_argument("--environment", help="kernel environment: native (default), a name from `osbench envs`, "
                                          "several comma-separated, or 'all' (interleaved, one campaign each)")
     p.add_argument("--variants", type=json.loads,
@@ -162,6 +162,8 @@ def _analyze(args) -> None:
     if args.command == "paper" and args.pdf_only:
         print(paper.build_pdf())
         return
+    if args.command != "reference":   # a bad --out-dir refused before the analysis, not after it (B95)
+        paper.check_out_dir(args.out_dir)
     if args.command == "reference":
         try:
             result = analysis.analyze(args.campaigns or None, **_analysis_kwargs(args))
@@ -193,8 +195,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", required=True)
     _add_run(sub)
     _add_fleet(sub)
-    lp = sub.add_parser("list", help="list sealed campaigns")
+    lp = sub.add_parser("list", help="every folder of the campaigns root and its state (sealed, damaged and why, "
+                                     "interrupted, ...)")
     lp.add_argument("--root")
+    vp = sub.add_parser("verify", help="check every campaign's seal and signature: signed by which host, or unsigned")
+    vp.add_argument("campaigns", nargs="*", help="campaign ids or folders (default: every campaign under --root)")
+    vp.add_argument("--root")
+    vp.add_argument("--ca", help="the fleet's CA certificate: a signature must also be by a certificate it issued")
+    dp = sub.add_parser("discard", help="drop an interrupted campaign's journal (its measured runs) so the id "
+                                        "can be used again")
+    dp.add_argument("campaign_id")
+    dp.add_argument("--output", help="campaigns folder (default data/campaigns)")
     sub.add_parser("probes", help="list the probe catalog")
     sub.add_parser("envs", help="list the kernel environments and whether each is ready here")
     ap_ = _add_analysis(sub, "analyze", "estimate per-op times with CIs and write tables/figures")
@@ -210,8 +221,46 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _verify(args) -> int:
+    """One line per campaign: its seal, and who signed it (store/signature.py); exit 1 if any fails."""
+    from pathlib import Path
+
+    if args.ca and not Path(args.ca).is_file():
+        raise store.StoreError(f"--ca {args.ca!r} is not a file; give the fleet's ca.pem (`osbench fleet certs`)")
+    ca = Path(args.ca).read_bytes() if args.ca else None
+    paths = [store.resolve(c, args.root) for c in args.campaigns] or [Path(p) for p in store.catalog(args.root)["path"]]
+    if not paths:
+        print("no campaigns")
+    bad = 0
+    for path in paths:
+        try:
+            store.verify_seal(path)
+            print(f"{path.name}: seal intact, {store.signed_by(path, ca)}")
+        except store.StoreError as e:
+            bad += 1
+            print(f"{path.name}: DAMAGED: {e}")
+    return 1 if bad else 0
+
+
+def _one_line_warnings(command: str) -> None:
+    """A campaign left out (store.DamagedCampaign) is one line on stderr, like an error, not a source line."""
+    import warnings
+
+    shown, said = warnings.showwarning, set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, store.DamagedCampaign):
+            if str(message) not in said:   # once, whichever layer noticed it
+                said.add(str(message))
+                print(f"osbench {command}: warning: {message}", file=sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+    warnings.showwarning = show
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    _one_line_warnings(args.command)
 
     try:
         if args.command == "run":
@@ -229,13 +278,22 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"  {e.probe} {e.placement} run {e.run}: {e.status}: {e.message}", file=sys.stderr)
         elif args.command == "fleet":
             return _fleet(args)
+        elif args.command == "verify":
+            return _verify(args)
         elif args.command == "list":
+            from osbench_analysis.store import inventory
+
             from osbench_analysis.analysis.hosts import hosts_table
 
+            print(inventory.format_inventory(inventory.inventory(args.root)))
             cat = store.catalog(args.root)
-            print(cat.drop(columns=["path"]).to_string(index=False) if len(cat) else "no campaigns")
             if len(cat):   # the hosts (hosts/identity.py), each named as --host takes it
                 print("\nhosts (--host takes a key or words of a label):\n" + hosts_table(cat).to_string(index=False))
+        elif args.command == "discard":
+            from osbench_analysis.measure import journal
+
+            path = journal.discard(args.output or store.default_root(), args.campaign_id)
+            print(f"discarded the interrupted campaign {args.campaign_id!r} ({path} removed)")
         elif args.command == "probes":
             print(registry.format_catalog())
         elif args.command == "envs":

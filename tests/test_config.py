@@ -18,10 +18,10 @@ def no_measuring(monkeypatch):
 @pytest.mark.parametrize("overrides,message", [
     (dict(probes=["forkexit"]), "probe 'forkexit' unknown; did you mean 'fork_exit'"),
     (dict(probes=[]), "at least one probe"),
-    (dict(runs=0), r"runs must be an integer >= 1 \(got 0\)"),
-    (dict(batches=-3), r"batches must be an integer >= 1 \(got -3\)"),
-    (dict(runs=2.5), r"runs must be an integer >= 1 \(got 2.5\)"),
-    (dict(warmup=-1), "warmup must be an integer >= 0"),
+    (dict(runs=0), r"runs must be an integer from 1 to 1000 \(got 0\)"),
+    (dict(batches=-3), r"batches must be an integer from 1 to 10000 \(got -3\)"),
+    (dict(runs=2.5), r"runs must be an integer from 1 to 1000 \(got 2.5\)"),
+    (dict(warmup=-1), "warmup must be an integer from 0 to 1000"),
     (dict(min_batch_ms=0.0), "min_batch_ms must be between 0.1 and 10000"),
     (dict(min_batch_ms=3.6e6), "min_batch_ms must be between 0.1 and 10000"),
     (dict(placements=["sideways"]), "placements must be a non-empty subset"),
@@ -34,7 +34,27 @@ def no_measuring(monkeypatch):
     (dict(variants={"fork_exec": [{"colour": 1}]}), "has no parameter 'colour'"),
     (dict(probes=["null_syscall"], variants={"fork_exec": [{}]}), "not among the probes"),
     (dict(probes=["null_syscall"], placements=["cross_cpu"]), "no condition to measure"),
-    (dict(timeout_s=0), "timeout_s must be > 0"),
+    (dict(timeout_s=0), "timeout_s must be a number of seconds > 0"),
+    # issue 31 (reliability review 2026-11-26): values that sealed empty or nonsense campaigns, exit 0
+    (dict(batches=10 ** 9), r"batches must be an integer from 1 to 10000 \(got 1000000000\)"),          # B12
+    (dict(warmup=10 ** 9), r"warmup must be an integer from 0 to 1000 \(got 1000000000\)"),             # B14
+    (dict(timeout_s=float("inf")), r"timeout_s must be a number of seconds > 0 and <= 86400 \(got inf\)"),  # B20
+    (dict(timeout_s=1e300), r"timeout_s .* \(got 1e\+300\)"),                                           # B21
+    (dict(runs=10 ** 9), r"runs must be an integer from 1 to 1000 \(got 1000000000\)"),                 # B8
+    (dict(runs=10 ** 9, precision_target=0), r"runs must be an integer from 1 to 1000"),                # B9
+    (dict(precision_target=0.1, time_budget_s=float("inf")), r"time_budget_s .* \(got inf\)"),
+    (dict(probes=["memcpy_bw"], variants={"memcpy_bw": [{"bytes": -1}]}),                               # B60
+     r"memcpy_bw.bytes must be an integer from 1 to 1073741824 \(got -1\)"),
+    (dict(probes=["memcpy_bw"], variants={"memcpy_bw": [{"bytes": "lots"}]}), r"\(got 'lots'\)"),       # B61
+    (dict(probes=["select_fds"], variants={"select_fds": [{"fds": 1e30}]}),                             # B62
+     r"select_fds.fds must be an integer from 1 to 1000 \(got 1e\+30\)"),
+    (dict(probes=["fork_exit"], variants={"fork_exit": [{"parent_mb": 100000}]}), r"parent_mb .* 4096"),  # I27
+    (dict(probes=["files_in_folder"], variants={"files_in_folder": [{"files": 10 ** 9}]}), r"files .* 100000"),
+    (dict(environment="native", probes=["mach_null_trap"]),                                             # B64
+     "environment 'native' serves none of the probes asked for"),
+    (dict(probes="null_syscall"), r"probes must be a list of probe names.*got 'null_syscall'"),         # B98
+    (dict(cpus="0,1"), "cpus must be a list of CPU numbers"),
+    (dict(note="a\0b"), "note must be a string without NUL"),
 ])
 def test_bad_parameters_are_refused(overrides, message, campaigns_root):
     cfg = runner.make_config("quick", output=str(campaigns_root), **overrides)
@@ -96,3 +116,35 @@ def test_unknown_sandbox_probes_are_refused_with_a_hint():
         config.validate(config.make_config("quick", sandbox_probes=["nul_syscall"]))
     with pytest.raises(config.ConfigError, match="list of probe names or 'all'"):
         config.validate(config.make_config("quick", sandbox_probes="stat"))
+
+
+def test_every_probe_parameter_declares_its_type_and_range():
+    """Issue 31: no parameter accepts anything; defaults, primitive variants and sweep points lie inside."""
+    for probe in registry.PROBES.values():
+        for param in probe.params:
+            assert param.choices or param.hi is not None, f"{probe.name}.{param.name} has no declared range"
+            param.check(probe.name, param.default)
+        points = [{probe.sweep[0]: x} for x in probe.sweep[1]] if probe.sweep else []
+        for params in [*probe.variants, *points]:
+            registry.resolve_params(probe, params)
+
+
+def test_a_probe_the_environment_does_not_serve_is_refused_by_name(campaigns_root):
+    from osbench_analysis import environments
+
+    if not environments.get("fuse").availability():
+        pytest.skip("FUSE not available here")
+    with pytest.raises(config.ConfigError, match="environment 'fuse' serves none of the probes asked for"):  # B63
+        config.validate(config.make_config("quick", environment="fuse", probes=["null_syscall"]))
+    with pytest.raises(config.ConfigError, match="probe 'null_syscall' is not served by environment"):
+        config.validate(config.make_config("quick", environment="fuse", probes=["null_syscall", "stat"]))
+    config.validate(config.make_config("quick", environment="native,fuse", probes=["null_syscall", "stat"]))
+
+
+@pytest.mark.parametrize("params,message", [
+    (dict(wait="maybe"), r"wait must be True or False \(got 'maybe'\)"),      # B112
+    (dict(resume=["x"]), r"resume must be a campaign id"),
+])
+def test_front_end_switches_of_the_wrong_type_are_refused(params, message, campaigns_root):
+    with pytest.raises(config.ConfigError, match=message):
+        runner.measure("quick", progress=False, probes=["null_syscall"], output=str(campaigns_root), **params)

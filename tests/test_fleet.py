@@ -1,13 +1,17 @@
-"""Campaigns on many hosts through Dask distributed: one task per host, pinned
-to that host's worker, its sealed campaign verified and stored on arrival; a
-failed, absent or vanished host is reported and the others are kept.  Every
+"""Campaigns on many hosts through Dask distributed: one campaign per host,
+asked of that host's worker as plain data, its sealed and signed campaign
+verified and stored on arrival; a failed, absent or vanished host is reported
+and the others are kept.  Every
 cluster here speaks TLS with the fleet's own certificates (`osbench fleet
 certs`); the tests that try to get in are in test_fleet_security.py."""
+import asyncio
 import contextlib
+import dataclasses
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -17,6 +21,7 @@ import pytest
 from osbench_analysis import cli
 from osbench_analysis.fleet import run as fleet
 from osbench_analysis.fleet import certs as fleet_certs
+from osbench_analysis.fleet import security as fleet_security
 from osbench_analysis.fleet import task as fleet_task
 from osbench_analysis.store import campaigns as store
 from osbench_analysis.store import synthetic
@@ -37,57 +42,91 @@ def security(certs: fleet_certs.FleetCerts, role: str, folder: str | None = None
                     **{f"tls_{role}_cert": str(f.cert), f"tls_{role}_key": str(f.key)})
 
 
-def _spec(names, cls, certs, **options):
-    return {n: {"cls": cls, "options": {"name": n, "nthreads": 1, "resources": {"MEASURE": 1},
-                                        "preload": [fleet_certs.GUARD_MODULE] if certs else [],
-                                        **({"security": security(certs, "worker", n)} if certs else {}),
-                                        **options.get(n, {})}}
-            for n in names}
+@dataclasses.dataclass
+class Fleet:
+    """A fleet in this process: its scheduler and workers on their own event loop, in a thread."""
+    address: str
+    certs: fleet_certs.FleetCerts | None
+    scheduler: object
+    workers: dict
+    loop: object
+
+    def call(self, coroutine, timeout=60):
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
+
+    def client_files(self, folder: str = "client") -> dict:
+        return self.certs.files(folder).parameters() if self.certs else {"insecure": True}
+
+    def run(self, hosts, out, **kw):
+        kw.setdefault("say", lambda m: None)
+        return fleet.fleet_run(self.address, hosts, output=str(out), **{**self.client_files(), **TINY, **kw})
 
 
 @contextlib.contextmanager
-def cluster(names, tmp_path, cls=None, tls=True, **options):
-    """Dask's in-process cluster, with TLS and certificates from `osbench fleet certs`
-    (tls=False: plaintext, as a user could start it)."""
-    from distributed import Client, Scheduler, SpecCluster, Worker
+def cluster(names, tmp_path, tls=True, **options):
+    """A Dask scheduler and one worker per name in this process, each preloading the fleet's
+    guard, with certificates from `osbench fleet certs` (tls=False: plaintext, as a user could
+    start it); options[name]: the Worker's own options (preload=[]: a worker without the guard)."""
+    from distributed import Scheduler, Worker
 
     certs = fleet_certs.make_certs(names, tmp_path / f"certs-{uuid.uuid4().hex[:6]}", "127.0.0.1") if tls else None
-    sched = {"dashboard_address": None, "host": "127.0.0.1",
-             **({"protocol": "tls", "security": security(certs, "scheduler")} if tls else {})}
-    c = SpecCluster(workers=_spec(names, cls or Worker, certs, **options),
-                    scheduler={"cls": Scheduler, "options": sched}, security=security(certs, "client") if tls else None)
-    client = Client(c, security=security(certs, "client") if tls else None)
-    client.fleet_certs = certs
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    guard = [fleet_certs.GUARD_MODULE]
+
+    async def start(cls, *args, **kwargs):
+        return await cls(*args, **kwargs)
+
+    async def start_all():
+        # each server starts in its own task, as in its own process: the guard reads strictly in the
+        # task that started it (fleet/wire.py), which must not be another server's
+        s = await asyncio.create_task(start(Scheduler, host="127.0.0.1", dashboard_address="127.0.0.1:0",
+                                            preload=guard, **({"protocol": "tls", "security": security(
+                                                certs, "scheduler")} if tls else {})))
+        workers = {}
+        for n in names:
+            opts = {"name": n, "nthreads": 1, "host": "127.0.0.1", "preload": guard,
+                    **({"security": security(certs, "worker", n)} if tls else {}), **options.get(n, {})}
+            workers[n] = await asyncio.create_task(start(Worker, s.address, **opts))
+        return s, workers
+
+    s, workers = asyncio.run_coroutine_threadsafe(start_all(), loop).result(60)
+    f = Fleet(s.address, certs, s, workers, loop)
     try:
-        yield client
+        yield f
     finally:
-        client.close()
-        c.close()
+        async def stop():
+            for w in workers.values():
+                await w.close()
+            await s.close()
+
+        with contextlib.suppress(Exception):
+            f.call(stop())
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
 
 
 _cluster = cluster
 
 
-#: what fake_task does; the in-process workers share this module (the task travels by reference)
+#: what fake_task does; the in-process workers share this module
 FAKE: dict = {}
 
 
-def fake_task(campaign_id, profile, parameters, wait=False):
-    """Stands in for fleet.measure_on_this_host in Dask's in-process cluster: sends
-    a synthetic campaign, or fails on the hosts in FAKE["fail"]."""
-    from distributed import get_worker
-
-    name = get_worker().name
-    FAKE["ran"][campaign_id] = name
-    if name in FAKE["fail"]:
-        raise fleet.HostFailed(f"{name}: runs must be >= 1 (got 0)")
-    path = synthetic.write_synthetic(FAKE["hosts"] / name, campaign_id, seed=len(campaign_id), hostname=name)
-    return {"campaign_id": campaign_id, "hostname": name, "data": store.campaign_bytes(path)}
+def fake_task(campaign_id, profile, parameters, wait=False, host=None):
+    """Stands in for task.measure_on_this_host in the in-process fleet: checks the request as the
+    real one does, then sends a synthetic campaign, or fails on the hosts in FAKE["fail"]."""
+    fleet_security.check_task(campaign_id, profile, parameters, wait, host)
+    FAKE["ran"][campaign_id] = host
+    if host in FAKE["fail"]:
+        raise fleet.HostFailed(f"{host}: runs must be >= 1 (got 0)")
+    path = synthetic.write_synthetic(FAKE["hosts"] / host, campaign_id, seed=len(campaign_id), hostname=host)
+    return {"campaign_id": campaign_id, "hostname": host, "data": store.campaign_bytes(path)}
 
 
 def use_fake_task(tmp_path, monkeypatch) -> dict:
-    """The fleet task replaced by fake_task, a module-level function: the guard
-    (fleet/guard.py) lets it run because fleet/task.py's measure_on_this_host is it."""
+    """The host's measurement replaced by fake_task (HostJobs calls it by its module's name)."""
     FAKE.clear()
     FAKE.update(ran={}, fail=set(), hosts=tmp_path / "hosts")
     monkeypatch.setattr(fleet_task, "measure_on_this_host", fake_task)
@@ -99,8 +138,8 @@ def fake_fleet_task(tmp_path, monkeypatch):
     return use_fake_task(tmp_path, monkeypatch)
 
 
-def test_one_pinned_task_per_host_failures_reported_others_kept_and_a_rerun_resumes(tmp_path, fake_fleet_task):
-    """Dask's in-process cluster: the task is replaced by one that sends a synthetic campaign."""
+def test_one_campaign_per_host_failures_reported_others_kept_and_a_rerun_resumes(tmp_path, fake_fleet_task):
+    """The in-process fleet: the measurement is replaced by one that sends a synthetic campaign."""
     fake_fleet_task["fail"].add("h2")
 
     def ran_on():
@@ -109,21 +148,22 @@ def test_one_pinned_task_per_host_failures_reported_others_kept_and_a_rerun_resu
         return found
 
     out = tmp_path / "campaigns"
-    with _cluster(["h1", "h2"], tmp_path) as client:
-        assert client.scheduler.address.startswith("tls://")
-        r = fleet.fleet_run(client, ["h1", "h2", "h3"], output=str(out), campaign_id="f", say=lambda m: None, **TINY)
+    with _cluster(["h1", "h2"], tmp_path) as c:
+        assert c.address.startswith("tls://")
+        r = c.run(["h1", "h2", "h3"], out, campaign_id="f")
         status = {o.host: o.status for o in r.outcomes}
         assert status == {"h1": "stored", "h2": "failed", "h3": "absent"}
-        assert ran_on() == {"f-h1": "h1", "f-h2": "h2"}  # each host's task ran on that host's worker
+        assert ran_on() == {"f-h1": "h1", "f-h2": "h2"}  # each host's campaign ran on that host
         assert "runs must be >= 1" in r.outcomes[1].message and "no Dask worker named 'h3'" in r.outcomes[2].message
-        c = store.load_campaign("f-h1", out)
-        assert c.manifest.hostname == "h1"
+        camp = store.load_campaign("f-h1", out)
+        assert camp.manifest.hostname == "h1" and store.signed_by(camp.path) == "signed by host h1"
         assert sorted(store.catalog(out)["campaign_id"]) == ["f-h1"]
 
         fake_fleet_task["fail"].clear()
-        again = fleet.fleet_run(client, ["h1", "h2"], output=str(out), campaign_id="f", say=lambda m: None, **TINY)
+        again = c.run(["h1", "h2"], out, campaign_id="f")
         assert {o.host: o.status for o in again.outcomes} == {"h1": "already_stored", "h2": "stored"}
         assert ran_on() == {"f-h2": "h2"}  # the stored host is not measured again
+        assert fleet.connected_hosts(c.address, **c.client_files()).keys() == {"h1", "h2"}
 
 
 def test_a_received_campaign_is_verified_and_never_overwrites(tmp_path):
@@ -159,31 +199,70 @@ def test_campaign_parameters_become_the_same_osbench_run_options():
     assert all(a.startswith("--") and "=" in a for a in args)
 
 
-@pytest.mark.slow
-def test_local_cluster_of_worker_processes_measures_and_returns_real_campaigns(tmp_path):
-    import papermill as pm  # 1-3 s to import: not at collection
-    from distributed import Nanny
+def start_process(argv, env=None, **kw) -> subprocess.Popen:
+    return subprocess.Popen(argv, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True, **kw)
 
-    opts = {n: {"env": {fleet.FLEET_DIR_ENV: str(tmp_path / n), "OSBENCH_LOCK_FILE": str(tmp_path / f"{n}.lock")}}
-            for n in ("h1", "h2")}
+
+def start_worker(certs, name, tmp_path, lock=None) -> subprocess.Popen:
+    """A measuring host's worker as `osbench fleet certs` prints it, keeping its campaigns under tmp_path/name."""
+    env = {**certs.environment("worker"), fleet.FLEET_DIR_ENV: str(tmp_path / name),
+           "OSBENCH_LOCK_FILE": str(lock or tmp_path / f"{name}.lock")}
+    return start_process(venv_argv(certs.worker_argv(name)), env)
+
+
+def wait_for_hosts(certs, names, timeout_s=60) -> dict:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            hosts = fleet.connected_hosts(certs.address, **certs.files("client").parameters(), say=lambda m: None)
+            if set(names) <= set(hosts):
+                return hosts
+        except fleet.FleetError:
+            pass  # the scheduler is not up yet
+        if time.monotonic() > deadline:
+            raise AssertionError(f"hosts {names} did not connect within {timeout_s} s")
+        time.sleep(0.5)
+
+
+def stop(procs) -> None:
+    for p in procs:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, 9)
+        p.wait(timeout=10)
+
+
+@pytest.mark.slow
+def test_worker_processes_measure_and_return_real_signed_campaigns(tmp_path):
+    """The scheduler and two workers as `osbench fleet certs` prints them, on loopback."""
+    import papermill as pm  # 1-3 s to import: not at collection
+
+    certs = fleet_certs.make_certs(["h1", "h2"], tmp_path / "certs", "127.0.0.1", _free_port())
     out = tmp_path / "campaigns"
-    with _cluster(["h1", "h2"], tmp_path, Nanny, **opts) as client:
-        r = fleet.fleet_run(client, ["h1", "h2"], output=str(out), campaign_id="lc", say=lambda m: None, **TINY)
+    procs = [start_process(venv_argv(certs.scheduler_argv()), certs.environment("scheduler"))]
+    try:
+        procs += [start_worker(certs, h, tmp_path) for h in ("h1", "h2")]
+        wait_for_hosts(certs, ["h1", "h2"])
+        client_files = certs.files("client")
+        r = fleet.fleet_run(certs.address, ["h1", "h2"], output=str(out), campaign_id="lc", say=lambda m: None,
+                            **client_files.parameters(), **TINY)
         assert [o.status for o in r.outcomes] == ["stored", "stored"], r.table()
         # the CLI and the notebook with the same parameters and the client's certificate: the same campaigns
-        address, client_files = client.scheduler.address, client.fleet_certs.files("client")
-        assert cli.main(["fleet", "run", "--scheduler", address, "--hosts", "h1", "--probes", "null_syscall",
+        assert cli.main(["fleet", "run", "--scheduler", certs.address, "--hosts", "h1", "--probes", "null_syscall",
                          "--runs", "2", "--batches", "2", "--min-batch-ms", "1", "--precision-target", "0",
                          "--placements", "same_cpu", "--variants", "{}", "--output", str(out),
                          "--campaign-id", "cli", *client_files.options()]) == 0
         pm.execute_notebook(str(NOTEBOOKS / "fleet.ipynb"), str(tmp_path / "fleet.ipynb"), kernel_name="python3",
-                            parameters=dict(TINY, scheduler=address, hosts=["h1"], output=str(out), campaign_id="nb",
-                                            **client_files.parameters()),
+                            parameters=dict(TINY, scheduler=certs.address, hosts=["h1"], output=str(out),
+                                            campaign_id="nb", **client_files.parameters()),
                             progress_bar=False)
+    finally:
+        stop(procs)
     for h in ("h1", "h2"):
         c = store.load_campaign(f"lc-{h}", out)
         assert len(c.runs) == 2 and c.errors.empty
         assert c.manifest.host["host_id"] and c.manifest.hostname == socket.gethostname()
+        assert store.signed_by(c.path, client_files.ca.read_bytes()) == f"signed by host {h}"
         assert (tmp_path / h / f"lc-{h}" / store.SEAL_FILE).is_file()  # the host keeps its own copy
     a, b, c = (store.load_campaign(i, out).manifest.config for i in ("lc-h1", "cli-h1", "nb-h1"))
     for cfg in (a, b, c):
@@ -197,53 +276,38 @@ def test_a_vanished_host_is_reported_the_others_kept_and_a_rerun_finishes_it(tmp
     """h2's runner waits for its host lock (held here) when its Dask worker is
     SIGKILLed: h2 is reported vanished, its runner dies with it, h1 is stored;
     the same command once h2 is back finishes h2 only."""
-    import threading
-
     from osbench_analysis.measure import hostlock
 
     monkeypatch.setattr(fleet, "VANISHED_AFTER_S", 3.0)
     certs = fleet_certs.make_certs(["h1", "h2"], tmp_path / "certs", "127.0.0.1", _free_port())
     locks = {h: tmp_path / f"{h}.lock" for h in ("h1", "h2")}
-
-    def start_worker(name):
-        env = {**os.environ, fleet.FLEET_DIR_ENV: str(tmp_path / name), "OSBENCH_LOCK_FILE": str(locks[name])}
-        return subprocess.Popen(venv_argv(certs.worker_argv(name)), env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, start_new_session=True)
-
-    procs = [subprocess.Popen(venv_argv(certs.scheduler_argv()), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              start_new_session=True)]
+    procs = [start_process(venv_argv(certs.scheduler_argv()), certs.environment("scheduler"))]
     out, params = tmp_path / "campaigns", dict(TINY, output=str(tmp_path / "campaigns"), campaign_id="vn",
-                                               wait=True, say=lambda m: None)
+                                               wait=True, say=lambda m: None, **certs.files("client").parameters())
     try:
-        procs += [start_worker("h1"), start_worker("h2")]
-        from distributed import Client
+        procs += [start_worker(certs, h, tmp_path, locks[h]) for h in ("h1", "h2")]
+        wait_for_hosts(certs, ["h1", "h2"])
+        results = []
+        with hostlock.measuring(["someone-else"], path=locks["h2"]):
+            t = threading.Thread(target=lambda: results.append(fleet.fleet_run(certs.address, ["h1", "h2"], **params)))
+            t.start()
+            runner_pid = _wait_for_runner("vn-h2", 60)
+            os.killpg(procs[2].pid, 9)  # the host disappears
+            t.join(timeout=90)
+        (r,) = results
+        assert {o.host: o.status for o in r.outcomes} == {"h1": "stored", "h2": "vanished"}
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{runner_pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not Path(f"/proc/{runner_pid}").exists()  # the host's runner died with its Dask worker
 
-        with Client(certs.address, security=security(certs, "client"), timeout="30s") as client:
-            client.wait_for_workers(2, timeout=60)
-            results = []
-            with hostlock.measuring(["someone-else"], path=locks["h2"]):
-                t = threading.Thread(target=lambda: results.append(fleet.fleet_run(client, ["h1", "h2"], **params)))
-                t.start()
-                runner_pid = _wait_for_runner("vn-h2", 60)
-                os.killpg(procs[2].pid, 9)  # the host disappears
-                t.join(timeout=90)
-            (r,) = results
-            assert {o.host: o.status for o in r.outcomes} == {"h1": "stored", "h2": "vanished"}
-            deadline = time.monotonic() + 10
-            while Path(f"/proc/{runner_pid}").exists() and time.monotonic() < deadline:
-                time.sleep(0.1)
-            assert not Path(f"/proc/{runner_pid}").exists()  # the host's runner died with its Dask worker
-
-            procs.append(start_worker("h2"))
-            client.wait_for_workers(2, timeout=60)
-            again = fleet.fleet_run(client, ["h1", "h2"], **params)
-            assert {o.host: o.status for o in again.outcomes} == {"h1": "already_stored", "h2": "stored"}
+        procs.append(start_worker(certs, "h2", tmp_path, locks["h2"]))
+        wait_for_hosts(certs, ["h1", "h2"])
+        again = fleet.fleet_run(certs.address, ["h1", "h2"], **params)
+        assert {o.host: o.status for o in again.outcomes} == {"h1": "already_stored", "h2": "stored"}
         assert sorted(store.catalog(out)["campaign_id"]) == ["vn-h1", "vn-h2"]
     finally:
-        for p in procs:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(p.pid, 9)
-            p.wait(timeout=10)
+        stop(procs)
 
 
 def _wait_for_runner(campaign_id: str, timeout_s: float) -> int:
@@ -275,6 +339,7 @@ def test_ssh_cluster_names_every_worker_after_its_host_and_speaks_tls():
         "protocol"] == "tcp"
     cfg = fleet.ssh_tls_config("/etc/osbench-fleet/")
     assert cfg["distributed.comm.require-encryption"] is True
+    assert cfg["distributed.scheduler.http.routes"] == cfg["distributed.worker.http.routes"] == []
     assert cfg["distributed.comm.tls.ca-file"] == "/etc/osbench-fleet/ca.pem"
     assert cfg["distributed.comm.tls.worker.key"] == cfg["distributed.comm.tls.scheduler.key"] == \
         "/etc/osbench-fleet/key.pem"

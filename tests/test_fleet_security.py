@@ -5,11 +5,14 @@ its parameters checked there before anything starts.  The slow test starts
 the scheduler and the workers with the commands `osbench fleet certs` prints,
 the workers in their own network namespaces, and tries to get in without a
 certificate, with another CA's, and in plaintext."""
+import asyncio
+import contextlib
 import dataclasses
 import json
 import os
 import re
 import shutil
+import socket
 import ssl
 import stat
 import subprocess
@@ -24,6 +27,7 @@ from osbench_analysis.fleet import run as fleet
 from osbench_analysis.fleet import certs as fleet_certs
 from osbench_analysis.fleet import guard as fleet_guard
 from osbench_analysis.fleet import security as fleet_security
+from osbench_analysis.fleet import task as fleet_task
 from osbench_analysis.store import campaigns as store
 from osbench_analysis.errors import OsbenchError
 
@@ -64,6 +68,18 @@ def test_certs_keep_keys_private_chain_to_their_own_ca_and_print_the_commands(tm
         names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value.get_values_for_type(
             x509.DNSName)
         assert names == ["lab0" if role == "scheduler" else role]
+        # a certificate is a role (OU) and a name (CN); a client's may only connect, never serve
+        from cryptography.hazmat.primitives.asymmetric import ed25519
+        from cryptography.x509.oid import ExtendedKeyUsageOID
+
+        from osbench_analysis.store import signature
+
+        kind = role if role in ("scheduler", "client") else "host"
+        assert signature.certificate_identity(cert) == (kind, role)
+        assert isinstance(cert.public_key(), ed25519.Ed25519PublicKey)
+        usage = list(cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value)
+        assert usage == ([ExtendedKeyUsageOID.CLIENT_AUTH] if role == "client" else
+                         [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH])
         ctx = ssl.create_default_context(cafile=str(files.ca))
         ctx.load_cert_chain(str(files.cert), str(files.key))  # the key is the certificate's
     assert not (out / "ca-key.pem").exists() and sorted(p.name for p in out.iterdir()) == \
@@ -72,11 +88,14 @@ def test_certs_keep_keys_private_chain_to_their_own_ca_and_print_the_commands(tm
     with pytest.raises(Exception):
         _load(other.files("client").cert).verify_directly_issued_by(ca)
     # the exact commands, with these files
-    assert f"dask scheduler --protocol tls --port 8786 --no-dashboard --tls-ca-file {out}/scheduler/ca.pem" in printed
+    assert (f"DASK_DISTRIBUTED__SCHEDULER__HTTP__ROUTES='[]' dask scheduler --protocol tls --port 8786 "
+            f"--no-dashboard --dashboard-address 127.0.0.1:0 --tls-ca-file {out}/scheduler/ca.pem") in printed
     for h in ("h1", "h2", "h3"):
-        assert (f"dask worker tls://lab0:8786 --name {h} --nthreads 1 --resources MEASURE=1 --no-dashboard "
-                f"--no-nanny --tls-ca-file {out}/{h}/ca.pem --tls-cert {out}/{h}/cert.pem "
-                f"--tls-key {out}/{h}/key.pem --preload osbench_analysis.fleet.guard") in printed
+        assert (f"DASK_DISTRIBUTED__WORKER__HTTP__ROUTES='[]' DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False "
+                f"DASK_DISTRIBUTED__WORKER__MEMORY__MONITOR_INTERVAL=5s "
+                f"dask worker tls://lab0:8786 --name {h} --nthreads 1 --resources MEASURE=1 --no-dashboard "
+                f"--dashboard-address 127.0.0.1:0 --no-nanny --tls-ca-file {out}/{h}/ca.pem --tls-cert "
+                f"{out}/{h}/cert.pem --tls-key {out}/{h}/key.pem --preload osbench_analysis.fleet.guard") in printed
     assert (f"osbench fleet run --scheduler tls://lab0:8786 --hosts h1,h2,h3 --tls-ca-file {out}/client/ca.pem "
             f"--tls-cert {out}/client/cert.pem --tls-key {out}/client/key.pem") in printed
     # never overwritten; host names that could be anything else are refused
@@ -100,37 +119,30 @@ def test_a_plaintext_scheduler_is_refused_unless_insecure_and_then_every_command
     with pytest.raises(fleet.FleetError, match="needs tls_ca_file, tls_cert and tls_key .missing: tls_key"):
         fleet.fleet_run("tls://127.0.0.1:1", ["h1"], tls_ca_file=certs.files("client").ca,
                         tls_cert=certs.files("client").cert)
+    certs.files("client").key.chmod(0o644)
+    with pytest.raises(fleet.FleetError, match="readable by others .mode 0644.*chmod 600"):
+        fleet.fleet_run("tls://127.0.0.1:1", ["h1"], **certs.files("client").parameters())
+    certs.files("client").key.chmod(0o600)
     with pytest.raises(fleet.FleetError, match="not found: tls_key="):
         fleet.fleet_run("tls://127.0.0.1:1", ["h1"], **dict(certs.files("client").parameters(), tls_key="/nonexistent"))
     said = []
-    with cluster(["h1"], tmp_path, tls=False) as client:
+    with cluster(["h1"], tmp_path, tls=False) as c:
         with pytest.raises(fleet.FleetError, match="is plaintext"):
-            fleet.fleet_run(client, ["h1"], output=str(tmp_path / "c"), say=said.append, **TINY)
-        r = fleet.fleet_run(client, ["h1"], output=str(tmp_path / "c"), campaign_id="in", insecure=True,
-                            say=said.append, **TINY)
+            fleet.fleet_run(c.address, ["h1"], output=str(tmp_path / "c"), say=said.append, **TINY)
+        r = c.run(["h1"], tmp_path / "c", campaign_id="in", say=said.append)
         assert [o.status for o in r.outcomes] == ["stored"] and said[0] == fleet_security.INSECURE_WARNING
-        assert cli.main(["fleet", "run", "--scheduler", client.scheduler.address, "--hosts", "h1", "--insecure",
+        assert store.signed_by(tmp_path / "c" / "in-h1") == "unsigned (local)"  # no key, no signature
+        assert cli.main(["fleet", "run", "--scheduler", c.address, "--hosts", "h1", "--insecure",
                          "--output", str(tmp_path / "c"), "--campaign-id", "cli", "--probes", "null_syscall"]) == 0
         assert "INSECURE" in capsys.readouterr().err
 
 
-def test_a_worker_without_tls_is_not_reported_guarded_even_with_the_guard(tmp_path):
-    with cluster(["h1", "h2"], tmp_path, tls=False, h1={"preload": [fleet_certs.GUARD_MODULE]}) as client:
-        assert fleet._guarded_workers(client) == set()
-        with pytest.raises(Exception, match="'run' handler has been explicitly disallowed"):
-            client.run(os.getpid, workers=[a for a, w in client.scheduler_info()["workers"].items()
-                                            if w["name"] == "h1"])
-    with cluster(["h1", "h2"], tmp_path) as client:
-        assert fleet._guarded_workers(client) == {"h1", "h2"}
-
-
 def test_a_worker_without_the_guard_is_not_given_work(tmp_path, fake_fleet_task):
-    with cluster(["h1", "h2"], tmp_path, h2={"preload": []}) as client:
-        r = fleet.fleet_run(client, ["h1", "h2"], output=str(tmp_path / "c"), campaign_id="g", say=lambda m: None,
-                            **TINY)
+    with cluster(["h1", "h2"], tmp_path, h2={"preload": []}) as c:
+        r = c.run(["h1", "h2"], tmp_path / "c", campaign_id="g")
         assert [o.status for o in r.outcomes] == ["stored", "unguarded"]
-        assert "does not preload osbench_analysis.fleet.guard" in r.outcomes[1].message
-        assert fake_fleet_task["ran"] == {"g-h1": "h1"}  # nothing was sent to h2
+        assert "does not run the fleet guard" in r.outcomes[1].message
+        assert fake_fleet_task["ran"] == {"g-h1": "h1"}  # nothing ran on h2
 
 
 def test_the_host_checks_a_task_before_anything_starts(tmp_path, monkeypatch):
@@ -141,7 +153,16 @@ def test_the_host_checks_a_task_before_anything_starts(tmp_path, monkeypatch):
         ("f-h1", None, {"output": "/etc"}, "a fleet task cannot set \\['output'\\]"),
         ("f-h1", None, {"campaign_id": "x"}, "cannot set \\['campaign_id'\\]"),
         ("f-h1", "evil", {}, "profile must be one of"),
-        ("f-h1", None, {"runs": 0}, "runs must be an integer >= 1 .got 0."),
+        ("f-h1", None, {"runs": 0}, "runs must be an integer from 1 to 1000 .got 0."),
+        # I27: accepted-but-abusive values, refused by the same config.validate as `osbench run`
+        ("f-h1", None, {"probes": ["fork_exit"], "variants": {"fork_exit": [{"parent_mb": 100000}]}}, "parent_mb"),
+        ("f-h1", None, {"probes": ["files_in_folder"], "variants": {"files_in_folder": [{"files": 10 ** 9}]}},
+         "files_in_folder.files"),
+        ("f-h1", None, {"probes": ["memcpy_bw"], "variants": {"memcpy_bw": [{"bytes": -1}]}}, "memcpy_bw.bytes"),
+        ("f-h1", None, {"timeout_s": 1e300}, "timeout_s"),
+        ("f-h1", None, {"runs": 10 ** 9}, "runs must be an integer from 1 to 1000"),
+        ("f-h1", None, {"batches": 10 ** 9}, "batches must be an integer from 1 to 10000"),
+        ("f-h1", None, {"note": "a\0b"}, "note must be a string without NUL"),
         ("f-h1", None, {"probes": ["nope"]}, "nope"),
         ("f-h1", None, {"environment": "nope"}, "nope"),
         ("f-h1", None, {"placements": ["everywhere"]}, "placements must be"),
@@ -151,6 +172,11 @@ def test_the_host_checks_a_task_before_anything_starts(tmp_path, monkeypatch):
     for cid, profile, params, message in refused:
         with pytest.raises(OsbenchError, match=message):  # what the CLI prints as one line
             fleet.measure_on_this_host(cid, profile, params)
+    # what a worker takes from the wire before the checks: plain data only, msgpack's arrays as lists
+    assert fleet_guard.plain({"a": [1, 2.5, None, ("x", True)]}) == {"a": [1, 2.5, None, ["x", True]]}
+    for bad in ({1: "a"}, b"bytes", {"a": Path("/")}):
+        with pytest.raises(fleet_guard.NotFleetWork):
+            fleet_guard.plain(bad)
     with pytest.raises(fleet.FleetError, match="wait must be True or False"):
         fleet.measure_on_this_host("f-h1", None, {}, wait="yes")
     assert not (tmp_path / "host").exists()  # nothing started, not even the host's folder
@@ -166,27 +192,177 @@ def test_the_host_checks_a_task_before_anything_starts(tmp_path, monkeypatch):
         fleet.fleet_run("tls://127.0.0.1:1", ["h1"], command_prefix=["bash"])
 
 
-def test_a_guarded_worker_runs_only_the_fleet_task(tmp_path):
-    guard = {"preload": [fleet_certs.GUARD_MODULE]}
-    with cluster(["h1"], tmp_path, h1=guard) as client:
-        with pytest.raises(Exception, match="'run' handler has been explicitly disallowed"):
-            client.run(os.getpid)
-        with pytest.raises(fleet_guard.NotFleetWork, match="refused posix.getpid"):
-            client.submit(os.getpid, workers=["h1"], pure=False).result(timeout=30)
-        with pytest.raises(fleet.FleetError, match="not this host's"):
-            client.submit(fleet.measure_on_this_host, "f-h2", None, {}, workers=["h1"], pure=False).result(timeout=30)
-        # the fleet's function, with a task inside an argument (Dask would run it inline) or another's result
-        from dask._task_spec import Task
+class Evil:
+    """A pickle that writes a file when it is unpickled (the review's I15-I19 payload)."""
 
-        inline = Task("inline-1", fleet.measure_on_this_host, "f-h1", None, Task(None, os.getpid), False)
-        with pytest.raises(fleet_guard.NotFleetWork, match="an argument of type dask._task_spec.Task"):
-            client.get({"inline-1": inline}, "inline-1", workers=["h1"])
-        data = client.scatter({"runs": 1}, workers=["h1"])
-        with pytest.raises(fleet_guard.NotFleetWork, match="depends on other tasks"):
-            client.submit(fleet.measure_on_this_host, "f-h1", None, data, workers=["h1"], pure=False).result(timeout=30)
-    assert fleet_guard.plain({"a": [1, 2.5, None, ("x", True)]}) == {"a": [1, 2.5, None, ("x", True)]}
-    with pytest.raises(fleet_guard.NotFleetWork, match="pathlib"):
-        fleet_guard.plain({"a": [Path("/")]})
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (exec, (f"open({self.marker!r}, 'w').write('unpickled')",))
+
+
+def _send(address, files, msg, timeout=10.0) -> str:
+    """Connect to a fleet process with a role's certificate, send one message, say what came back."""
+    from distributed.comm import connect
+    from distributed.security import Security
+
+    async def attempt():
+        sec = Security(tls_ca_file=str(files.ca), tls_client_cert=str(files.cert), tls_client_key=str(files.key),
+                       require_encryption=True)
+        try:
+            comm = await connect(address, timeout=timeout, **sec.get_connection_args("client"))
+        except Exception as e:
+            return f"refused at connection: {type(e).__name__}"
+        try:
+            await comm.write(msg)
+            return f"answered: {await asyncio.wait_for(comm.read(), timeout)!r}"[:300]
+        except Exception as e:
+            return f"dropped: {type(e).__name__}"
+        finally:
+            comm.abort()
+
+    return asyncio.run(attempt())
+
+
+def test_no_certificate_is_root_by_pickle_and_a_certificate_is_a_role(tmp_path, fake_fleet_task):
+    """The review's I15-I22: pickles in the fleet's own request, in Dask's task and scatter messages,
+    from a client, a host and the scheduler's own key; other roles' keys as a client's; a worker
+    under another host's name; the HTTP port.  Nothing is unpickled, nothing is accepted."""
+    from distributed import Client
+    from distributed.protocol.serialize import ToPickle
+
+    marker = tmp_path / "unpickled"
+    evil = ToPickle(Evil(marker))
+    with cluster(["h1", "h2"], tmp_path) as c:
+        files = {role: c.certs.files(role) for role in ("client", "scheduler", "h1", "h2")}
+        h1 = c.workers["h1"].address
+        seen = {
+            # I15/I16: the fleet's own request with a pickle for an argument, to the scheduler ...
+            "client: fleet request": _send(c.address, files["client"], {
+                "op": "osbench_fleet_start", "host": "h1", "campaign_id": "x-h1", "profile": None,
+                "parameters": {"note": evil}, "wait": False}),
+            # ... and Dask's own task and scatter messages (I15-I17, I19)
+            "client: update-graph": _send(c.address, files["client"], {"op": "update-graph", "graph": evil}),
+            "client: scatter": _send(c.address, files["client"], {"op": "scatter", "data": {"k": evil},
+                                                                  "workers": [h1]}),
+            # I18: scatter straight to the measuring worker
+            "client to worker: update_data": _send(h1, files["client"], {"op": "update_data", "data": {"k": evil}}),
+            "host h2 to worker h1": _send(h1, files["h2"], {"op": "osbench_fleet_measure", "parameters": evil}),
+            # even the scheduler's key makes no worker unpickle
+            "scheduler to worker": _send(h1, files["scheduler"], {
+                "op": "osbench_fleet_measure", "campaign_id": "x-h1", "profile": None,
+                "parameters": {"note": evil}, "wait": False}),
+            # I20/I21: a host's key and the scheduler's key acting as a client
+            "host h1 as client": _send(c.address, files["h1"], {"op": "osbench_fleet_hosts"}),
+            "scheduler as client": _send(c.address, files["scheduler"], {"op": "osbench_fleet_hosts"}),
+        }
+        print(json.dumps(seen, indent=1))  # for the report (-s)
+        assert not marker.exists(), seen
+        for what, outcome in seen.items():
+            assert outcome.startswith(("dropped", "refused at connection")), (what, outcome)
+        assert _send(c.address, files["client"], {"op": "osbench_fleet_hosts"}).startswith("answered")
+        # a Dask-serialized (pickled) frame is not even decoded: the host refuses it as not plain data
+        from distributed.protocol.serialize import to_serialize
+
+        answer = _send(c.address, files["client"], {
+            "op": "osbench_fleet_start", "host": "h1", "campaign_id": "x-h1", "profile": None,
+            "parameters": {"note": to_serialize(Evil(marker))}, "wait": False})
+        assert "'state': 'refused'" in answer and "distributed.protocol.serialize.Serialized" in answer, answer
+        # Dask's Client (submit, scatter, run, plugins, upload_file) is not even let in
+        with pytest.raises(Exception):
+            Client(c.address, security=security(c.certs, "client"), timeout="5s")
+        for folder in ("h1", "scheduler"):  # I20/I21 through osbench itself
+            with pytest.raises(fleet.FleetError, match="closed the connection|cannot reach"):
+                fleet.fleet_run(c.address, ["h1"], output=str(tmp_path / "c"), say=lambda m: None,
+                                **c.certs.files(folder).parameters(), **TINY)
+        # I22: a worker with h1's certificate under the name h2 is not registered
+        from distributed import Worker
+
+        rogue = dict(name="h2-rogue", nthreads=1, host="127.0.0.1", security=security(c.certs, "worker", "h1"),
+                     preload=[fleet_certs.GUARD_MODULE])
+        with pytest.raises(Exception):
+            c.call(asyncio.wait_for(Worker(c.address, **rogue), 30))
+        assert sorted(str(w.name) for w in c.scheduler.workers.values()) == ["h1", "h2"]
+        # I23: no HTTP port is left open, not even on loopback
+        for server in (c.scheduler, *c.workers.values()):
+            assert all(sock.fileno() == -1 for sock in server.http_server._sockets.values())
+        assert not marker.exists()
+        r = c.run(["h1", "h2"], tmp_path / "c", campaign_id="ok")  # the fleet itself still works
+        assert [o.status for o in r.outcomes] == ["stored", "stored"]
+
+
+def test_a_dashboard_is_kept_only_when_asked_for_and_on_loopback_and_a_failed_guard_closes_the_port(
+        tmp_path, monkeypatch):
+    import urllib.request
+
+    monkeypatch.setenv(fleet_guard.DASHBOARD_ENV, "1")
+    with cluster(["h1"], tmp_path) as c:  # the scheduler's dashboard asked on 127.0.0.1
+        port = c.scheduler.http_server.port
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5) as r:
+            assert r.status == 200
+
+    class Broken:  # a server the guard cannot set up (no security, no rpc): its ports are closed
+        listeners = [type("L", (), {"stopped": False, "stop": lambda self: setattr(self, "stopped", True)})()]
+
+    import contextvars
+
+    with pytest.raises(SystemExit, match="guard failed"):  # in a context of its own, as a server's start-up task is
+        contextvars.copy_context().run(fleet_guard.dask_setup, type("Worker", (Broken,), {})())
+    assert Broken.listeners[0].stopped
+
+
+def test_the_client_stores_only_a_campaign_signed_by_the_host_it_asked(tmp_path, capsys):
+    from osbench_analysis.store import signature, synthetic
+
+    certs = fleet_certs.make_certs(["h1", "h2"], tmp_path / "certs", "127.0.0.1")
+    other = fleet_certs.make_certs(["h2"], tmp_path / "other", "127.0.0.1")
+    ca = certs.files("client").ca.read_bytes()
+    sent = {}
+    for h in ("h1", "h2"):
+        path = synthetic.write_synthetic(tmp_path / h, f"s-{h}", seed=3, hostname=h)
+        result = {"campaign_id": f"s-{h}", "data": store.campaign_bytes(path)}
+        sent[h] = dict(result, signature=fleet_task.sign_result(result, str(certs.files(h).key),
+                                                                 str(certs.files(h).cert)))
+    out = tmp_path / "out"
+    forged = dict(sent["h2"], signature=fleet_task.sign_result(sent["h2"], str(certs.files("h1").key),
+                                                               str(certs.files("h1").cert)))
+    foreign = dict(sent["h2"], signature=fleet_task.sign_result(sent["h2"], str(other.files("h2").key),
+                                                                str(other.files("h2").cert)))
+    for got, message in ((forged, "signed by host 'h1', not by 'h2'"), (foreign, "not issued by the fleet's CA"),
+                         (dict(sent["h2"], signature=sent["h1"]["signature"]), "is for campaign 's-h1'")):
+        with pytest.raises(store.CampaignCorrupted, match=message):
+            store.import_campaign(out, got["data"], got["signature"], ca, "h2")
+    assert not (out / "s-h2").exists()
+    path = store.import_campaign(out, sent["h2"]["data"], sent["h2"]["signature"], ca, "h2")
+    assert store.signed_by(path) == "signed by host h2" == store.signed_by(path, ca)
+    assert store.load_campaign("s-h2", out).manifest.hostname == "h2"
+    with pytest.raises(store.CampaignCorrupted, match="not issued by the fleet's CA"):
+        store.signed_by(path, other.files("client").ca.read_bytes())
+    local = synthetic.write_synthetic(out, "local-1", seed=4)
+    assert cli.main(["verify", "--root", str(out), "--ca", str(certs.files("client").ca)]) == 0
+    said = capsys.readouterr().out.splitlines()
+    assert said == ["local-1: seal intact, unsigned (local)", "s-h2: seal intact, signed by host h2"]
+    assert cli.main(["verify", "s-h2", "--root", str(out), "--ca", str(other.files("client").ca)]) == 1
+    assert "s-h2: DAMAGED: " in capsys.readouterr().out
+    assert local.name == "local-1"
+    # the samples rewritten and the seal recomputed (the review's T9/T10): the seal holds, the signature not
+    (path / store.SAMPLES_FILE).chmod(0o644)
+    path.chmod(0o755)
+    (path / store.SEAL_FILE).chmod(0o644)
+    import hashlib
+
+    (path / store.SAMPLES_FILE).write_bytes((path / store.SAMPLES_FILE).read_bytes() + b"\0")
+    digest = {n: hashlib.sha256((path / n).read_bytes()).hexdigest() for n in (store.MANIFEST_FILE,
+                                                                              store.SAMPLES_FILE)}
+    (path / store.SEAL_FILE).write_text("".join(f"{d}  {n}\n" for n, d in digest.items()))
+    with pytest.raises(store.CampaignCorrupted, match="signature does not match"):
+        store.load_campaign("s-h2", out)
+    assert cli.main(["verify", "--root", str(out)]) == 1
+    said = capsys.readouterr().out
+    assert "local-1: seal intact, unsigned (local)" in said and "s-h2: DAMAGED: " in said
+    assert "signature does not match" in said
+    assert signature.SIGNATURE_FILE == "SIGNATURE.json"
 
 
 # --- trying to get in: a TLS scheduler, workers in their own network namespaces ---------------
@@ -232,50 +408,104 @@ def _intrude(address: str, ca: Path, other: dict, netns: str | None = None) -> d
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
+def _listening(pid: int) -> list[tuple[str, int]]:
+    """The TCP ports process `pid` listens on, read in its own network namespace (/proc/PID/net)."""
+    import ipaddress
+
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    found = []
+    for table, family in (("tcp", 4), ("tcp6", 6)):
+        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            f = line.split()
+            if f[3] != "0A" or f[9] not in inodes:  # 0A: LISTEN
+                continue
+            hexip, hexport = f[1].split(":")
+            raw = bytes.fromhex(hexip)
+            raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))  # each 32-bit word is host order
+            found.append((str(ipaddress.ip_address(raw)), int(hexport, 16)))
+    return found
+
+
+def _knock(host: str, port: int, ca: Path) -> dict:
+    """What a port answers without a certificate: plain HTTP, and TLS without a client certificate."""
+    seen = {}
+    with socket.create_connection((host, port), timeout=5) as s:
+        s.sendall(b"GET /json/identity.json HTTP/1.0\r\n\r\n")
+        try:
+            seen["http"] = s.recv(64)
+        except OSError as e:
+            seen["http"] = type(e).__name__.encode()
+    ctx = ssl.create_default_context(cafile=str(ca))
+    ctx.check_hostname = False
+    try:
+        with socket.create_connection((host, port), timeout=5) as raw, ctx.wrap_socket(raw) as s:
+            s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+            seen["tls"] = s.recv(64) or b"closed"
+    except (OSError, ssl.SSLError) as e:
+        seen["tls"] = type(e).__name__.encode()
+    return seen
+
+
 @pytest.mark.slow
 def test_no_one_without_the_fleets_certificate_gets_in_and_the_fleet_measures_end_to_end(tmp_path, capsys):
     if shutil.which("ip") is None or os.geteuid() != 0:
         pytest.fail("this test needs iproute2 and root (both are here on the CI machines)")
+    from test_fleet import start_process, stop, wait_for_hosts
+
     certs = fleet_certs.make_certs(["h1", "h2"], tmp_path / "certs", "127.0.0.1", _free_port())
     other = fleet_certs.make_certs(["h1"], tmp_path / "other-ca", "127.0.0.1").files("client").parameters()
     procs = []
     deadline = time.monotonic() + 240  # the whole test is bounded in time
     try:
-        procs.append(subprocess.Popen(venv_argv(certs.scheduler_argv()), stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL, start_new_session=True))
+        procs.append(start_process(venv_argv(certs.scheduler_argv()), certs.environment("scheduler")))
         with _namespaced_hosts(["h1", "h2", "lab1"], tmp_path) as hosts:
+            ns_address = {}
             for name, ns, gateway in hosts[:2]:
-                env = {**os.environ, fleet.FLEET_DIR_ENV: str(tmp_path / name),
-                       "OSBENCH_LOCK_FILE": str(tmp_path / f"{name}.lock"), **fleet_certs.QUIET_WORKER_ENV}
+                env = {**certs.environment("worker"), fleet.FLEET_DIR_ENV: str(tmp_path / name),
+                       "OSBENCH_LOCK_FILE": str(tmp_path / f"{name}.lock")}
                 # the printed command, with the address this namespace reaches the scheduler at
                 worker = venv_argv(dataclasses.replace(certs, scheduler_host=gateway).worker_argv(name))
-                procs.append(subprocess.Popen(["ip", "netns", "exec", ns, "unshare", "--uts", "sh", "-c",
-                                               f'hostname {name} && exec "$@"', "sh", *worker],
-                                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                              start_new_session=True))
+                procs.append(start_process(["ip", "netns", "exec", ns, "unshare", "--uts", "sh", "-c",
+                                            f'hostname {name} && exec "$@"', "sh", *worker], env))
+                ns_address[procs[-1].pid] = gateway[:-1] + "2"
+            addrs = wait_for_hosts(certs, ["h1", "h2"], max(1, deadline - time.monotonic()))
+            assert addrs["h1"].startswith("tls://10.213.0.2:") and addrs["h2"].startswith("tls://10.213.1.2:")
+            # from another machine of the lab (its own namespace): the scheduler lets no one in
+            _, lab1, lab1_gateway = hosts[2]
+            port = certs.address.rsplit(":", 1)[1]
+            seen = {"scheduler": _intrude(f"tls://{lab1_gateway}:{port}", certs.files("client").ca, other, lab1),
+                    "worker h1": _intrude(addrs["h1"], certs.files("client").ca, other)}
+            # every port a fleet process listens on, without a certificate: nothing (the review's I23)
+            ports = {}
+            for p in procs:
+                pid = p.pid  # `sh -c '... && exec dask worker'`: the same pid
+                listening = _listening(pid)
+                assert listening and all(ip in ("0.0.0.0", "::") for ip, _ in listening), listening
+                for n in sorted({n for _, n in listening}):  # the wildcard: knock at the host's address
+                    ports[f"pid {pid} port {n}"] = _knock(ns_address.get(p.pid, "127.0.0.1"), n,
+                                                          certs.files("client").ca)
+            print(json.dumps({"intrusions": seen, "ports": {k: {a: b.decode("latin-1") for a, b in v.items()}
+                                                            for k, v in ports.items()}}, indent=1))  # for the report
+            for who, outcome in seen.items():
+                assert set(outcome) == {"tls_without_certificate", "certificate_of_another_ca", "plaintext"}
+                # the server ends the handshake: an alert, or it just closes (seen both ways)
+                assert re.search("CERTIFICATE_REQUIRED|SSLEOFError|closed by the server",
+                                 outcome["tls_without_certificate"]), (who, outcome)
+                assert re.search(r"CommClosedError.*SSL\w*Error", outcome["certificate_of_another_ca"]), (who, outcome)
+                assert re.search("CommClosedError.*(reset|closed)", outcome["plaintext"]), (who, outcome)
+            assert len(ports) == 3, ports  # one port per process: Dask's TLS comm, no HTTP (v4 and v6)
+            for where, answer in ports.items():
+                assert not answer["http"].startswith(b"HTTP") and not answer["tls"].startswith(b"HTTP"), (where, answer)
+            # with the fleet's client certificate, still no Dask client (submit, scatter, run, ...)
             from distributed import Client
 
-            with Client(certs.address, security=security(certs, "client"), timeout="30s") as client:
-                client.wait_for_workers(2, timeout=max(1, deadline - time.monotonic()))
-                addrs = {w["name"]: a for a, w in client.scheduler_info()["workers"].items()}
-                assert addrs["h1"].startswith("tls://10.213.0.2:") and addrs["h2"].startswith("tls://10.213.1.2:")
-                # from another machine of the lab (its own namespace): the scheduler lets no one in
-                _, lab1, lab1_gateway = hosts[2]
-                port = certs.address.rsplit(":", 1)[1]
-                seen = {"scheduler": _intrude(f"tls://{lab1_gateway}:{port}", certs.files("client").ca, other, lab1),
-                        "worker h1": _intrude(addrs["h1"], certs.files("client").ca, other)}
-                print(json.dumps(seen, indent=1))  # the refusals observed, for the report (-s)
-                for who, outcome in seen.items():
-                    assert set(outcome) == {"tls_without_certificate", "certificate_of_another_ca", "plaintext"}
-                    # the server ends the handshake: an alert, or it just closes (seen both ways)
-                    assert re.search("CERTIFICATE_REQUIRED|SSLEOFError|closed by the server",
-                                     outcome["tls_without_certificate"]), (who, outcome)
-                    assert re.search(r"CommClosedError.*SSL\w*Error", outcome["certificate_of_another_ca"]), (who, outcome)
-                    assert re.search("CommClosedError.*(reset|closed)", outcome["plaintext"]), (who, outcome)
-                # with the fleet's certificate, still only the fleet's task
-                with pytest.raises(fleet_guard.NotFleetWork):
-                    client.submit(os.getpid, workers=["h1"], pure=False).result(timeout=30)
-                assert sorted(w["name"] for w in client.scheduler_info()["workers"].values()) == ["h1", "h2"]
+            with pytest.raises(Exception):
+                Client(certs.address, security=security(certs, "client"), timeout="10s")
             # end to end: the printed `osbench fleet run`, with the campaign parameters
             argv = certs.fleet_run_argv()
             assert argv[:3] == ["osbench", "fleet", "run"]
@@ -287,12 +517,9 @@ def test_no_one_without_the_fleets_certificate_gets_in_and_the_fleet_measures_en
         for name in ("h1", "h2"):
             c = store.load_campaign(f"ns-{name}", tmp_path / "campaigns")
             assert c.manifest.hostname == name and len(c.runs) == 2 and c.errors.empty
+            assert store.signed_by(c.path) == f"signed by host {name}"
             ids[name] = c.manifest.host["host_id"]
         assert ids["h1"] != ids["h2"]  # the stable host id tells the two hosts apart
     finally:
-        for p in procs:
-            try:
-                os.killpg(p.pid, 9)
-            except ProcessLookupError:
-                pass
-            p.wait(timeout=10)
+        stop(procs)
+

@@ -151,6 +151,9 @@ def test_mach_probes_run_only_in_mach_and_the_guest_sets_are_measured():
         else:
             assert not served & set(mach_probes), env.name
     for name in mach_probes:   # every Mach probe says what it pairs with on Linux, and the guest runs that
+        if name == "mach_msg_self":   # but a message to oneself, which no Linux probe matches (catalog/matched.py)
+            assert registry.PROBES[name].pairs_with == ()
+            continue
         pair, params = registry.PROBES[name].pairs_with
         assert pair in linux_tcg.PROBES and registry.PROBES[name].differs
         registry.resolve_params(registry.PROBES[pair], params)

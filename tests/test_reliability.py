@@ -288,9 +288,18 @@ def test_a_second_campaign_refuses_or_waits_while_the_host_is_measuring(tmp_path
         assert listing.returncode == 0  # listing never takes the lock
         waiting = subprocess.Popen([*cli, "run", "--wait", *tiny], env=env, stderr=subprocess.PIPE, text=True,
                                    stdout=subprocess.PIPE)
-        time.sleep(3)
-        assert waiting.poll() is None  # still queued behind the holder
-    out, err = waiting.communicate(timeout=60)
+        import threading
+
+        lines: list[str] = []
+        reader = threading.Thread(target=lambda: lines.extend(iter(waiting.stderr.readline, "")), daemon=True)
+        reader.start()
+        # queued behind the holder (its start-up alone takes seconds on a loaded machine: wait for its line)
+        _wait_for(lambda: any("waiting for" in line for line in lines), 60, "the second run to wait")
+        assert waiting.poll() is None
+    out = waiting.stdout.read()
+    waiting.wait(timeout=60)
+    reader.join(timeout=10)
+    err = "".join(lines)
     assert waiting.returncode == 0, err
     assert "waiting for campaign holding-campaign" in err and "sealed campaign" in out
 

@@ -62,8 +62,8 @@ def test_a_condition_whose_workers_all_crash_gets_no_more_runs(campaigns_root):
 @pytest.mark.parametrize("kw,message", [
     (dict(precision_target=1.5), "precision_target must be in"),
     (dict(precision_target=0.05, runs=1), "runs must be >= 2 with a precision target"),
-    (dict(precision_target=0.05, max_runs=2), "max_runs must be an integer >= 3"),
-    (dict(precision_target=0.05, time_budget_s=0), "time_budget_s must be > 0"),
+    (dict(precision_target=0.05, max_runs=2), "max_runs must be an integer from 3 to 1000"),
+    (dict(precision_target=0.05, time_budget_s=0), "time_budget_s must be a number of seconds > 0"),
 ])
 def test_bad_precision_settings(kw, message, campaigns_root):
     with pytest.raises(runner.ConfigError, match=message):

@@ -84,12 +84,14 @@ def test_a_round_that_raises_or_stops_early_fails_only_the_workers_without_an_ou
     assert list(failed["environment"]) == ["halfway", "halfway"] and list(failed.index) == [0, 1]
 
 
-def test_an_environment_whose_workers_all_fail_is_sealed_with_its_failures(tmp_path, registered):
+def test_an_environment_whose_workers_all_fail_seals_nothing_and_fails_in_one_line(tmp_path, registered):
+    """Issue 31: a campaign of no measured batch was sealed as a success (exit 0)."""
     registered(_env("nopipe", _FailsProbe))
-    (c,) = _measure(tmp_path, "nopipe", probes=["pipe_pingpong"], precision_target=0.05, max_runs=4)
-    assert [r.status for r in c.manifest.runs] == ["error", "error"]
-    assert "pipe: not in this guest" in c.manifest.runs[0].message
-    assert len(c.samples) == 0 and c.manifest.precision["stop_reason"] == "no_successful_run"
+    with pytest.raises(runner.NothingMeasured, match=r"measured no batch: all 2 worker run\(s\) failed, e.g. "
+                                                     r"pipe_pingpong: .*pipe: not in this guest") as got:
+        _measure(tmp_path, "nopipe", probes=["pipe_pingpong"], precision_target=0.05, max_runs=4)
+    assert "\n" not in str(got.value)
+    assert not (tmp_path / "c").exists() or list((tmp_path / "c").iterdir()) == []   # no campaign, no journal
 
 
 def test_an_environment_named_that_fails_its_preflight_stops_before_measuring(tmp_path, registered):
@@ -139,6 +141,16 @@ def test_a_guest_counting_instructions_boots_guest_boots_times_while_the_host_go
     assert "counting: finished, 2 worker run(s), 0 failed" in capsys.readouterr().err
 
 
+def test_a_guest_whose_boots_repeat_only_roughly_boots_as_often_as_it_needs(tmp_path, registered):
+    """xen-linux's boots_needed: two boots give its range; guest_boots=3 does not make it boot a third time."""
+    env = _counting("roughly")
+    env.boots_needed = 2
+    registered(env, _counting("exactly"))
+    rough, exact = _measure(tmp_path, "roughly,exactly", probes=["null_syscall"], runs=3, guest_boots=3)
+    assert [r.run for r in rough.manifest.runs] == [0, 1]
+    assert [r.run for r in exact.manifest.runs] == [0, 1, 2]
+
+
 class _Booting(Session):
     """Records when each of its rounds ran and on which CPUs it was confined; a guest's boot is stood in
     for by a pause (env.boot_s) before the round's real native workers."""
@@ -183,7 +195,7 @@ def test_guests_counting_instructions_boot_side_by_side_one_per_cpu_before_the_t
 
 def test_guest_boots_below_two_is_refused_before_anything_runs(tmp_path, registered):
     registered(_counting("counting"))
-    with pytest.raises(runner.ConfigError, match=r"guest_boots must be a whole number >= 2: .* \(got 1\)"):
+    with pytest.raises(runner.ConfigError, match=r"guest_boots must be a whole number from 2 to 100: .* \(got 1\)"):
         _measure(tmp_path, "native,counting", guest_boots=1)
     assert not (tmp_path / "c").exists()
 

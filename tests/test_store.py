@@ -108,6 +108,9 @@ def test_sealed_campaign_with_wrong_sample_columns_is_refused(tiny_campaign, tmp
     dst = _copy(tiny_campaign, tmp_path)
     table = pq.read_table(dst / store.SAMPLES_FILE).drop(["minflt"])
     pq.write_table(table, dst / store.SAMPLES_FILE)
+    m = json.loads((dst / store.MANIFEST_FILE).read_text())   # the manifest's record follows (issue 31: T9)
+    m["files"][store.SAMPLES_FILE]["sha256"] = store._sha256(dst / store.SAMPLES_FILE)
+    (dst / store.MANIFEST_FILE).write_text(json.dumps(m))
     _reseal(dst)
     with pytest.raises(store.CampaignCorrupted, match="differ from the schema"):
         store.load_campaign(dst)

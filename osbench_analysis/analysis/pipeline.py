@@ -30,7 +30,6 @@ import pandas as pd
 
 from osbench_analysis import stats
 from osbench_analysis.analysis import architectures
-from osbench_analysis.stats import quality
 from osbench_analysis.catalog import registry
 from osbench_analysis.analysis import service_ipc
 from osbench_analysis.store import campaigns as store
@@ -117,6 +116,12 @@ def sweep_campaign_ids(cat: pd.DataFrame) -> set[str]:
     return set(cat.loc[cat["sweep_only"].astype(bool), "campaign_id"])
 
 
+def _intact(cat: pd.DataFrame) -> pd.DataFrame:
+    """The catalog rows whose seal verifies: a damaged campaign is left out with a warning naming it
+    (store.DamagedCampaign), never blocking the others (issue 31)."""
+    return cat[[store.intact(Path(p)) for p in cat["path"]]] if len(cat) else cat
+
+
 def _refs(rows: pd.DataFrame) -> list[CampaignRef]:
     """Catalog rows (store.catalog) as CampaignRefs, in their order."""
     return [CampaignRef(r.campaign_id, r.environment, r.host, r.created_utc, r.host_label) for r in rows.itertuples()]
@@ -133,10 +138,16 @@ def select_campaigns(campaigns: list[str] | None = None, root: str | Path | None
     select_sweep_campaigns."""
     from osbench_analysis.analysis import hosts as host_choice
 
+    if campaigns is not None and (isinstance(campaigns, str) or not all(isinstance(c, str) for c in campaigns)):
+        raise AnalysisError(f"campaigns must be a list of campaign ids, e.g. ['{campaigns}'] (got {campaigns!r}; "
+                            f"papermill: -y \"campaigns: [ID]\")")   # B118: a string was read letter by letter
     cat = store.catalog(root)
     if campaigns:
         known = cat.set_index("campaign_id")
         unknown = [c for c in campaigns if c not in known.index]
+        for c in unknown:   # a folder of that name the catalog left out: say what is wrong with it
+            if (Path(root or store.default_root()) / c).exists():
+                store.load_campaign(c, root)
         if unknown:
             raise store.StoreError(f"no campaign {unknown[0]!r} under {root or store.default_root()} "
                                    f"(known: {', '.join(cat['campaign_id']) or 'none'})")
@@ -160,6 +171,7 @@ def select_campaigns(campaigns: list[str] | None = None, root: str | Path | None
     cat = cat[~cat["environment"].isin(GUEST_ENVIRONMENTS)]
     if cat.empty:
         raise store.StoreError(f"no campaigns timed in ns under {root or store.default_root()}")
+    cat = _intact(cat)
     key = host_choice.choose_host(cat, host, baseline)
     chosen, said = host_choice.select_primary(cat[cat["host"] == key], probes, root)
     if notes is not None:
@@ -187,7 +199,7 @@ def select_sweep_campaigns(refs: list[CampaignRef], root: str | Path | None = No
     keys = {(r.environment, r.host) for r in refs}
     sw = cat[cat["campaign_id"].isin(sweep_ids - have)]
     sw = sw[np.array([(e, h) in keys for e, h in zip(sw["environment"], sw["host"])], dtype=bool)]
-    newest = sw.sort_values(["created_utc", "campaign_id"]).groupby(["environment", "host"]).tail(1)
+    newest = _intact(sw).sort_values(["created_utc", "campaign_id"]).groupby(["environment", "host"]).tail(1)
     return refs, _refs(newest)
 
 
@@ -427,11 +439,10 @@ def analyze(campaigns: list[str] | None = None, root: str | Path | None = None, 
     if probes is not None:
         samples = samples[samples["probe"].isin(probes)].reset_index(drop=True)
     kw = settings.stats_kwargs()
-    # TODO(stats subpackage): one call computing flags once for both tables
-    estimates = stats.flag_sensitivity(samples, **kw)
+    # flags, quality and both estimates (flagged batches kept and excluded) in one pass
+    estimates, qual = stats.condition_tables(samples, **kw)
     hosts = dict(zip([r.campaign_id for r in refs], [r.host for r in refs]))
     estimates.insert(2, "host", estimates["campaign_id"].map(hosts))
-    qual = quality.quality_table(samples)
     result = Analysis(refs, settings, {c.id: c.manifest for c in loaded}, samples, estimates, qual,
                       pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), pd.DataFrame())
     from osbench_analysis.analysis import reproducibility

@@ -122,7 +122,6 @@ def pool_campaigns(primary: dict, root=None, *, baseline: str = "native", level:
     in memory (the others are loaded, seals verified); ``probes``: pool only
     these (the canaries and their stand-ins always)."""
     from osbench_analysis.store import campaigns as store
-
     from osbench_analysis.analysis.sweeps import sweep_only
 
     # a sweep campaign (sweeps.sweep_only) is read for the scalability fits alone, never pooled
@@ -133,6 +132,7 @@ def pool_campaigns(primary: dict, root=None, *, baseline: str = "native", level:
                   for cid, ids in comparable.items()}
     loaded = dict(loaded or {})
     parts = []
+    comparable = {k: [c for c in ids if c in loaded or store.intact(c, root)] for k, ids in comparable.items()}
     for cid in dict.fromkeys(c for ids in comparable.values() for c in ids):
         camp = loaded.get(cid) or store.load_campaign(cid, root)
         parts.append(camp.samples.assign(host=host_identity(camp.manifest.host).key))

@@ -73,6 +73,10 @@ PROBE_PRIMITIVE = {
     "mach_rpc_thread": "mach_rpc_thread", "mach_rpc_task": "mach_rpc_task", "mach_vm_touch": "mach_vm_touch",
     "mach_port_alloc": "mach_port_alloc", "mach_thread_create": "mach_thread_create",
     "mach_task_create": "mach_task_create",
+    # seL4's (probes/sel4), guest instructions too (catalog/matched.py sets them beside the other kernels')
+    **{p: p for p in ("sel4_poll_ntfn", "sel4_signal_ntfn", "sel4_yield", "sel4_page_getaddress", "sel4_call_thread",
+                      "sel4_call_space", "sel4_call_space_8mr", "sel4_frame_map_touch", "sel4_thread_create",
+                      "sel4_space_create")},
 }
 # mmap_touch maps, touches and unmaps anonymous memory: not lmbench's file-backed page fault, so it
 # sits on its own primitive rather than beside the published page-fault factors.
@@ -133,6 +137,12 @@ PRINT_NAMES = {
     "mach_rpc_thread": "Mach RPC across threads", "mach_rpc_task": "Mach RPC across tasks",
     "mach_vm_touch": "vm\\_allocate + touch + deallocate", "mach_port_alloc": "port allocate + destroy",
     "mach_thread_create": "Mach thread create + terminate", "mach_task_create": "Mach task create + terminate",
+    # seL4's root task (probes/sel4), guest instructions
+    "sel4_poll_ntfn": "seL4 notification poll", "sel4_signal_ntfn": "seL4 signal", "sel4_yield": "seL4 yield",
+    "sel4_page_getaddress": "seL4 Page\\_GetAddress", "sel4_call_thread": "seL4 Call across threads",
+    "sel4_call_space": "seL4 Call across address spaces", "sel4_call_space_8mr": "seL4 Call of 8 words across spaces",
+    "sel4_frame_map_touch": "seL4 frame retype + map + touch + unmap", "sel4_thread_create": "seL4 thread create + delete",
+    "sel4_space_create": "seL4 address space create + revoke",
 }
 
 #: Bandwidth probes: the bytes one operation moves, a number or the parameter that holds it.  The paper

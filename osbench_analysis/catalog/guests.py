@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 MACH, LINUX, LINUX_NOMITIG = "mach", "linux-tcg", "linux-tcg-nomitig"
+SEL4, SEL4_SLOWPATH, XEN_LINUX = "sel4", "sel4-slowpath", "xen-linux"
 #: campaigns counted in guest instructions: never in the host analysis (analysis.select_campaigns)
-GUEST_ENVIRONMENTS = (MACH, LINUX, LINUX_NOMITIG)
+GUEST_ENVIRONMENTS = (MACH, LINUX, LINUX_NOMITIG, SEL4, SEL4_SLOWPATH, XEN_LINUX)
 UNIT = "guest instructions per operation"

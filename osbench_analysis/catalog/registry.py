@@ -11,8 +11,19 @@ from osbench_analysis.errors import OsbenchError
 class Param:
     name: str
     default: object
-    choices: tuple = ()
+    choices: tuple = ()     # the accepted values; empty: an integer from lo to hi
     help: str = ""
+    lo: int = 0             # the range of an integer parameter without choices (issue 31: a -1, 1e30 or
+    hi: int | None = None   # "lots" is refused before measuring, not handed to the probe)
+
+    def check(self, probe: str, value) -> None:
+        """Refuse (ProbeError) a value of the wrong type or out of range, naming it and what is accepted."""
+        if self.choices:
+            if isinstance(value, bool) or value not in self.choices \
+                    or type(value) is not type(next(c for c in self.choices if c == value)):
+                raise ProbeError(f"{probe}.{self.name} must be one of {list(self.choices)} (got {value!r})")
+        elif isinstance(value, bool) or not isinstance(value, int) or not self.lo <= value <= self.hi:
+            raise ProbeError(f"{probe}.{self.name} must be an integer from {self.lo} to {self.hi} (got {value!r})")
 
 
 @dataclass(frozen=True)
@@ -97,10 +108,10 @@ PARENT = Param("parent", PARENT_NATIVE, (PARENT_NATIVE, PARENT_PYTHON),
                "(~14 MB, the probes' behaviour before the native parent)")
 PARENT_MB = Param("parent_mb", 0, (),
                   "extra anonymous memory, every page touched, in the forking parent (MB); "
-                  "a sweep like LEBench's big/huge fork")
+                  "a sweep like LEBench's big/huge fork", hi=4096)
 OUTSTANDING = Param("outstanding", 1, (),
                     "children created before the first is waited for (1: one at a time, as lmbench and "
-                    "UnixBench; 100: osbench)")
+                    "UnixBench; 100: osbench)", lo=1, hi=1000)
 
 
 def forking(*params: Param) -> tuple[Param, ...]:
@@ -153,7 +164,7 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
           max_iterations=2_000),
     Probe("fork_alive", "process", "fork + child _exit + waitpid with `alive` other processes sleeping", True,
           "none in the reference tables (McGarry's fork cost vs number of processes alive, a figure: sweep alive)",
-          params=forking(Param("alive", 0, (), "sleeping processes kept alive by the parent during the batch")),
+          params=forking(Param("alive", 0, (), "sleeping processes kept alive by the parent during the batch", hi=10_000)),
           forks=True, size_param="alive", max_iterations=1_000_000, sweep=("alive", (0, 100, 1000))),
     Probe("pipe_pingpong", "process", "one round trip of a 1-byte token over two pipes (two context switches)", True,
           "lmbench 'ctxsw'/'pipe latency'; UnixBench pipe-based context switching; NetBSD/FreeBSD context switch",
@@ -161,7 +172,7 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
     Probe("thread_create_join", "thread", "pthread_create + pthread_join of an empty thread", True,
           "osbench 'create threads' (outstanding=100: 100 created, then joined); McGarry thread lifecycle; "
           "NetBSD/FreeBSD thread creation",
-          params=(PARENT, Param("outstanding", 1, (), "threads created before the first is joined (osbench: 100)")),
+          params=(PARENT, Param("outstanding", 1, (), "threads created before the first is joined (osbench: 100)", lo=1, hi=1000)),
           size_param="outstanding", grouped=True, native_parent=True, max_iterations=1_000_000),
     Probe("mutex_uncontested", "thread", "pthread_mutex_lock + unlock of a mutex no other thread wants", False,
           "McGarry Table 2 uncontested mutex"),
@@ -185,7 +196,7 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
           # 1,000 blocks (~70 KB) stay under glibc's 128 KB trim threshold: the same allocator work everywhere.
           params=(PARENT, Param("blocks", 1000, (), "blocks allocated before the first is freed, osbench sizes "
                                 "((i % 32) + 1) * 4 B; 0: the whole batch (before issue #22: its work depends "
-                                "on the batch size), sizes 4 + (37 i mod 125) B")),
+                                "on the batch size), sizes 4 + (37 i mod 125) B", hi=1_000_000)),
           size_param="blocks", grouped=True, native_parent=True, max_iterations=5_000_000),
     # ---- catalog (issue 9 section 2): kernel entry, IPC, microkernel-style
     # service, files, memory bandwidth, scalability sweeps.
@@ -194,11 +205,11 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
     Probe("fstat", "entry", "fstat(2) of an open 8-byte file", False, "lmbench 'simple fstat'", uses_workdir=True),
     Probe("select_fds", "entry", "select(2) over `fds` descriptors of an open file in the write set (timeout 0)", False,
           "lmbench 'select on 10 fds' / 'select on 100 fds' (lat_select file)", uses_workdir=True,
-          params=(Param("fds", 10, (), "descriptors selected on (lmbench: 10 and 100)"),), size_param="fds",
+          params=(Param("fds", 10, (), "descriptors selected on (lmbench: 10 and 100)", lo=1, hi=1000),), size_param="fds",
           variants=({"fds": 10}, {"fds": 100})),
     Probe("poll_fds", "entry", "poll(2) over `fds` readable file descriptors (timeout 0)", False,
           "none in the reference tables (poll(2), the select_fds counterpart)", uses_workdir=True,
-          params=(Param("fds", 10, (), "descriptors polled"),), size_param="fds",
+          params=(Param("fds", 10, (), "descriptors polled", lo=1, hi=1000),), size_param="fds",
           variants=({"fds": 10}, {"fds": 100})),
     Probe("sigaction_install", "entry", "sigaction(2) installing a SIGUSR1 handler", False,
           "lmbench 'signal handler installation'"),
@@ -211,10 +222,10 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
           "mmap + munmap shared by the file's faults)", False,
           "lmbench 'page fault' (lat_pagefault: map a file, touch its pages in a stride)", uses_workdir=True,
           maps_file=True,
-          params=(Param("file_kb", 4096, (), "size of the mapped file (KiB)"),), size_param="file_kb"),
+          params=(Param("file_kb", 4096, (), "size of the mapped file (KiB)", lo=64, hi=1 << 18),), size_param="file_kb"),
     Probe("mmap_file", "entry", "mmap of a file region + one read per 64 KiB + munmap", False,
           "none in the reference tables (lmbench lat_mmap)", uses_workdir=True, maps_file=True,
-          params=(Param("region_kb", 4096, (), "size of the mapped region (KiB)"),), size_param="region_kb",
+          params=(Param("region_kb", 4096, (), "size of the mapped region (KiB)", lo=64, hi=1 << 18),), size_param="region_kb",
           max_iterations=100_000),
     Probe("clock_gettime", "entry", "clock_gettime(CLOCK_MONOTONIC) through the vDSO (no kernel entry)", False,
           "none (the floor under every probe: a clock read that never enters the kernel)"),
@@ -233,28 +244,28 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
           "pipes (`processes` context switches)", True,
           "none in the reference tables (lmbench lat_ctx -s 0 N; the tables' context switch rows are "
           "pipe_pingpong's)",
-          params=forking(Param("processes", 2, (), "processes in the ring (lmbench lat_ctx N)")),
+          params=forking(Param("processes", 2, (), "processes in the ring (lmbench lat_ctx N)", lo=2, hi=64)),
           forks=True, size_param="processes", sweep=("processes", (2, 8, 16))),
     Probe("service_direct", "service", "the service as one system call (bytes=0: getppid; N: read of N bytes "
           "from /dev/zero)", False,
           "none in the reference tables (the direct baseline of the microkernel-style service probes)",
-          params=(Param("bytes", 0, (), "0: getppid(); N: read N bytes from /dev/zero"),), size_param="bytes",
+          params=(Param("bytes", 0, (), "0: getppid(); N: read N bytes from /dev/zero", hi=4096),), size_param="bytes",
           variants=({"bytes": 0}, {"bytes": 64})),
     Probe("service_pipe", "service", "the service as a request to a server process over two pipes, "
           "performed there and replied (with the bytes read)", True,
           "none in the reference tables (microkernel-style system call through a user-space server; "
           "compare service_direct)",
-          params=forking(Param("bytes", 0, (), "0: getppid(); N: read N bytes from /dev/zero")),
+          params=forking(Param("bytes", 0, (), "0: getppid(); N: read N bytes from /dev/zero", hi=4096)),
           forks=True, size_param="bytes", variants=({"bytes": 0}, {"bytes": 64})),
     Probe("service_unix", "service", "the service as a request to a server process over an AF_UNIX "
           "socketpair, performed there and replied", True,
           "MINIX 3 paper's RPC cost (a message round trip to a server process; compare service_direct)",
-          params=forking(Param("bytes", 0, (), "0: getppid(); N: read N bytes from /dev/zero")),
+          params=forking(Param("bytes", 0, (), "0: getppid(); N: read N bytes from /dev/zero", hi=4096)),
           forks=True, size_param="bytes", variants=({"bytes": 0}, {"bytes": 64})),
     Probe("service_shm", "service", "the service as a request to a server process through shared memory "
           "with a futex wake-up each way (L4-style)", True,
           "none in the reference tables (the fastest microkernel-style IPC design; compare service_direct)",
-          params=forking(Param("bytes", 0, (), "0: getppid(); N: read N bytes from /dev/zero")),
+          params=forking(Param("bytes", 0, (), "0: getppid(); N: read N bytes from /dev/zero", hi=4096)),
           forks=True, size_param="bytes", variants=({"bytes": 0}, {"bytes": 64})),
     Probe("file_write", "files", "one write(2) of `buffer` bytes to a file that wraps at fstime's maximum size",
           False, "UnixBench fstime 'File Write' (256/500, 1024/2000, 4096/8000 bufsize/maxblocks)",
@@ -271,11 +282,11 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
     Probe("files_in_folder", "files", "one round: `files` files of 32 B created in one folder, then all deleted",
           False, "none as a row of its own (osbench 'create files' round exactly at files=65534; the blog's "
           "figure is mapped to file_create_delete)", uses_workdir=True,
-          params=(Param("files", 65534, (), "files per round (osbench: 65,534)"),), size_param="files",
+          params=(Param("files", 65534, (), "files per round (osbench: 65,534)", lo=1, hi=100_000),), size_param="files",
           max_iterations=10_000, sweep=("files", (1000, 10000, 65534)), work_param="files"),
     Probe("memcpy_bw", "memory_bw", "memcpy of a `bytes` buffer (8 MiB: beyond the caches)", False,
           "none in the reference tables (memory copy bandwidth, lmbench bw_mem bcopy-style)",
-          params=(Param("bytes", 8 << 20, (), "buffer size (B)"),), size_param="bytes", max_iterations=100_000),
+          params=(Param("bytes", 8 << 20, (), "buffer size (B)", lo=1, hi=1 << 30),), size_param="bytes", max_iterations=100_000),
     # Host-state canaries (issue #20): fixed work measured in every round of every campaign, in every
     # environment (config.validate adds them), so that a host that got slower or noisier shows as such.
     Probe("canary_cpu", "canary", "1,024 dependent 64-bit multiply-adds (latency-bound CPU work)", False,
@@ -286,22 +297,22 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
           "none (a host-state control, reproducibility.canary_table)", control=True),
     Probe("malloc_memcpy", "memory_bw", "malloc of two `bytes` buffers + fill + copy + two frees", False,
           "UnixBench mallocMemCopy-style (two mallocs, a small copy, two frees)",
-          params=(Param("bytes", 256, (), "buffer size (B)"),), size_param="bytes"),
+          params=(Param("bytes", 256, (), "buffer size (B)", lo=1, hi=1 << 24),), size_param="bytes"),
     Probe("socket_bind_open", "sweeps", "socket(AF_INET, SOCK_STREAM) + bind 127.0.0.1:0 + close with `sockets` "
           "other bound sockets open", False,
           "none in the reference tables (McGarry's socket creation vs number of open sockets, a figure)",
-          params=(Param("sockets", 0, (), "bound sockets held open during the batch"),), size_param="sockets",
+          params=(Param("sockets", 0, (), "bound sockets held open during the batch", hi=10_000),), size_param="sockets",
           sweep=("sockets", (0, 1000, 5000))),
     Probe("mmap_window_maps", "sweeps", "mmap + munmap of a 4 KiB window of a sparse 200 MB file with `maps` "
           "other windows mapped", False,
           "none in the reference tables (McGarry's mmap of 4 KiB windows of a 200 MB file vs mappings, a figure)",
           uses_workdir=True, maps_file=True,
-          params=(Param("maps", 0, (), "windows kept mapped during the batch"),),
+          params=(Param("maps", 0, (), "windows kept mapped during the batch", hi=60_000),),
           size_param="maps", sweep=("maps", (0, 1000, 10000))),
     Probe("thread_create_alive", "sweeps", "pthread_create + join of an empty thread with `threads` other "
           "threads alive (blocked)", False,
           "none in the reference tables (McGarry's thread creation vs threads alive, a figure)",
-          params=(Param("threads", 0, (), "threads kept alive during the batch"),), size_param="threads",
+          params=(Param("threads", 0, (), "threads kept alive during the batch", hi=10_000),), size_param="threads",
           sweep=("threads", (0, 100, 1000))),
     # ---- mechanism (issue #22): the native pieces a sandbox's crossing is made of
     # (osbench_analysis/mechanism.py adds them up beside each environment's crossing).
@@ -333,12 +344,12 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
           uses_workdir=True, params=forking(), forks=True, max_iterations=10_000),
     Probe("app_tar", "apps", "one archive of a tree of `files` files of 1 KiB: fork + exec /bin/tar -cf + waitpid",
           False, "none in the reference tables (an application workload)", uses_workdir=True,
-          params=forking(Param("files", 100, (), "files of 1 KiB in the archived tree")), size_param="files",
+          params=forking(Param("files", 100, (), "files of 1 KiB in the archived tree", lo=1, hi=10_000)), size_param="files",
           forks=True, max_iterations=10_000),
     Probe("app_kv", "apps", "one client session with a key-value server process on 127.0.0.1 (TCP): connect, "
           "`requests` requests (SET, then GET of the same key, alternately), each answered, close", True,
           "none in the reference tables (an application workload: a small key-value server on loopback)",
-          params=forking(Param("requests", 100, (), "requests per session")), size_param="requests",
+          params=forking(Param("requests", 100, (), "requests per session", lo=1, hi=100_000)), size_param="requests",
           work_param="requests", forks=True, max_iterations=100_000),
     # ---- GNU Mach's side of the emulated-CPU comparison (environments/mach.py):
     # counted in guest instructions under QEMU -icount, beside linux-tcg's.
@@ -351,8 +362,8 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
           differs="copies a port right out into the caller's name space, where getpid reads one field"),
     Probe("mach_msg_self", "mach", "one mach_msg(SEND|RCV) of a 32 B header-only message to a port of the "
           "same task", False, "none in the reference tables (Mach IPC with no second party)", guest="mach",
-          pairs_with=("pipe_pingpong", {}),
-          differs="one trap queues and dequeues a message on the task's own port; no context switch"),
+          differs="one trap queues and dequeues a message on the task's own port; no context switch: no Linux "
+                  "probe does that (a two-process round trip is not this), so it has no pair"),
     Probe("mach_rpc_thread", "mach", "one RPC round trip of a 48 B typed message to a server thread of the same "
           "task (client and server mach_msg(SEND|RCV), send-once reply right)", True,
           "none in the reference tables (the MINIX 3 paper's background cites Mach vs L3 message costs: "
@@ -383,6 +394,32 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
           "none in the reference tables (compare fork_exit)", guest="mach", pairs_with=("fork_exit", {}),
           differs="an address space copied copy-on-write and one thread, by kernel RPCs; fork + _exit + waitpid "
                   "copies a process (files, signals, page tables) and reaps it"),
+    # ---- seL4's root task (probes/sel4/task.c; sel4, sel4-slowpath), guest instructions (catalog/matched.py)
+    Probe("sel4_poll_ntfn", "sel4", "one seL4_NBRecv on an idle notification: enter, find nothing, return", False,
+          "none in the reference tables (analog of a null system call: seL4 has no call that does nothing)",
+          guest="sel4"),
+    Probe("sel4_signal_ntfn", "sel4", "one seL4_Signal of a notification nobody waits on", False,
+          "none in the reference tables", guest="sel4"),
+    Probe("sel4_yield", "sel4", "one seL4_Yield, the only thread at its priority", False,
+          "none in the reference tables", guest="sel4"),
+    Probe("sel4_page_getaddress", "sel4", "one seL4_X86_Page_GetAddress invocation of a frame capability", False,
+          "none in the reference tables (analog of a trivial kernel query such as getppid)", guest="sel4"),
+    Probe("sel4_call_thread", "sel4", "one seL4_Call of 1 word answered by seL4_ReplyRecv of a server thread in "
+          "the same address space", True, "none here (seL4's published IPC: cycles)", guest="sel4"),
+    Probe("sel4_call_space", "sel4", "one seL4_Call of 1 word answered by seL4_ReplyRecv of a server in another "
+          "address space (its own PML4 and ASID)", True, "none here (seL4's published IPC: cycles)", guest="sel4"),
+    Probe("sel4_call_space_8mr", "sel4", "one seL4_Call of 8 words (over the fastpath's 4: the slow path) "
+          "answered by a server in another address space", True, "none in the reference tables", guest="sel4"),
+    Probe("sel4_frame_map_touch", "sel4", "a 4 KiB frame retyped from an untyped (the kernel clears it), mapped, "
+          "written, unmapped and deleted", False,
+          "none in the reference tables (analog of mmap + touch + munmap: no page fault)", guest="sel4"),
+    Probe("sel4_thread_create", "sel4", "a TCB retyped, configured, its registers written and resumed; it answers "
+          "one seL4_Call (its first run), then it is deleted", True, "none in the reference tables", guest="sel4"),
+    Probe("sel4_space_create", "sel4", "a new address space (PML4 + ASID + paging structures, the root task's "
+          "image frames mapped: 31 pages), a thread in it answering one seL4_Call, then all revoked", True,
+          "none in the reference tables (analog of process create + exit)", guest="sel4", max_iterations=100_000),
+    Probe("sel4_test_fault", "testonly", "a write to an unmapped page in the seL4 root task", False,
+          "none (tests that a guest's fault fails the run)", hidden=True, guest="sel4"),
     # uses_workdir: a file server (FUSE) runs them too, on its mount (cleanup tests)
     Probe("test_crash_segv", "testonly", "raises SIGSEGV", False, "none (tests worker isolation)", hidden=True,
           uses_workdir=True),
@@ -402,8 +439,8 @@ CANARY_PROBES: tuple[str, ...] = tuple(n for n, p in PROBES.items() if p.control
 #: quick profile measures inside sandboxes, where every worker pays a boot.
 ARCHITECTURE_PROBES = ("null_syscall", "syscall_mix", "stat", "open_close", "file_create_delete", "mmap_touch",
                        "malloc_free_small", "pipe_pingpong", "fork_exit", "fork_exec", "thread_create_join",
-                       # GNU Mach's primitives (the mach environment is a microkernel: sandbox_probes apply)
-                       *(n for n, p in PROBES.items() if p.guest == "mach"))
+                       # GNU Mach's and seL4's primitives (microkernels: sandbox_probes apply)
+                       *(n for n, p in PROBES.items() if p.guest in ("mach", "sel4") and not p.hidden))
 
 
 #: The application workloads (issue #22): whole runs of real programs, for every environment when asked
@@ -487,8 +524,7 @@ def resolve_params(probe: Probe, given: dict | None) -> dict:
         if spec is None:
             known = ", ".join(p.name for p in probe.params) or "none"
             raise ProbeError(f"probe {probe.name!r} has no parameter {key!r} (parameters: {known})")
-        if spec.choices and value not in spec.choices:
-            raise ProbeError(f"{probe.name}.{key} must be one of {list(spec.choices)} (got {value!r})")
+        spec.check(probe.name, value)
         params[key] = value
     return params
 
@@ -545,7 +581,8 @@ def catalog_table():
                                 ("workdir", p.uses_workdir)) if on]
         rows.append({
             "family": p.family, "probe": p.name, "unit": p.unit, "mirrors": p.mirrors,
-            "params": ", ".join(f"{q.name}={q.default}" for q in p.params),
+            "params": ", ".join(f"{q.name}={q.default} ({'|'.join(map(str, q.choices)) if q.choices else f'{q.lo}..{q.hi}'})"
+                                for q in p.params),
             "variants": "; ".join(",".join(f"{k}={v}" for k, v in s.items()) for s in p.variants),
             "sweep": f"{p.sweep[0]}: {', '.join(map(str, p.sweep[1]))}" if p.sweep else "",
             "runs": ", ".join(how),

@@ -1,5 +1,5 @@
-"""Kernel environments: where the worker runs (native Linux, gVisor, UML, FUSE; GNU Mach and
-Linux under QEMU TCG, counted in guest instructions).
+"""Kernel environments: where the worker runs (native Linux, gVisor, UML, FUSE; GNU Mach, seL4,
+Linux and Linux on Xen under QEMU TCG, counted in guest instructions).
 
 Add one by writing a class in its own module and registering it below.
 `make envs` (python -m osbench_analysis.environments.install) installs what
@@ -14,7 +14,9 @@ from osbench_analysis.environments.gvisor import GVisor
 from osbench_analysis.environments.linux_tcg import LinuxTCG
 from osbench_analysis.environments.mach import Mach
 from osbench_analysis.environments.native import Native
+from osbench_analysis.environments.sel4 import SeL4
 from osbench_analysis.environments.uml import UML
+from osbench_analysis.environments.xen_linux import XenLinux
 
 REGISTRY = EnvironmentRegistry()
 REGISTRY.register(Native())
@@ -29,6 +31,10 @@ REGISTRY.register(Mach("mach"))
 REGISTRY.register(LinuxTCG("linux-tcg"))
 REGISTRY.register(LinuxTCG("linux-tcg-nomitig", extra_args=("mitigations=off",),
                            description="linux-tcg with mitigations=off (no retpolines or spectre_v1 barriers)"))
+# seL4 (a modern microkernel, with and without its IPC fastpath) and Linux as Xen's PV dom0, on the same CPU
+REGISTRY.register(SeL4("sel4", fastpath=True))
+REGISTRY.register(SeL4("sel4-slowpath", fastpath=False))
+REGISTRY.register(XenLinux("xen-linux"))
 
 get = REGISTRY.get
 register = REGISTRY.register
@@ -49,4 +55,5 @@ def status_table():
 
 
 __all__ = ["ARCH_CLASSES", "PLACEMENTS", "Availability", "Environment", "EnvironmentRegistry", "Launch",
-           "RoundJob", "Session", "REGISTRY", "get", "register", "names", "status_table", "GVisor", "UML", "Fuse", "Native", "Mach", "LinuxTCG"]
+           "RoundJob", "Session", "REGISTRY", "get", "register", "names", "status_table", "GVisor", "UML", "Fuse", "Native", "Mach", "LinuxTCG", "SeL4",
+           "XenLinux"]

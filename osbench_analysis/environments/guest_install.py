@@ -1,4 +1,5 @@
-"""`make envs` for the emulated-CPU guests (mach, linux-tcg), from Debian alone.
+"""`make envs` for the emulated-CPU guests (mach, linux-tcg, xen-linux) from Debian, and seL4
+(sel4_install.py) from crates.io and PyPI.
 
 - GNU Mach: bookworm's kernel cannot run any user trap (its 64-bit syscall
   entry starts with `ud2`), so the kernel, its headers and MIG come from
@@ -286,7 +287,8 @@ def build_guest_init(out: Path) -> None:
 
 
 #: the one tiny job each guest must finish after it is built (its null kernel entry)
-SMOKE = {"mach": "mach_null_trap", "linux-tcg": "null_syscall"}
+SMOKE = {"mach": "mach_null_trap", "linux-tcg": "null_syscall", "sel4": "sel4_poll_ntfn",
+         "sel4-slowpath": "sel4_poll_ntfn", "xen-linux": "null_syscall"}
 
 
 def smoke(env_name: str) -> str:
@@ -313,20 +315,44 @@ def smoke(env_name: str) -> str:
     return f"{version} was built but does not run {probe}: {outcome.status}: {outcome.message}"
 
 
-def install() -> dict[str, str]:
-    """Fetch and build both guests, then boot each once; step -> '' or why it
-    failed.  Writes the manifest."""
+def install_xen() -> dict:
+    """Xen comes installed (make envs' Debian packages): its version and the hypervisor's sha256."""
+    from osbench_analysis.environments import xen_linux
+
+    version = run(["dpkg-query", "-W", "-f", "${Version}", xen_linux.XEN_PACKAGE]).strip()
+    return {xen_linux.XEN_PACKAGE: {"version": version, "file": str(xen_linux.XEN), "sha256": sha256(xen_linux.XEN)}}
+
+
+def install(sel4_build=None) -> dict[str, str]:
+    """Fetch and build the guests, then boot each once, two at a time; step ->
+    '' or why it failed.  Writes the manifest.  `sel4_build`: seL4's build
+    (sel4_install.install, which install.py hands in), run beside the rest."""
+    import concurrent.futures
+
     problems: dict[str, str] = {}
     record = qemu.manifest()
-    for step, env_name, fn in (("mach guest", "mach", install_mach), ("linux guest", "linux-tcg", install_linux)):
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="guests")
+    with pool:
+        sel4_build = pool.submit(sel4_build or dict)   # its make runs beside the downloads below
+        for step, env_name, fn in (("mach guest", "mach", install_mach), ("linux guest", "linux-tcg", install_linux),
+                                   ("xen guest", "xen-linux", install_xen)):
+            try:
+                record[env_name] = fn()
+            except (GuestInstallError, OSError, StopIteration) as e:
+                problems[step] = str(e) or type(e).__name__
         try:
-            record[env_name] = fn()
+            record.update(sel4_build.result())
         except (GuestInstallError, OSError, StopIteration) as e:
-            problems[step] = str(e) or type(e).__name__
+            problems["sel4 guest"] = str(e) or type(e).__name__
     record["linux-tcg-nomitig"] = record.get("linux-tcg", {})
     qemu.GUESTS_DIR.mkdir(parents=True, exist_ok=True)
     qemu.MANIFEST.write_text(json.dumps(record, indent=1, sort_keys=True))
-    for step, env_name in (("mach guest", "mach"), ("linux guest", "linux-tcg")):
-        if step not in problems:
-            problems[f"{step} boot"] = smoke(env_name)
+    built = [("mach guest", "mach"), ("linux guest", "linux-tcg"), ("xen guest", "xen-linux")]
+    if "sel4" in record:
+        built += [("sel4 guest", "sel4"), ("sel4 guest", "sel4-slowpath")]
+    boots = [(f"{step} boot", env) for step, env in built if step not in problems]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="smoke") as pool:
+        for (step, env), why in zip(boots, pool.map(lambda b: smoke(b[1]), boots)):
+            if why:
+                problems[f"{step} ({env})"] = why
     return {k: v for k, v in problems.items() if v}

@@ -35,12 +35,14 @@ import time
 from pathlib import Path
 
 from osbench_analysis import environments
-from osbench_analysis.environments import fuse, guest_install, gvisor, hostops, uml
+from osbench_analysis.environments import fuse, guest_install, gvisor, hostops, sel4_install, uml, xen_linux
 from osbench_analysis.paths import PROBES_DIR
 
 DEB_PACKAGES = {"user-mode-linux": "/usr/bin/linux.uml", "fuse3": "/usr/bin/fusermount3",
                 "libfuse3-dev": "/usr/include/fuse3/fuse.h", "pkg-config": "/usr/bin/pkg-config",
-                **guest_install.HOST_PACKAGES}
+                **guest_install.HOST_PACKAGES,
+                # xen-linux: the hypervisor (it depends on nothing; it only puts xen-4.17-amd64.gz in /boot)
+                xen_linux.XEN_PACKAGE: str(xen_linux.XEN)}
 SOURCES = PROBES_DIR / "environments"
 CFLAGS = ["-O2", "-Wall", "-Wextra"]
 
@@ -166,8 +168,8 @@ def _build_local() -> dict[str, str]:
     problems["fuse server"] = ("libfuse3 development files missing (apt-get install libfuse3-dev pkg-config)"
                                if flags is None else compile_c(SOURCES / "fuse_passthrough.c", fuse.SERVER, flags))
     t0 = time.monotonic()
-    problems.update(guest_install.install())
-    say(f"guests (mach, linux-tcg) fetched and built in {time.monotonic() - t0:.0f} s")
+    problems.update(guest_install.install(sel4_build=sel4_install.install))
+    say(f"guests (mach, linux-tcg, sel4, xen-linux) fetched, built and booted in {time.monotonic() - t0:.0f} s")
     return problems
 
 

@@ -11,17 +11,15 @@ Counts are guest instructions (environments/qemu.py)."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Sequence
 
 from osbench_analysis.catalog import registry
-from osbench_analysis.environments.qemu import GUESTS_DIR, GuestEnvironment, job_plan, manifest
+from osbench_analysis.environments.qemu import GRUB_PLATFORM, GUESTS_DIR, GuestEnvironment, grub_iso, job_plan, manifest
 
 KERNEL = GUESTS_DIR / "mach" / "gnumach"
 TASK = GUESTS_DIR / "mach" / "osbench-mach-task.elf"
 KERNEL_ARGS = "console=com0"   # kernel messages and the "console" device on the serial port
-GRUB_PLATFORM = Path("/usr/lib/grub/i386-pc")
 
 
 def job_word(plan: tuple) -> str:
@@ -80,12 +78,7 @@ class Mach(GuestEnvironment):
         shutil.copyfile(TASK, root / "boot" / "task.elf")
         words = [job_word(job_plan(k, r, registry.PROBES.get(r.probe))) for k, r in enumerate(requests)]
         (root / "boot" / "grub" / "grub.cfg").write_text(grub_cfg(words))
-        iso = folder / "mach.iso"
-        r = subprocess.run(["grub-mkrescue", "-d", str(GRUB_PLATFORM), "-o", str(iso), str(root)],
-                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
-        if r.returncode != 0:
-            raise RuntimeError(f"grub-mkrescue failed: {r.stderr.strip().splitlines()[-1:]}")
-        return ["-cdrom", str(iso), "-boot", "d"]
+        return grub_iso(root, folder / "mach.iso")
 
     def facts(self) -> dict:
         return {**super().facts(), "kernel_args": KERNEL_ARGS, "boot": "GRUB ISO, boot script, one task",

@@ -60,8 +60,10 @@ FIELDS = {"batch": "batch", "warmup": "warmup", "iterations": "iterations", "ela
           "nivcsw": "nivcsw", "minflt": "minflt", "started_unix_ns": "started_unix_ns"}
 #: what a guest that does not count a column reports (the Mach task: one CPU, no rusage)
 UNCOUNTED = {"cpu_start": 0, "cpu_end": 0, "nvcsw": 0, "nivcsw": 0, "minflt": 0, "started_unix_ns": 0}
-WORKER_PID = {"linux": 1, "mach": 0}
+WORKER_PID = {"linux": 1, "mach": 0, "sel4": 0}
 INSTALL_HINT = "make envs  (as root: python -m osbench_analysis.environments.install)"
+#: GRUB's BIOS platform, which boots the guests that need a boot loader (mach, xen-linux) from an ISO
+GRUB_PLATFORM = Path("/usr/lib/grub/i386-pc")
 
 
 def qemu_argv(boot: Sequence[str], cpus: set[int] | None = None) -> list[str]:
@@ -69,6 +71,16 @@ def qemu_argv(boot: Sequence[str], cpus: set[int] | None = None) -> list[str]:
     (-cdrom ISO for Mach, -kernel/-initrd/-append for Linux), pinned to
     `cpus` from outside (icount is single-threaded: one host CPU is enough)."""
     return hostops.pinned([QEMU, *MACHINE, *boot], cpus)
+
+
+def grub_iso(root: Path, iso: Path) -> list[str]:
+    """An ISO that GRUB (i386-pc) boots from the folder `root`, its boot/grub/grub.cfg saying what
+    (GNU Mach and its task; Xen and its dom0): QEMU's arguments to boot it."""
+    r = subprocess.run(["grub-mkrescue", "-d", str(GRUB_PLATFORM), "-o", str(iso), str(root)],
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        raise RuntimeError(f"grub-mkrescue failed: {r.stderr.strip().splitlines()[-1:]}")
+    return ["-cdrom", str(iso), "-boot", "d"]
 
 
 def manifest() -> dict:
@@ -314,6 +326,9 @@ class GuestEnvironment(Environment):
     round_startup_s = 0.0        # one boot's start-up, once per round (subclasses set it)
     #: the probe that stands for the runner's pre-flight null system call in a guest that has none
     preflight_stand_in = ""
+    #: boots a campaign takes at most whatever guest_boots says (0: guest_boots): a guest whose counts
+    #: repeat only in their minima (xen-linux) learns nothing more from a third boot
+    boots_needed = 0
 
     def guest_request(self, req):
         """The request the guest runs: itself, except the runner's pre-flight

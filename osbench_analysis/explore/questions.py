@@ -301,3 +301,17 @@ def plot_runs(s: pd.DataFrame, *, title: str | None = None):
 
 
 __all__ = ["ExploreError", "Verdict", "campaigns", "compare", "newest", "plot_runs", "run_summary", "runs_agree", "samples"]
+
+
+def ipc_across_kernels(campaigns: list[str] | None = None, root: str | Path | None = None) -> pd.DataFrame:
+    """Compare the IPC round trip across kernels, in one call: the request-reply round trips between two
+    address spaces and between two threads of one, of every emulated-CPU kernel measured under root
+    (Linux, Linux on Xen, GNU Mach, seL4 with and without its fastpath), in guest instructions per
+    operation, each cell saying which probe and whether it is an analog (analysis.kernels.ipc_round_trip)."""
+    from osbench_analysis.analysis import kernels
+
+    tab, _ = kernels.from_campaigns(campaigns, root)
+    if tab.empty:
+        raise ExploreError(f"no emulated-CPU guest campaign under {root or 'data/campaigns'}: measure one with "
+                           "`osbench run --environment sel4,mach,linux-tcg,xen-linux`")
+    return kernels.ipc_round_trip(tab)

@@ -1,9 +1,17 @@
 """Certificates for a fleet without a PKI (`osbench fleet certs`): one CA of
 the fleet's own, one certificate per measured host, one for the scheduler and
-one for the client, all made with the `cryptography` library.
+one for the client, all Ed25519 keys made with the `cryptography` library.
 
     DIR/ca.pem                      the CA certificate (public)
     DIR/<role>/{ca,cert,key}.pem    role: scheduler, client, or a host's name
+
+A certificate is a role: its subject's OU says which (client, scheduler, host)
+and its CN names it (a host's CN is its Dask worker name), and its extended
+key usage says how it may connect: a client's only as a TLS client, so it can
+never serve as a scheduler or worker.  The fleet's processes check the role on
+every connection (fleet/guard.py): a host's key cannot act as a client, nor
+register another host's name.  A host also signs the campaigns it sends with
+its key (store/signature.py).
 
 Each role's folder is what that machine needs (copy DIR/h1 to h1); every key
 file is created 0600 (never readable by others, not even for an instant) and
@@ -22,8 +30,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from osbench_analysis.fleet.security import FleetError, check_host
+from osbench_analysis.store.signature import SIGNER_ROLE
 
 ROLES = ("scheduler", "client")
+#: the OU of each kind of certificate (fleet/guard.py reads it off the peer's certificate)
+CLIENT_ROLE, SCHEDULER_ROLE = "client", "scheduler"
+HOST_ROLE = SIGNER_ROLE
 DEFAULT_PORT = 8786
 #: the Dask module every fleet scheduler and worker preloads: it blocks what is not fleet work
 GUARD_MODULE = "osbench_analysis.fleet.guard"
@@ -32,6 +44,12 @@ GUARD_MODULE = "osbench_analysis.fleet.guard"
 #: slowed, the idle worker stays out of the measurement.
 QUIET_WORKER_ENV = {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False",
                     "DASK_DISTRIBUTED__WORKER__MEMORY__MONITOR_INTERVAL": "5s"}
+#: no HTTP route at all (the dashboard, /info, /metrics have no authentication), even should the
+#: guard fail to load; the guard also closes the HTTP port itself (docs/fleet.md)
+NO_HTTP_ENV = {"scheduler": {"DASK_DISTRIBUTED__SCHEDULER__HTTP__ROUTES": "[]"},
+               "worker": {"DASK_DISTRIBUTED__WORKER__HTTP__ROUTES": "[]"}}
+#: where the HTTP port is bound meanwhile: loopback only
+LOOPBACK_HTTP = ["--dashboard-address", "127.0.0.1:0"]
 
 
 @dataclass(frozen=True)
@@ -54,11 +72,12 @@ def role_files(out: str | Path, role: str) -> RoleFiles:
     return RoleFiles(d / "ca.pem", d / "cert.pem", d / "key.pem")
 
 
-def _name(common_name: str):
+def _name(common_name: str, role: str | None = None):
     from cryptography import x509
     from cryptography.x509.oid import NameOID
 
-    return x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "osbench fleet"),
+    ou = [x509.NameAttribute(NameOID.ORGANIZATIONAL_UNIT_NAME, role)] if role else []
+    return x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "osbench fleet"), *ou,
                       x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
 
 
@@ -71,13 +90,13 @@ def _alt_name(host: str):
         return x509.DNSName(host)
 
 
-def _sign(subject: str, public_key, issuer_key, issuer_name, days: int, ca: bool):
+def _sign(subject: str, public_key, issuer_key, issuer_name, days: int, ca: bool, role: str | None = None,
+          alt_name: str | None = None):
     from cryptography import x509
-    from cryptography.hazmat.primitives import hashes
     from cryptography.x509.oid import ExtendedKeyUsageOID
 
     now = dt.datetime.now(dt.timezone.utc)
-    b = (x509.CertificateBuilder().subject_name(_name(subject)).issuer_name(issuer_name or _name(subject))
+    b = (x509.CertificateBuilder().subject_name(_name(subject, role)).issuer_name(issuer_name or _name(subject))
          .public_key(public_key).serial_number(x509.random_serial_number())
          .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(days=days))
          .add_extension(x509.BasicConstraints(ca=ca, path_length=0 if ca else None), critical=True))
@@ -85,15 +104,16 @@ def _sign(subject: str, public_key, issuer_key, issuer_name, days: int, ca: bool
         b = b.add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
                                           content_commitment=False, key_encipherment=False, data_encipherment=False,
                                           key_agreement=False, encipher_only=False, decipher_only=False), critical=True)
-    else:  # every Dask process both listens and connects: server and client authentication
+    else:  # the scheduler and the hosts both listen and connect; a client only connects
+        usage = [ExtendedKeyUsageOID.CLIENT_AUTH] if role == CLIENT_ROLE else \
+            [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
         b = (b.add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=False, crl_sign=False,
                                            content_commitment=False, key_encipherment=False, data_encipherment=False,
-                                           key_agreement=True, encipher_only=False, decipher_only=False),
+                                           key_agreement=False, encipher_only=False, decipher_only=False),
                              critical=True)
-             .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]),
-                            critical=False)
-             .add_extension(x509.SubjectAlternativeName([_alt_name(subject)]), critical=False))
-    return b.sign(issuer_key, hashes.SHA256())
+             .add_extension(x509.ExtendedKeyUsage(usage), critical=False)
+             .add_extension(x509.SubjectAlternativeName([_alt_name(alt_name or subject)]), critical=False))
+    return b.sign(issuer_key, None)  # Ed25519: the algorithm is the key's
 
 
 def _write(path: Path, data: bytes, mode: int) -> None:
@@ -121,12 +141,18 @@ class FleetCerts:
         return role_files(self.out, role)
 
     def scheduler_argv(self) -> list[str]:
-        return ["dask", "scheduler", "--protocol", "tls", "--port", str(self.port), "--no-dashboard",
+        return ["dask", "scheduler", "--protocol", "tls", "--port", str(self.port), "--no-dashboard", *LOOPBACK_HTTP,
                 *self.files("scheduler").options(), "--preload", GUARD_MODULE]
 
     def worker_argv(self, host: str) -> list[str]:
         return ["dask", "worker", self.address, "--name", host, "--nthreads", "1", "--resources", "MEASURE=1",
-                "--no-dashboard", "--no-nanny", *self.files(host).options(), "--preload", GUARD_MODULE]
+                "--no-dashboard", *LOOPBACK_HTTP, "--no-nanny", *self.files(host).options(), "--preload",
+                GUARD_MODULE]
+
+    @staticmethod
+    def environment(kind: str) -> dict[str, str]:
+        """The environment a fleet's `dask scheduler` (kind "scheduler") or measuring `dask worker` runs in."""
+        return {**NO_HTTP_ENV[kind], **(QUIET_WORKER_ENV if kind == "worker" else {})}
 
     def fleet_run_argv(self) -> list[str]:
         return ["osbench", "fleet", "run", "--scheduler", self.address, "--hosts", ",".join(self.hosts),
@@ -134,12 +160,14 @@ class FleetCerts:
 
     def commands(self) -> str:
         """The exact commands that use these files, one block per machine."""
-        env = " ".join(f"{k}={v}" for k, v in QUIET_WORKER_ENV.items())
+        def env(kind):
+            return " ".join(f"{k}={shlex.quote(v)}" for k, v in self.environment(kind).items())
+
         lines = [f"# on {self.scheduler_host}: the scheduler (it needs {self.out / 'scheduler'})",
-                 shlex.join(self.scheduler_argv())]
+                 f"{env('scheduler')} {shlex.join(self.scheduler_argv())}"]
         for h in self.hosts:
             lines += [f"# on {h}: its measuring worker (copy {self.out / h} there, to the same path, keeping 0600)",
-                      f"{env} {shlex.join(self.worker_argv(h))}"]
+                      f"{env('worker')} {shlex.join(self.worker_argv(h))}"]
         lines += ["# where the campaigns are collected (it needs the client folder)", shlex.join(self.fleet_run_argv())]
         return "\n".join(lines)
 
@@ -150,7 +178,7 @@ def make_certs(hosts: list[str], out: str | Path, scheduler_host: str | None = N
     the client and every host, under `out` (see the module docstring).
     Refuses to overwrite anything already there."""
     from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.asymmetric import ed25519
 
     if not hosts or len(set(hosts)) != len(hosts):
         raise FleetError(f"hosts must be distinct host names (got {hosts!r})")
@@ -170,14 +198,15 @@ def make_certs(hosts: list[str], out: str | Path, scheduler_host: str | None = N
         raise FleetError(f"{', '.join(taken)} already exist(s): certificates are never overwritten; "
                          f"choose an empty --out folder")
     out.mkdir(parents=True, exist_ok=True, mode=0o700)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_key = ed25519.Ed25519PrivateKey.generate()
     ca_cert = _sign("osbench fleet CA", ca_key.public_key(), ca_key, None, days, ca=True)
     ca_pem = ca_cert.public_bytes(serialization.Encoding.PEM)
     _write(out / "ca.pem", ca_pem, 0o644)
     for role in roles:
-        key = ec.generate_private_key(ec.SECP256R1())
-        cert = _sign(scheduler_host if role == "scheduler" else role, key.public_key(), ca_key, ca_cert.subject,
-                     days, ca=False)
+        key = ed25519.Ed25519PrivateKey.generate()
+        kind = role if role in ROLES else HOST_ROLE
+        cert = _sign(role, key.public_key(), ca_key, ca_cert.subject, days, ca=False, role=kind,
+                     alt_name=scheduler_host if role == SCHEDULER_ROLE else role)
         files = role_files(out, role)
         files.cert.parent.mkdir(mode=0o700)
         os.chmod(files.cert.parent, 0o700)

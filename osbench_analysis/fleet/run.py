@@ -1,44 +1,47 @@
 """Campaigns on many hosts through Dask distributed (`osbench fleet run`,
 notebooks/fleet.ipynb).
 
-On every measured host runs a Dask worker named after the host, with one
-thread and the resource MEASURE=1 (docs/fleet.md).  fleet_run submits one
-task per host, pinned to that worker; the task only starts the host's own
-runner as a subprocess -- exactly `osbench run`, so the host lock, the
-journal and --resume apply unchanged -- and sends the sealed campaign back
-as bytes.  The client verifies every seal on arrival and stores the
-campaigns without overwriting.  A host that fails or disappears is reported
-and the others are kept; running the same command again (same --campaign-id)
-skips the hosts already stored and resumes the others from their journals.
+On every measured host runs a Dask worker named after the host (its
+certificate's name) with the fleet's guard (docs/fleet.md).  fleet_run opens
+one TLS connection to the scheduler and asks, as plain data, for each host's
+campaign; the scheduler relays the request to that host's worker, which checks
+it and starts the host's own runner as a subprocess -- exactly `osbench run`,
+so the host lock, the journal and --resume apply unchanged.  The client polls
+until each host's sealed campaign comes back as bytes, signed with the host's
+key; it stores a campaign only if the seal holds and the signature is that
+host's (store/signature.py), never overwriting.  A host that fails or
+disappears is reported and the others are kept; running the same command again
+(same --campaign-id) skips the hosts already stored and resumes the others
+from their journals.
 
-Security (fleet_security, fleet_certs, fleet_guard): the client reaches the
-scheduler over TLS with mutual authentication (a plaintext scheduler only
-with insecure=True); the workers preload fleet_guard, which lets only
-measure_on_this_host run; that task checks its parameters on the host before
-it starts anything, and they reach `osbench run` as an argument list, never
-through a shell.
+Security (fleet/security.py, certs.py, guard.py, wire.py): TLS with mutual
+authentication and a role in every certificate (a plaintext scheduler only
+with insecure=True); no Dask task and no pickle anywhere in the fleet's
+scheduler and workers; the parameters are checked on the host before anything
+starts, and reach `osbench run` as an argument list, never through a shell.
 """
 from __future__ import annotations
 
 import datetime as dt
 import time
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from osbench_analysis.measure import config
 from osbench_analysis.fleet import security as fleet_security
 from osbench_analysis.store import campaigns as store
-from osbench_analysis.fleet import task
 from osbench_analysis.fleet.certs import GUARD_MODULE, QUIET_WORKER_ENV
 from osbench_analysis.fleet.task import (FLEET_DIR_ENV, HostFailed, cli_arguments, host_root,  # noqa: F401  (re-exported)
                                           measure_on_this_host, runner_environment)
-from osbench_analysis.fleet.security import FleetError, check_campaign_id, check_client, check_host, client_security
+from osbench_analysis.fleet.security import FleetError, check_campaign_id, check_host, client_security
 
 __all__ = ["FleetError", "HostFailed", "QUIET_WORKER_ENV", "fleet_run", "measure_on_this_host", "ssh_cluster"]
 
-#: a host whose Dask worker is gone this long is reported as vanished (its task is cancelled)
+#: a host whose Dask worker is gone (or forgot the campaign: restarted) this long is reported as vanished
 VANISHED_AFTER_S = 20.0
+#: how long each poll waits on the host for its campaign to end (a long poll: the measured host's worker
+#: is asked about once per POLL_WAIT_S, and a finished campaign is picked up at once)
+POLL_WAIT_S = 5.0
 
 
 def host_campaign_id(prefix: str, host: str) -> str:
@@ -74,6 +77,7 @@ def ssh_tls_config(remote_tls_dir: str) -> dict:
     role folder from `osbench fleet certs` at the same path, remote_tls_dir."""
     d = remote_tls_dir.rstrip("/")
     return {"distributed.comm.require-encryption": True, "distributed.comm.tls.ca-file": f"{d}/ca.pem",
+            "distributed.scheduler.http.routes": [], "distributed.worker.http.routes": [],
             **{f"distributed.comm.tls.{role}.{kind}": f"{d}/{kind}.pem"
                for role in ("scheduler", "worker") for kind in ("cert", "key")}}
 
@@ -129,16 +133,17 @@ class FleetResult:
         return pd.DataFrame([vars(o) for o in self.outcomes])
 
 
-def _workers_by_name(client) -> dict[str, str]:
-    return {w.get("name"): addr for addr, w in client.scheduler_info(n_workers=-1)["workers"].items()}
-
-
-def _guarded_workers(client) -> set[str]:
-    """Names of the workers that preload fleet_guard (they say so in their metrics)."""
-    from osbench_analysis.fleet.guard import GUARD_METRIC
-
-    return {w.get("name") for w in client.scheduler_info(n_workers=-1)["workers"].values()
-            if (w.get("metrics") or {}).get(GUARD_METRIC) == 1}
+def scheduler_address(scheduler) -> str:
+    """The address of a scheduler given as an address, a distributed.Client or a cluster."""
+    if isinstance(scheduler, str):
+        return scheduler
+    for attr in ("scheduler_address",):
+        if isinstance(getattr(scheduler, attr, None), str):
+            return getattr(scheduler, attr)
+    address = getattr(getattr(scheduler, "scheduler", None), "address", None)
+    if not isinstance(address, str):
+        raise FleetError(f"scheduler must be an address such as tls://lab0:8786 (got {scheduler!r})")
+    return address
 
 
 def fleet_run(scheduler, hosts: list[str], profile: str | None = None, output: str | None = None,
@@ -147,15 +152,14 @@ def fleet_run(scheduler, hosts: list[str], profile: str | None = None, output: s
               **parameters) -> FleetResult:
     """Measure one campaign on every host (see the module docstring).
 
-    scheduler: the Dask scheduler's address (tls://host:8786), or a
-    distributed.Client.  hosts: the Dask worker names (one per measured
-    host).  campaign_id: the fleet's prefix; host h's campaign is
-    <prefix>-<h>.  Give the same prefix again to resume the hosts that did
-    not finish.  tls_ca_file, tls_cert, tls_key: the client's files from
-    `osbench fleet certs`; insecure=True accepts a plaintext scheduler (one
-    trusted machine only)."""
-    from distributed import Client, wait as wait_futures
-
+    scheduler: the Dask scheduler's address (tls://host:8786; a
+    distributed.Client or cluster stands for its scheduler's address).
+    hosts: the Dask worker names (one per measured host).  campaign_id: the
+    fleet's prefix; host h's campaign is <prefix>-<h>.  Give the same prefix
+    again to resume the hosts that did not finish.  tls_ca_file, tls_cert,
+    tls_key: the client's files from `osbench fleet certs`; insecure=True
+    accepts a plaintext scheduler (one trusted machine only): its campaigns
+    come back unsigned."""
     if not hosts or not isinstance(hosts, (list, tuple)) or len(set(hosts)) != len(hosts):
         raise FleetError(f"hosts must be a list of distinct Dask worker names (got {hosts!r})")
     for h in hosts:
@@ -169,77 +173,147 @@ def fleet_run(scheduler, hosts: list[str], profile: str | None = None, output: s
     prefix = campaign_id or f"{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}-fleet"
     for h in hosts:
         host_campaign_id(prefix, h)
-    own_client = not hasattr(scheduler, "submit")
-    if own_client:
-        security = client_security(str(scheduler), tls_ca_file, tls_cert, tls_key, insecure, say)
-    else:
-        check_client(scheduler, insecure, say)
+    address = scheduler_address(scheduler)
+    security = client_security(address, tls_ca_file, tls_cert, tls_key, insecure, say)
+    ca_pem = Path(tls_ca_file).read_bytes() if security is not None else None
     root = Path(output) if output else store.default_root()
     root.mkdir(parents=True, exist_ok=True)
-    try:
-        client = Client(scheduler, security=security, timeout="20s") if own_client else scheduler
-    except (OSError, TimeoutError) as e:
-        raise FleetError(f"cannot reach the Dask scheduler at {scheduler!r}: {e}") from None
-    result = FleetResult(prefix)
-    try:
-        present = _workers_by_name(client)
-        guarded = _guarded_workers(client)
-        futures = {}
-        for h in hosts:
-            cid = host_campaign_id(prefix, h)
-            if (root / cid / store.SEAL_FILE).is_file():
-                store.verify_seal(root / cid)
-                result.outcomes.append(HostOutcome(h, cid, "already_stored", path=str(root / cid)))
-            elif h not in present:
-                result.outcomes.append(HostOutcome(h, cid, "absent", f"no Dask worker named {h!r} "
-                                                   f"(connected: {', '.join(sorted(map(str, present))) or 'none'})"))
-            elif h not in guarded and not insecure:  # a worker that would run anyone's function
-                result.outcomes.append(HostOutcome(h, cid, "unguarded", f"the Dask worker {h!r} is not guarded: it "
-                                                   f"does not preload {GUARD_MODULE}, or has no TLS; start it as "
-                                                   f"`osbench fleet certs` prints (docs/fleet.md)"))
-            else:
-                futures[client.submit(task.measure_on_this_host, cid, profile, parameters, wait,
-                                      key=f"osbench-{cid}-{uuid.uuid4().hex[:8]}", workers=[h],
-                                      allow_other_workers=False, resources={"MEASURE": 1}, pure=False)] = (h, cid)
-        say(f"fleet {prefix}: measuring on {', '.join(h for h, _ in futures.values()) or 'no host'}; "
-            f"re-run with --campaign-id {prefix} to resume hosts that do not finish")
-        missing_since: dict[str, float] = {}
-        pending = set(futures)
-        while pending:
-            try:
-                done, pending = wait_futures(pending, timeout=2, return_when="FIRST_COMPLETED")
-            except TimeoutError:  # distributed's wait raises where concurrent.futures' returns
-                done = set()
-            for fut in done:
-                h, cid = futures[fut]
-                result.outcomes.append(_receive(fut, h, cid, root, say))
-            names = _workers_by_name(client) if pending else {}
-            for fut in list(pending):
-                h, cid = futures[fut]
-                if h in names:
-                    missing_since.pop(h, None)
-                elif time.monotonic() - missing_since.setdefault(h, time.monotonic()) > VANISHED_AFTER_S:
-                    fut.cancel()
-                    pending.discard(fut)
-                    result.outcomes.append(HostOutcome(h, cid, "vanished", f"the Dask worker {h!r} left the "
-                                                       f"scheduler for more than {VANISHED_AFTER_S:.0f} s"))
-                    say(f"{h}: vanished")
-    finally:
-        if own_client:
-            client.close()
+    conversation = _Conversation(address, security, ca_pem, root, say)
+    result = _in_own_loop(conversation.run(prefix, list(hosts), profile, parameters, wait))
     order = {h: i for i, h in enumerate(hosts)}
     result.outcomes.sort(key=lambda o: order[o.host])
     return result
 
 
-def _receive(fut, host: str, campaign_id: str, root: Path, say) -> HostOutcome:
-    try:
-        got = fut.result()
-        path = store.import_campaign(root, got["data"])
-        if path.name != campaign_id:
-            raise store.CampaignCorrupted(f"{host} sent campaign {path.name!r}, expected {campaign_id!r}")
-    except Exception as e:  # one host's failure is reported; the others are kept
-        say(f"{host}: failed: {e}")
-        return HostOutcome(host, campaign_id, "failed", f"{type(e).__name__}: {e}")
-    say(f"{host}: stored {campaign_id} (measured on {got['hostname']})")
-    return HostOutcome(host, campaign_id, "stored", path=str(path))
+def connected_hosts(scheduler, tls_ca_file: str | None = None, tls_cert: str | None = None,
+                    tls_key: str | None = None, insecure: bool = False, say=print) -> dict[str, str]:
+    """The measuring hosts connected to the fleet's scheduler now: {worker name: address}."""
+    address = scheduler_address(scheduler)
+    security = client_security(address, tls_ca_file, tls_cert, tls_key, insecure, say)
+    conversation = _Conversation(address, security, None, Path("."), say)
+    return _in_own_loop(conversation.run(None, [], None, {}, False, hosts_only=True))
+
+
+def _in_own_loop(coroutine):
+    """Run a coroutine on an event loop of its own, in a thread: a notebook's kernel already runs one here."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1, thread_name_prefix="osbench-fleet") as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+class _Conversation:
+    """The client's side of a fleet run: one TLS connection to the scheduler, on which it asks for
+    the hosts, starts each host's campaign and polls them, reading plain data only (fleet/wire.py)."""
+
+    def __init__(self, address, security, ca_pem, root: Path, say):
+        self.address, self.security, self.ca_pem, self.root, self.say = address, security, ca_pem, root, say
+
+    async def call(self, op: str, **args):
+        from distributed.core import send_recv
+
+        return await send_recv(self.comm, op=op, **args)
+
+    async def run(self, prefix, hosts, profile, parameters, wait, hosts_only: bool = False):
+        from distributed.comm import connect
+
+        from osbench_analysis.fleet import guard, wire
+
+        wire.install()
+        wire.STRICT.set(True)  # the client unpickles nothing the scheduler sends either
+        args = self.security.get_connection_args("client") if self.security is not None else {}
+        try:
+            self.comm = await connect(self.address, timeout="20s", deserialize=False, **args)
+        except (OSError, TimeoutError, TypeError) as e:
+            raise FleetError(f"cannot reach the Dask scheduler at {self.address!r}: {e}") from None
+        wire.make_strict(self.comm)
+        try:
+            role, _ = wire.peer_identity(self.comm)
+            if self.security is not None and role != guard.SCHEDULER_ROLE:
+                raise FleetError(f"{self.address} presents a {role} certificate, not the scheduler's")
+            try:
+                present = await self.call(guard.FLEET_HOSTS)
+            except OSError as e:  # CommClosedError too: a certificate whose role may not ask is dropped
+                raise FleetError(f"the Dask scheduler at {self.address} closed the connection ({e}): it takes "
+                                 f"requests only from the fleet's client certificate (DIR/client of "
+                                 f"`osbench fleet certs`)") from None
+            if not isinstance(present, dict):
+                raise FleetError(f"the Dask scheduler at {self.address} does not run the fleet guard "
+                                 f"({GUARD_MODULE}): start it as `osbench fleet certs` prints (docs/fleet.md)")
+            if hosts_only:
+                return present
+            return await self._measure(prefix, hosts, profile, parameters, wait, present)
+        finally:
+            await self.comm.close()
+
+    async def _measure(self, prefix, hosts, profile, parameters, wait, present) -> FleetResult:
+        import asyncio
+
+        from osbench_analysis.fleet import guard
+
+        result = FleetResult(prefix)
+        pending: dict[str, str] = {}
+        for h in hosts:
+            cid = host_campaign_id(prefix, h)
+            if (self.root / cid / store.SEAL_FILE).is_file():
+                store.verify_seal(self.root / cid)
+                result.outcomes.append(HostOutcome(h, cid, "already_stored", path=str(self.root / cid)))
+            elif h not in present:
+                result.outcomes.append(HostOutcome(h, cid, "absent", f"no Dask worker named {h!r} "
+                                                   f"(connected: {', '.join(sorted(map(str, present))) or 'none'})"))
+            else:
+                got = await self.call(guard.FLEET_START, host=h, campaign_id=cid, profile=profile,
+                                      parameters=parameters, wait=wait)
+                if isinstance(got, dict) and got.get("state") in ("started", "running"):
+                    pending[h] = cid
+                else:
+                    result.outcomes.append(self._unfinished(h, cid, got))
+        self.say(f"fleet {prefix}: measuring on {', '.join(pending) or 'no host'}; "
+                 f"re-run with --campaign-id {prefix} to resume hosts that do not finish")
+        missing_since: dict[str, float] = {}
+        while pending:
+            for h, cid in list(pending.items()):
+                got = await self.call(guard.FLEET_POLL, host=h, campaign_id=cid,
+                                      wait_s=POLL_WAIT_S / len(pending))
+                state = got.get("state") if isinstance(got, dict) else None
+                if state == "running":
+                    missing_since.pop(h, None)
+                    continue
+                if state in ("absent", "unknown") and \
+                        time.monotonic() - missing_since.setdefault(h, time.monotonic()) <= VANISHED_AFTER_S:
+                    await asyncio.sleep(1.0 / len(pending))  # the scheduler answered at once: not a long poll
+                    continue
+                del pending[h]
+                outcome = self._store(h, cid, got) if state == "done" else self._unfinished(h, cid, got)
+                result.outcomes.append(outcome)
+        return result
+
+    def _unfinished(self, host, cid, got) -> HostOutcome:
+        state = got.get("state") if isinstance(got, dict) else None
+        message = str(got.get("message", "")) if isinstance(got, dict) else repr(got)
+        if state in ("absent", "unknown"):
+            self.say(f"{host}: vanished")
+            return HostOutcome(host, cid, "vanished", f"the Dask worker {host!r} left the scheduler, or lost the "
+                                                      f"campaign, for more than {VANISHED_AFTER_S:.0f} s")
+        status = "unguarded" if state == "unguarded" else "failed"
+        self.say(f"{host}: {status}: {message}")
+        return HostOutcome(host, cid, status, message)
+
+    def _store(self, host, cid, got) -> HostOutcome:
+        try:
+            if got.get("campaign_id") != cid or not isinstance(got.get("data"), bytes):
+                raise store.CampaignCorrupted(f"{host} sent {got.get('campaign_id')!r}, expected {cid!r}")
+            if self.ca_pem is not None and not isinstance(got.get("signature"), dict):
+                raise store.CampaignCorrupted(f"{host} sent campaign {cid!r} unsigned; a TLS fleet's hosts sign "
+                                              f"what they send (is it started as `osbench fleet certs` prints?)")
+            path = store.import_campaign(self.root, got["data"], signature=got.get("signature"), ca_pem=self.ca_pem,
+                                         host=host if self.ca_pem is not None else None)
+            if path.name != cid:
+                raise store.CampaignCorrupted(f"{host} sent campaign {path.name!r}, expected {cid!r}")
+        except Exception as e:  # one host's failure is reported; the others are kept
+            self.say(f"{host}: failed: {e}")
+            return HostOutcome(host, cid, "failed", f"{type(e).__name__}: {e}")
+        signed = f"signed by {host}" if self.ca_pem is not None else "unsigned: insecure fleet"
+        self.say(f"{host}: stored {cid} (measured on {got.get('hostname')}, {signed})")
+        return HostOutcome(host, cid, "stored", path=str(path))

@@ -1,13 +1,14 @@
-"""Who may talk to a fleet, and what a fleet task may ask of a host.
+"""Who may talk to a fleet, and what a fleet request may ask of a host.
 
-A Dask worker runs whatever Python its scheduler sends, and the fleet's
-workers run as root on the measured hosts.  So a fleet speaks TLS with mutual
-authentication by default (Dask's own `distributed.security.Security`: one CA
-of the fleet's own, a certificate per host and one for the client,
-`require_encryption=True`); a plaintext `tcp://` scheduler is refused unless
-the caller says `insecure=True` (one trusted machine), and then every command
-says so.  The parameters a client sends are checked here, on the host, before
-anything starts (`check_task`), exactly as `osbench run` checks them.
+The fleet's workers run as root on the measured hosts.  So a fleet speaks TLS
+with mutual authentication by default (Dask's own
+`distributed.security.Security`: one CA of the fleet's own, a certificate per
+host, one for the scheduler and one for the client, each naming its role,
+`require_encryption=True`; guard.py checks the roles); a plaintext `tcp://`
+scheduler is refused unless the caller says `insecure=True` (one trusted
+machine), and then every command says so.  The parameters a client sends are
+checked here, on the host, before anything starts (`check_task`), exactly as
+`osbench run` checks them.
 """
 from __future__ import annotations
 
@@ -87,21 +88,22 @@ def client_security(address: str, tls_ca_file=None, tls_cert=None, tls_key=None,
     if absent:
         raise FleetError(f"security file(s) not found: {', '.join(absent)}; give the files "
                          f"`osbench fleet certs` wrote (ca.pem, client/cert.pem, client/key.pem)")
+    check_key_mode(tls_key)
     from distributed.security import Security
 
     return Security(tls_ca_file=str(tls_ca_file), tls_client_cert=str(tls_cert), tls_client_key=str(tls_key),
                     require_encryption=True)
 
 
-def check_client(client, insecure: bool = False, say=print) -> None:
-    """A distributed.Client given by the caller: its scheduler must be TLS, or
-    the caller accepted plaintext explicitly (and the warning says so)."""
-    address = client.scheduler.address
-    if scheme(address) in ("tls", "inproc"):  # inproc: Dask's in-process cluster, nothing on the network
-        return
-    if not insecure:
-        raise FleetError(refusal(address))
-    say(INSECURE_WARNING)
+def check_key_mode(path) -> None:
+    """A private key must be readable by its owner only (0600, as `osbench fleet certs` makes it)."""
+    import os
+    import stat
+
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    if mode & 0o077:
+        raise FleetError(f"the private key {str(path)!r} is readable by others (mode {mode:04o}): whoever reads it "
+                         f"holds its role in the fleet; chmod 600 it (`osbench fleet certs` makes keys 0600)")
 
 
 def check_command_prefix(prefix) -> None:

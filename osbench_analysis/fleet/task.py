@@ -1,17 +1,22 @@
-"""The one task a fleet's measuring host runs (fleet/guard.py lets nothing else run there):
-`measure_on_this_host`, exactly `osbench run` on this host as a subprocess, its sealed campaign sent
-back as bytes.  Its parameters are checked on the host before anything starts (security.check_task)."""
+"""What a fleet's measuring host does for the fleet (fleet/guard.py lets nothing else run there):
+`measure_on_this_host`, exactly `osbench run` on this host as a subprocess, its sealed campaign
+sent back as tar bytes with the host's signature; HostJobs runs it in a thread of the host's Dask
+worker, one per campaign, and says how each is going.  The parameters are checked on the host
+before anything starts (security.check_task)."""
 from __future__ import annotations
 
 import os
 import shlex
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
+from osbench_analysis.errors import OsbenchError
 from osbench_analysis.fleet.security import check_task
 from osbench_analysis.measure import journal
 from osbench_analysis.store import campaigns as store
+from osbench_analysis.store import signature
 from osbench_analysis.worker import launch
 
 FLEET_DIR_ENV = "OSBENCH_FLEET_DIR"
@@ -66,15 +71,15 @@ def runner_environment() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in added}
 
 
-def measure_on_this_host(campaign_id: str, profile: str | None, parameters: dict, wait: bool = False) -> dict:
-    """The fleet task, run by the host's Dask worker: this host's own runner
-    measures (or resumes) campaign_id; returns {campaign_id, hostname, data}
-    with the sealed folder as tar bytes.  Raises HostFailed with the runner's
-    error otherwise, and an OsbenchError, before anything starts, for a
-    campaign id or parameters `osbench run` would refuse (fleet_security.check_task)."""
+def measure_on_this_host(campaign_id: str, profile: str | None, parameters: dict, wait: bool = False,
+                         host: str | None = None) -> dict:
+    """This host's own runner measures (or resumes) campaign_id; returns {campaign_id, hostname,
+    data} with the sealed folder as tar bytes.  Raises HostFailed with the runner's error
+    otherwise, and an OsbenchError, before anything starts, for a campaign id or parameters
+    `osbench run` would refuse, or a campaign id not this host's (security.check_task)."""
     import socket
 
-    check_task(campaign_id, profile, parameters, wait, _worker_name())
+    check_task(campaign_id, profile, parameters, wait, host)
     root = host_root()
     root.mkdir(parents=True, exist_ok=True)
     target = root / campaign_id
@@ -94,11 +99,64 @@ def measure_on_this_host(campaign_id: str, profile: str | None, parameters: dict
     return {"campaign_id": campaign_id, "hostname": socket.gethostname(), "data": store.campaign_bytes(target)}
 
 
-def _worker_name() -> str | None:
-    """The name of the Dask worker running this task (the measured host), None outside one."""
-    try:
-        from distributed import get_worker
+def sign_result(result: dict, key_file: str, cert_file: str) -> dict:
+    """The host's signature over the campaign it sends (store/signature.py): its id and its seal."""
+    import io
+    import tarfile
 
-        return str(get_worker().name)
-    except (ImportError, ValueError):
-        return None
+    with tarfile.open(fileobj=io.BytesIO(result["data"]), mode="r:") as tar:
+        seal = tar.extractfile(f"{result['campaign_id']}/{store.SEAL_FILE}").read()
+    return signature.sign(result["campaign_id"], seal, Path(key_file).read_bytes(), Path(cert_file).read_bytes())
+
+
+class HostJobs:
+    """The fleet's campaigns on this host, each measured in a thread of the Dask worker; start()
+    checks a request before anything starts, poll() says how a campaign is going.  Several
+    campaigns may be asked for at once: each is an `osbench run`, so the host lock decides
+    (refused while the host measures, or waiting with wait=True)."""
+
+    def __init__(self, host: str, key_file: str | None = None, cert_file: str | None = None):
+        self.host, self.key_file, self.cert_file = host, key_file, cert_file
+        self.jobs: dict[str, dict] = {}
+        self.finished: dict[str, threading.Event] = {}
+        self.lock = threading.Lock()
+
+    def start(self, campaign_id, profile, parameters, wait) -> dict:
+        try:
+            check_task(campaign_id, profile, parameters, wait, self.host)
+        except OsbenchError as e:
+            return {"state": "refused", "message": f"{type(e).__name__}: {e}"}
+        with self.lock:
+            if self.jobs.get(campaign_id, {}).get("state") == "running":
+                return {"state": "running"}
+            job = self.jobs[campaign_id] = {"state": "running"}
+            self.finished[campaign_id] = threading.Event()
+        threading.Thread(target=self._run, args=(job, self.finished[campaign_id], campaign_id, profile, parameters,
+                                                 wait),
+                         name=f"osbench-fleet-{campaign_id}", daemon=True).start()
+        return {"state": "started"}
+
+    def _run(self, job: dict, finished: threading.Event, campaign_id, profile, parameters, wait) -> None:
+        try:
+            result = measure_on_this_host(campaign_id, profile, parameters, wait, self.host)
+            if self.key_file:
+                result["signature"] = sign_result(result, self.key_file, self.cert_file)
+            outcome = {"state": "done", **result}
+        except Exception as e:  # reported to the client, who keeps the other hosts
+            outcome = {"state": "failed", "message": f"{type(e).__name__}: {e}"}
+        with self.lock:
+            job.clear()
+            job.update(outcome)
+        finished.set()
+
+    def wait(self, campaign_id, timeout_s: float) -> None:
+        """Block (a thread, not the worker's event loop) until the campaign is no longer running,
+        at most timeout_s: the client's long poll, so the measured host is asked rarely."""
+        event = self.finished.get(campaign_id) if isinstance(campaign_id, str) else None
+        if event is not None:
+            event.wait(timeout_s)
+
+    def poll(self, campaign_id) -> dict:
+        with self.lock:
+            job = self.jobs.get(campaign_id) if isinstance(campaign_id, str) else None
+            return dict(job) if job is not None else {"state": "unknown"}

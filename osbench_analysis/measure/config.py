@@ -74,7 +74,7 @@ class CampaignConfig:
     def measures_condition(self, env, cond: "Condition") -> bool:
         """`measures_in` for one condition: a file probe's folder on a file system this environment can give
         (env.workdir_filesystems) and this campaign asks sandboxes for (sandbox_fs)."""
-        if not self.measures_in(env, cond.probe):
+        if not self.measures_in(env, cond.probe) or not env.serves_params(cond.probe, cond.params):
             return False
         fs = registry.workdir_fs(cond.params)
         if fs not in env.workdir_filesystems:
@@ -177,18 +177,36 @@ def resolve_environments(spec: str) -> list[environments.Environment]:
     return envs
 
 
+#: Upper bounds (issue 31): a value beyond them is a typo or an attack, never a campaign; refused before any
+#: worker starts, where an unbounded one sealed an empty campaign (every worker's timeout overflowed)
+LIMITS = {"runs": 1000, "max_runs": 1000, "batches": 10_000, "warmup": 1000, "guest_boots": 100}
+MAX_TIMEOUT_S = 86_400.0            # one worker: one day
+MAX_TIME_BUDGET_S = 7 * 86_400.0    # adding runs: one week
+
+
 def _check_int(name: str, value, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"{name} must be an integer >= {minimum} (got {value!r})")
+    top = LIMITS.get(name)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum or (top and value > top):
+        span = f"from {minimum} to {top}" if top else f">= {minimum}"
+        raise ConfigError(f"{name} must be an integer {span} (got {value!r})")
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_seconds(name: str, value, top: float) -> None:
+    if not _number(value) or not 0 < value <= top:   # nan, inf and 1e300 fail here
+        raise ConfigError(f"{name} must be a number of seconds > 0 and <= {top:.0f} (got {value!r})")
 
 
 def _check_numbers(cfg: CampaignConfig) -> None:
     _check_int("runs", cfg.runs, 1)
     _check_int("batches", cfg.batches, 1)
     _check_int("warmup", cfg.warmup, 0)
-    if not isinstance(cfg.min_batch_ms, (int, float)) or not 0.1 <= cfg.min_batch_ms <= 10_000:
+    if not _number(cfg.min_batch_ms) or not 0.1 <= cfg.min_batch_ms <= 10_000:
         raise ConfigError(f"min_batch_ms must be between 0.1 and 10000 (got {cfg.min_batch_ms!r})")
-    if not isinstance(cfg.precision_target, (int, float)) or not 0 <= cfg.precision_target < 1:
+    if not _number(cfg.precision_target) or not 0 <= cfg.precision_target < 1:
         raise ConfigError(f"precision_target must be in [0, 1): a relative CI half-width such as 0.05, "
                           f"or 0 for a fixed number of runs (got {cfg.precision_target!r})")
     if cfg.precision_target:
@@ -196,10 +214,49 @@ def _check_numbers(cfg: CampaignConfig) -> None:
         if cfg.runs < 2:
             raise ConfigError(f"runs must be >= 2 with a precision target: one run says nothing about "
                               f"run-to-run variation (got {cfg.runs})")
-        if not isinstance(cfg.time_budget_s, (int, float)) or not cfg.time_budget_s > 0:
-            raise ConfigError(f"time_budget_s must be > 0 (got {cfg.time_budget_s!r})")
-    if cfg.timeout_s is not None and not cfg.timeout_s > 0:
-        raise ConfigError(f"timeout_s must be > 0 (got {cfg.timeout_s!r})")
+        _check_seconds("time_budget_s", cfg.time_budget_s, MAX_TIME_BUDGET_S)
+    if cfg.timeout_s is not None:
+        _check_seconds("timeout_s", cfg.timeout_s, MAX_TIMEOUT_S)
+
+
+def _check_types(cfg: CampaignConfig) -> None:
+    """Values of the wrong kind (a notebook's string where a list is meant is refused, never iterated)."""
+    if isinstance(cfg.probes, str) or not isinstance(cfg.probes, (list, tuple)) \
+            or not all(isinstance(p, str) for p in cfg.probes):
+        raise ConfigError(f"probes must be a list of probe names, e.g. ['null_syscall'] (got {cfg.probes!r}; "
+                          f"papermill: -y \"probes: [null_syscall]\")")
+    if cfg.cpus is not None and (not isinstance(cfg.cpus, (list, tuple))
+                                 or not all(isinstance(c, int) and not isinstance(c, bool) for c in cfg.cpus)):
+        raise ConfigError(f"cpus must be a list of CPU numbers, e.g. [0, 1] (got {cfg.cpus!r})")
+    if isinstance(cfg.placements, str) or not isinstance(cfg.placements, (list, tuple)):
+        raise ConfigError(f"placements must be a non-empty subset of {list(PLACEMENTS)} (got {cfg.placements!r})")
+    for name in ("campaign_id", "output", "workdir"):
+        value = getattr(cfg, name)
+        if value is not None and not isinstance(value, (str, os.PathLike)):
+            raise ConfigError(f"{name} must be a string (got {value!r})")
+    if not isinstance(cfg.note, str) or "\0" in cfg.note:
+        raise ConfigError(f"note must be a string without NUL characters (got {cfg.note!r})")
+    if cfg.canaries is not None and not isinstance(cfg.canaries, bool):
+        raise ConfigError(f"canaries must be True, False or None (got {cfg.canaries!r})")
+
+
+def check_served(cfg: CampaignConfig, conditions: list[Condition], envs) -> None:
+    """Refuse (ConfigError), by name, what the environments asked for cannot measure: an environment left
+    with nothing of the campaign's probes (it sealed an empty campaign), and a probe named by hand that no
+    environment asked for serves (FUSE serves file probes only; GNU Mach's probes run in the mach guest)."""
+    by_env = {e.name: {c.probe for c in conditions if c.placement in e.placements and cfg.measures_condition(e, c)
+                       and c.probe not in registry.CANARY_PROBES} for e in envs}
+    empty = [name for name, probes in by_env.items() if not probes]
+    if empty:
+        raise ConfigError(f"environment {empty[0]!r} serves none of the probes asked for "
+                          f"({', '.join(p for p in cfg.probes if p not in registry.CANARY_PROBES)}): "
+                          f"{environments.get(empty[0]).description or 'see osbench envs'}")
+    if set(cfg.probes) != set(registry.DEFAULT_PROBES):
+        served = set().union(*by_env.values())
+        unserved = [p for p in cfg.probes if p not in served and p not in registry.CANARY_PROBES]
+        if unserved:
+            raise ConfigError(f"probe {unserved[0]!r} is not served by environment(s) "
+                              f"{', '.join(by_env)}: leave it out, or measure it where it runs")
 
 
 def cpus_of(cfg: CampaignConfig) -> list[int]:
@@ -213,11 +270,12 @@ def cpus_of(cfg: CampaignConfig) -> list[int]:
 
 def validate(cfg: CampaignConfig) -> list[Condition]:
     """Check every parameter; return the conditions to measure.  Raises ConfigError."""
+    _check_types(cfg)
     if not cfg.probes:
         raise ConfigError("probes must name at least one probe")
-    if isinstance(cfg.guest_boots, bool) or not isinstance(cfg.guest_boots, int) or cfg.guest_boots < 2:
-        raise ConfigError(f"guest_boots must be a whole number >= 2: two boots show whether a guest's counts "
-                          f"repeat (got {cfg.guest_boots!r})")
+    if isinstance(cfg.guest_boots, bool) or not isinstance(cfg.guest_boots, int) or not 2 <= cfg.guest_boots <= 100:
+        raise ConfigError(f"guest_boots must be a whole number from 2 to 100: two boots show whether a guest's "
+                          f"counts repeat (got {cfg.guest_boots!r})")
     try:
         specs = [registry.get_probe(p) for p in cfg.probes]
     except registry.ProbeError as e:
@@ -272,4 +330,5 @@ def validate(cfg: CampaignConfig) -> list[Condition]:
     if not conditions:
         raise ConfigError("no condition to measure: cross_cpu applies only to two-party probes "
                           f"({[n for n, p in registry.PROBES.items() if p.two_party and not p.hidden]})")
+    check_served(cfg, conditions, resolve_environments(cfg.environment))
     return conditions

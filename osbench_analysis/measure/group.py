@@ -51,6 +51,7 @@ def _measure_group(p: _EnvRun, conds: list[Condition], run: int, cfg: CampaignCo
     workdir_root = sess.workdir_root or cfg.workdir or default_workdir()
     privates: list[str | None] = []
     jobs: list[RoundJob] = []
+    lost: list[tuple[Condition, str]] = []     # conditions whose worker could not even be prepared
     try:
         for i, cond in enumerate(conds):
             private, inside = None, None
@@ -64,6 +65,9 @@ def _measure_group(p: _EnvRun, conds: list[Condition], run: int, cfg: CampaignCo
                 try:
                     private = str(owners.private_dir("osbench-", workdir_root))
                     privates.append(private)
+                except OSError as e:   # F28: a file server that died (ENOTCONN): a failed run, not a crash
+                    lost.append((cond, f"cannot make its work folder in {workdir_root}: {e.strerror or e}"))
+                    continue
                 finally:
                     signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
             else:
@@ -76,11 +80,22 @@ def _measure_group(p: _EnvRun, conds: list[Condition], run: int, cfg: CampaignCo
             jobs.append(RoundJob(req, launch.worker_argv(req, cfg.command_prefix),
                                  scratch / env.name / f"worker-{i}-{cond.probe}-{cond.placement}-{run}.jsonl",
                                  cfg.worker_timeout_s(env.startup_s)))
+        for cond, why in lost:
+            yield (cond, *_record(cond, run, launch.WorkerOutcome("error", None, why, [], 0.0), None, ""))
+        ran = [c for c in conds if not any(c is c_ for c_, _ in lost)]
+        if not jobs:
+            return
         with contextlib.closing(_outcomes(sess, jobs, env_cpus)) as outcomes:
-            for cond, private, outcome in zip(conds, privates, outcomes):
-                host_fs = host.filesystem_type(private) if private else ""
-                if private and os.listdir(private) and outcome.status == "ok":
-                    outcome = replace(outcome, status="error", message=f"probe left files in {private}")
+            for cond, private, outcome in zip(ran, privates, outcomes):
+                host_fs = ""
+                try:   # a dead file server's mount answers ENOTCONN (F28): the worker's run failed, not the runner
+                    host_fs = host.filesystem_type(private) if private else ""
+                    if private and os.listdir(private) and outcome.status == "ok":
+                        outcome = replace(outcome, status="error", message=f"probe left files in {private}")
+                except OSError as e:
+                    outcome = replace(outcome, status="error",
+                                      message=f"{outcome.message + '; ' if outcome.message else ''}its work folder "
+                                              f"{private} became unreadable: {e.strerror or e}")
                 if private:
                     shutil.rmtree(private, ignore_errors=True)
                 yield (cond, *_record(cond, run, outcome, private, host_fs))

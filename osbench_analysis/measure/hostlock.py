@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
 import fcntl
 import json
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -53,17 +55,35 @@ def describe(info: dict) -> str:
             f"{info.get('hostname', '?')}, since {info.get('since_utc', '?')})")
 
 
+def open_lock(path: Path) -> int:
+    """The lock file opened for writing without following a symlink (I28: in the world-writable /run/lock
+    another user could point the name at a file of root's, which the holder truncates and rewrites), and
+    refused unless it is a regular file with one link, owned by root or by this user."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
+    except OSError as e:
+        why = "it is a symlink" if e.errno == errno.ELOOP or os.path.islink(path) else e.strerror
+        raise HostBusy(f"cannot open the host lock {path}: {why}; remove it, or set {LOCK_ENV} to a file of "
+                       "your own shared by every osbench on this host") from None
+    st = os.fstat(fd)
+    problem = ("is not a regular file" if not stat.S_ISREG(st.st_mode) else
+               f"has {st.st_nlink} hard links" if st.st_nlink != 1 else
+               f"is owned by uid {st.st_uid}, not by root or this user (uid {os.geteuid()})"
+               if st.st_uid not in (0, os.geteuid()) else "")
+    if problem:
+        os.close(fd)
+        raise HostBusy(f"refusing the host lock {path}: it {problem}; remove it, or set {LOCK_ENV} to a file of "
+                       "your own shared by every osbench on this host")
+    return fd
+
+
 @contextlib.contextmanager
 def measuring(campaigns: list[str], wait: bool = False, path: Path | None = None, say=None):
     """Hold the host for `campaigns`; refuse (HostBusy) or, with wait, block until it is free."""
     import socket
 
     path = Path(path or lock_path())
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
-    except OSError as e:
-        raise HostBusy(f"cannot open the host lock {path}: {e.strerror}; set {LOCK_ENV} to a writable "
-                       "file shared by every osbench on this host") from None
+    fd = open_lock(path)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -68,8 +68,11 @@ def _preflight(parts: list[_EnvRun], cfg: CampaignConfig, jr: journal.Journal, p
                     progress_mod.say(f"{p.env.name}: pre-flight worker ok in {outcome.wall_s:.1f} s")
                 continue
             failed.append(p)
+            # B65: a --command-prefix the guard cannot start is the user's, not the probes' build
+            fix = (f"give a command_prefix that exists here (got {' '.join(cfg.command_prefix)!r})"
+                   if cfg.command_prefix and "osbench-guard: cannot run" in (outcome.message or "") else p.env.fix_hint)
             line = (f"{p.env.name}: its pre-flight worker failed ({outcome.status}): "
-                    f"{outcome.message or 'no message'}. To fix: {p.env.fix_hint}")
+                    f"{outcome.message or 'no message'}. To fix: {fix}")
             if cfg.environment.strip() != "all":
                 raise PreflightError(f"nothing measured: environment {line}")
             if progress:

@@ -73,6 +73,11 @@ def measure(profile: str | None = "quick", progress: bool = True, resume: str | 
     resume: the id of an interrupted campaign to continue; its parameters come
     from its journal, and any given here must equal them.  wait: queue behind a
     campaign already measuring on this host instead of refusing."""
+    for name, value in (("wait", wait), ("progress", progress)):
+        if not isinstance(value, bool):   # a notebook's wait = "maybe" is not True
+            raise ConfigError(f"{name} must be True or False (got {value!r})")
+    if resume is not None and not isinstance(resume, str):
+        raise ConfigError(f"resume must be a campaign id (a string) or None (got {resume!r})")
     if resume:
         cfg = resume_config(resume, profile, parameters)
         return run_campaigns(cfg, progress=progress, resume=resume, wait=wait)
@@ -92,8 +97,7 @@ def resume_config(campaign_id: str, profile: str | None, parameters: dict) -> Ca
     """The configuration an interrupted campaign was started with; refuses
     (ConfigError) when a parameter given now differs from it."""
     root = Path(parameters.get("output") or store.default_root())
-    set_id = journal.find(root, campaign_id) or campaign_id
-    stored = journal.Journal.open(root, set_id).state["config"]
+    stored = journal.open_to_resume(root, campaign_id).state["config"]
     given = {k: v for k, v in parameters.items() if v is not None and k not in _NOT_COMPARED}
     if given.get("note") == "":
         given.pop("note")   # the notebook's "no note" is not a different note
@@ -150,7 +154,7 @@ def _open_journal(cfg: CampaignConfig, root: Path, ids: list[str], resume: str |
             "config": _comparable(asdict(cfg)), "campaign_ids": ids, "code": code,
             "created_utc": created.isoformat(timespec="seconds"), "owner": owners.owner_tag(),
             "interruptions": []})
-    jr = journal.Journal.open(root, journal.find(root, resume) or resume)
+    jr = journal.open_to_resume(root, resume)
     owner_pid, _, ticks = jr.state["owner"].partition(".")
     if int(owner_pid) != os.getpid() and ticks != "None" and owners.is_alive(int(owner_pid), int(ticks)):
         raise journal.JournalError(f"campaign {resume!r} is being measured right now by pid {owner_pid}; "
@@ -184,7 +188,7 @@ def run_campaigns(cfg: CampaignConfig, progress: bool = True, resume: str | None
     envs = resolve_environments(cfg.environment)
     root = Path(cfg.output) if cfg.output else store.default_root()
     if resume:
-        ids = journal.Journal.open(root, journal.find(root, resume) or resume).state["campaign_ids"]
+        ids = journal.open_to_resume(root, resume).state["campaign_ids"]
         for cid in ids:
             if not _sealed(root, cid):
                 store.check_can_create(root, cid)
@@ -192,6 +196,10 @@ def run_campaigns(cfg: CampaignConfig, progress: bool = True, resume: str | None
         ids = _campaign_ids(cfg, envs, root)
     cpus = cpus_of(cfg)
     with hostlock.measuring(ids, wait=wait):
+        # checked again under the lock (C3): a runner that waited may find its id sealed by the one before it
+        for cid in ids:
+            if not (resume and _sealed(root, cid)):
+                store.check_can_create(root, cid)
         swept = owners.sweep_stale([tempfile.gettempdir(), default_workdir(), cfg.workdir, root])
         if swept and progress:
             print(f"removed {len(swept)} folder(s) left by runners that died: {', '.join(map(str, swept))}",
@@ -217,7 +225,9 @@ def run_campaigns(cfg: CampaignConfig, progress: bool = True, resume: str | None
             if jr.path.is_dir():
                 print(f"campaign {jr.set_id} interrupted with {len(jr.entries)} finished worker run(s) kept in "
                       f"{jr.path}; continue it with `osbench run --resume {jr.set_id}"
-                      f"{'' if cfg.output is None else ' --output ' + str(root)}`", file=sys.stderr)
+                      f"{'' if cfg.output is None else ' --output ' + str(root)}`, or drop them with `osbench "
+                      f"discard {jr.set_id}{'' if cfg.output is None else ' --output ' + str(root)}`",
+                      file=sys.stderr)
             raise
 
 
@@ -268,10 +278,18 @@ def _measure_and_seal(cfg, conditions, envs, ids, root, cpus, host_info, created
         from osbench_analysis.measure import progress as progress_mod
 
         progress_mod.say(f"sealing {len(parts)} campaign(s) in {root} ({', '.join(p.env.name for p in parts)})")
-    sealed = []
+    sealed, empty = [], []
     for p in parts:
-        if _sealed(root, p.campaign_id):  # sealed before an earlier attempt failed on the next one
-            sealed.append(store.load_campaign(root / p.campaign_id))
+        if _sealed(root, p.campaign_id):  # sealed before an earlier attempt failed on the next one ...
+            earlier = store.load_campaign(root / p.campaign_id)
+            if earlier.manifest.created_utc != created.isoformat(timespec="seconds"):  # ... of this campaign
+                raise store.CampaignExists(f"campaign {p.campaign_id!r} was sealed by another run while this one "
+                                           f"measured; its {len(jr.entries)} measured worker run(s) stay in "
+                                           f"{jr.path}")
+            sealed.append(earlier)
+            continue
+        if not any(not r.get("warmup") for r in p.rows):   # a campaign of no measured batch is no campaign
+            empty.append(p)
             continue
         manifest = Manifest(
             campaign_id=p.campaign_id,
@@ -300,4 +318,21 @@ def _measure_and_seal(cfg, conditions, envs, ids, root, cpus, host_info, created
                             f"{'' if cfg.output is None else ' --output ' + str(root)}` to seal them") from e
         sealed.append(store.load_campaign(path))
     jr.remove()
+    if empty:
+        raise NothingMeasured(_nothing_measured(empty, sealed))
     return sealed
+
+
+class NothingMeasured(SealError):
+    """Every worker of an environment failed: no campaign is sealed for it, and the run fails."""
+
+
+def _nothing_measured(empty: list, sealed: list) -> str:
+    p = empty[0]
+    failed = [r for r in p.runs if r.status != "ok"]
+    why = next(((r.message or "").strip().splitlines()[-1][:200] for r in failed if (r.message or "").strip()),
+               "no message")
+    more = f" ({len(empty) - 1} more environment(s) likewise)" if len(empty) > 1 else ""
+    kept = f"; sealed: {', '.join(c.id for c in sealed)}" if sealed else ""
+    return (f"campaign {p.campaign_id!r} measured no batch: all {len(p.runs)} worker run(s) failed, e.g. "
+            f"{failed[0].probe if failed else '?'}: {why}; nothing was sealed for it{more}{kept}")

@@ -101,3 +101,43 @@ def _plot_screen(tab: pd.DataFrame) -> Figure:
     from osbench_analysis.plots import screen
 
     return screen.for_screen(fig)
+
+
+#: each kernel design's look in the matched figure (print-safe: grey shades and markers)
+DESIGN_STYLE = {"linux": ("s", "0.45"), "xen": ("D", "0.25"), "mach": ("o", "0.0"), "sel4": ("^", "0.6")}
+
+
+def plot_matched(tab: pd.DataFrame) -> Figure:
+    """The four designs' matched primitives (analysis.kernels.matched): one line per row and entry, a marker
+    per environment at its median count over boots (filled: exact; hollow with a bar: the boots' range),
+    on one logarithmic axis of guest instructions; analogs are labelled so, absent cells left out."""
+    from osbench_analysis.catalog.matched import COLUMN_LABELS
+
+    shown = tab[tab["absent"].eq("") & (tab["boots"].astype(float) > 0)]
+    labels = list(dict.fromkeys(f"{t}: {p}" for t, p in zip(shown["title"], shown["probe"])))
+    fig = Figure(figsize=(8.0, 0.32 * max(len(labels), 4) + 1.6))
+    ax = fig.subplots()
+    pos = {lab: i for i, lab in enumerate(labels[::-1])}
+    envs = list(dict.fromkeys(shown["environment"]))
+    for k, env in enumerate(envs):
+        part = shown[shown["environment"] == env]
+        design = part["design"].iloc[0]
+        marker, colour = DESIGN_STYLE.get(design, ("x", "0.3"))
+        y = np.array([pos[f"{t}: {p}"] for t, p in zip(part["title"], part["probe"])], dtype=float)
+        y += 0.5 * (k / max(len(envs) - 1, 1) - 0.5)
+        med = part["median"].to_numpy(float)
+        exact = part["exact"].astype(bool).to_numpy()
+        err = np.vstack([med - part["lo"].to_numpy(float), part["hi"].to_numpy(float) - med]).clip(min=0)
+        err[:, exact] = 0
+        ax.errorbar(med, y, xerr=err, fmt="none", ecolor=colour, elinewidth=0.8, capsize=1.5)
+        hollow = env.endswith(("nomitig", "slowpath"))
+        ax.scatter(med, y, marker=marker, s=22, facecolor="white" if hollow else colour, edgecolor=colour,
+                   label=COLUMN_LABELS.get(env, env))
+    ax.set_xscale("log")
+    ax.set_yticks(range(len(labels)), [lab.replace("_", " ") for lab in labels[::-1]], fontsize=6)
+    ax.set_xlabel(UNIT + " (QEMU TCG -icount shift=0; not time)", fontsize=8)
+    ax.grid(axis="x", which="both", alpha=0.2)
+    ax.legend(fontsize=6, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
+    ax.set_title("Four kernel designs on one emulated CPU: matched primitives", fontsize=9, pad=28)
+    fig.tight_layout()
+    return fig

@@ -169,14 +169,37 @@ def write_text(path: Path, text: str) -> Path:
     return path
 
 
+class OutDirError(OsbenchError):
+    """An out_dir that cannot take the generated files."""
+
+
+def check_out_dir(out_dir: str | Path | None = None, make: bool = False) -> Path:
+    """The folder the generated files go to: refused (OutDirError, one line) before any analysis runs when
+    it is a file, lies below a file, or cannot be written (B95, B121); made only with ``make``."""
+    import os
+
+    out = Path(out_dir) if out_dir else GENERATED
+    existing = next(p for p in (out, *out.absolute().parents) if p.exists())
+    if not existing.is_dir():
+        raise OutDirError(f"out_dir {str(out)!r} is {'a file' if existing == out else 'below the file ' + str(existing)}"
+                          ", not a folder: give a folder for the generated files")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise OutDirError(f"out_dir {str(out)!r} cannot be written ({existing} is not writable)")
+    if make:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise OutDirError(f"cannot make out_dir {str(out)!r}: {e.strerror or e}") from None
+    return out
+
+
 def write_generated(result, out_dir: str | Path | None = None, campaigns_root: str | Path | None = None) -> list[Path]:
     """Write tables, macros, methods text and figures of an analysis.Analysis, the reproducibility
     table and figure, and section (a) from the mach / linux-tcg campaigns under campaigns_root."""
-    from osbench_analysis.analysis import microkernel
+    from osbench_analysis.analysis import kernels, microkernel
     from osbench_analysis.plots import forest as plots
 
-    out = Path(out_dir) if out_dir else GENERATED
-    out.mkdir(parents=True, exist_ok=True)
+    out = check_out_dir(out_dir, make=True)
     written = [
         write_text(out / "per_op_table.tex", per_op_table_tex(
             paper_estimates(result.primary_estimates), f"Per-operation time on this machine: the {ESTIMAND} with its "
@@ -196,6 +219,7 @@ def write_generated(result, out_dir: str | Path | None = None, campaigns_root: s
                                              other_campaigns=other_campaigns(result, campaigns_root))
     written += write_reproducibility(result, out)
     written += microkernel.write_section(out, loaded=micro)
+    written += kernels.write_files(*kernels.from_campaigns(root=campaigns_root), out)   # four designs, matched
     written.append(python_env.write_tex(out))
     return written
 

@@ -72,7 +72,7 @@ from osbench_analysis.stats.rundata import (RunData, run_data, _as_run_data, _rn
 from osbench_analysis.stats.bootstrap import (hierarchical_bootstrap, resampled_run_medians)  # noqa: F401
 from osbench_analysis.stats.intervals import (order_statistic_median_ci, order_statistic_median_ci_rows, run_level_values, t_interval, welch_interval)  # noqa: F401
 from osbench_analysis.stats.estimates import (Estimate, estimate_ci, mean_ci, median_ci)  # noqa: F401
-from osbench_analysis.stats.summary import (AnalysisParameters, SUMMARY_COLUMNS, flag_sensitivity, quoted_estimate, summarize, typical_run)  # noqa: F401
+from osbench_analysis.stats.summary import (AnalysisParameters, SUMMARY_COLUMNS, condition_tables, flag_sensitivity, quoted_estimate, summarize, typical_run)  # noqa: F401
 from osbench_analysis.stats.quote import (DEFAULT_QUOTE, QUOTES, below_level, quote_warns, quotes_typical_run, runs_for_level)  # noqa: F401
 from osbench_analysis.stats.ratios import (MissingRunLabels, RATIO_MATCH, RatioEstimate, ratio_ci, ratio_matrix, ratio_table)  # noqa: F401
 from osbench_analysis.stats.sweeps import (SWEEP_CI_METHODS, SweepFit, sweep_fit)  # noqa: F401

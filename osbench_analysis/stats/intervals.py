@@ -71,8 +71,14 @@ def t_interval(vals: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, 
     n = vals.shape[-1]
     m = vals.mean(axis=-1)
     se = vals.std(axis=-1, ddof=1) / math.sqrt(n)
-    t = float(sps.t.ppf(0.5 + level / 2, n - 1))
+    t = _t_quantile(0.5 + level / 2, n - 1)
     return m, m - t * se, m + t * se
+
+
+@lru_cache(maxsize=4096)
+def _t_quantile(q: float, df: float) -> float:
+    """Student t quantile (scipy's), remembered: a whole analysis asks for a few degrees of freedom."""
+    return float(sps.t.ppf(q, df))
 
 
 def welch_interval(va: np.ndarray, vb: np.ndarray, level: float, *, log_of_means: bool = False

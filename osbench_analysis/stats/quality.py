@@ -25,6 +25,7 @@ from scipy import stats
 from osbench_analysis.stats.modes import (BETWEEN_ALPHA, MIN_DELTA_BIC, MIN_MODE_FRACTION,  # noqa: F401  (re-exported)
                                           MIN_MODE_RATIO, MIN_SEPARATION, NULL_RUN_SIGMA, Multimodality,
                                           detect_multimodality)
+from osbench_analysis.stats.groups import group_positions
 from osbench_analysis.store.schema import GROUP_KEYS
 
 # ----------------------------------------------------------------- flag rule
@@ -148,10 +149,19 @@ def flag_batches(samples: pd.DataFrame, rule: FlagRule = DEFAULT_FLAG_RULE) -> p
     ``rule.tukey_exclude``).  Warm-up batches are never flagged: they are
     excluded from every estimate anyway.
     """
+    return flag_conditions(samples, rule)[0]
+
+
+def flag_conditions(samples: pd.DataFrame, rule: FlagRule = DEFAULT_FLAG_RULE
+                    ) -> tuple[pd.DataFrame, list[tuple], list[np.ndarray], list[Multimodality]]:
+    """``flag_batches`` and what it found on the way, for one pass over the conditions:
+    (flagged copy, condition keys (GROUP_KEYS present, sorted), row positions of each
+    condition, the mode test of each condition's measured batches without interference,
+    which is ``condition_quality``'s)."""
     df = samples.copy()
     n = len(df)
     measured = _measured_mask(df)
-    gid = _group_ids(df)
+    names, positions, gid = group_positions(df, [k for k in GROUP_KEYS if k in df.columns])
     iters = df["iterations"].to_numpy(dtype=float) if "iterations" in df.columns else np.ones(n)
     iters = np.where(iters > 0, iters, 1.0)
 
@@ -191,12 +201,14 @@ def flag_batches(samples: pd.DataFrame, rule: FlagRule = DEFAULT_FLAG_RULE) -> p
     # them instead.  Modes between runs keep their outlier classes.
     y = per_op_ns(df)
     run_col = df["run"].to_numpy() if "run" in df.columns else np.zeros(n, dtype=np.int64)
-    for g in np.unique(gid):
-        m = (gid == g) & measured & ~interference
+    modes = []
+    for pos in positions:
+        m = pos[(measured & ~interference)[pos]]
+        modes.append(detect_multimodality(y[m], run_col[m]))
         # only modes WITHIN runs: Tukey fences are relative to each run's
         # median, so runs in different modes are not outliers anyway
-        if detect_multimodality(y[m], run_col[m]).split == "within_runs":
-            outlier[gid == g] = ""
+        if modes[-1].split == "within_runs":
+            outlier[pos] = ""
     if rule.tukey_exclude == "severe":
         out_flag = outlier == "severe"
     elif rule.tukey_exclude == "mild":
@@ -210,7 +222,7 @@ def flag_batches(samples: pd.DataFrame, rule: FlagRule = DEFAULT_FLAG_RULE) -> p
     df["outlier_class"] = pd.array(outlier, dtype="string")
     df["flag_interference"] = interference
     df["flagged"] = interference | (out_flag & measured)
-    return df
+    return df, names, positions, modes
 
 
 def tukey_classes(samples: pd.DataFrame, *, measured: np.ndarray | None = None,
@@ -234,10 +246,7 @@ def tukey_classes(samples: pd.DataFrame, *, measured: np.ndarray | None = None,
     s = pd.Series(np.where(measured, ly, np.nan))
     run_med = s.groupby([gid, run]).transform("median").to_numpy()
     r = ly - run_med
-    rs = pd.Series(np.where(measured, r, np.nan))
-    g = rs.groupby(gid)
-    q1 = g.transform(lambda v: np.nanquantile(v, 0.25) if v.notna().any() else np.nan).to_numpy()
-    q3 = g.transform(lambda v: np.nanquantile(v, 0.75) if v.notna().any() else np.nan).to_numpy()
+    q1, q3 = _group_nanquantiles(np.where(measured, r, np.nan), gid, (0.25, 0.75))
     iqr = np.maximum(q3 - q1, _MIN_LOG_IQR)
     out = np.full(n, "", dtype=object)
     with np.errstate(invalid="ignore"):
@@ -245,6 +254,34 @@ def tukey_classes(samples: pd.DataFrame, *, measured: np.ndarray | None = None,
         severe = (r < q1 - 3.0 * iqr) | (r > q3 + 3.0 * iqr)
     out[mild & measured] = "mild"
     out[severe & measured] = "severe"
+    return out
+
+
+def _group_nanquantiles(values: np.ndarray, gid: np.ndarray, qs) -> list[np.ndarray]:
+    """Per row, ``np.nanquantile`` (linear) of its group's values, for each q of ``qs``: NaN for a
+    group without a value.  numpy's own arithmetic (its _lerp) on all groups at once."""
+    ids, gid = np.unique(gid, return_inverse=True)
+    ok = ~np.isnan(values)
+    v, g = values[ok], gid[ok]
+    order = np.lexsort((v, g))
+    v, g = v[order], g[order]
+    counts = np.bincount(g, minlength=ids.size)
+    starts = np.cumsum(counts) - counts
+    out = []
+    for q in qs:
+        virtual = (counts - 1) * q
+        prev = np.floor(virtual).astype(np.intp)
+        gamma = virtual - prev
+        last = virtual >= counts - 1
+        prev = np.where(last, counts - 1, prev)
+        nxt = np.where(last, counts - 1, prev + 1)
+        have = counts > 0
+        a = np.where(have, v[np.where(have, starts + prev, 0)] if v.size else np.nan, np.nan)
+        b = np.where(have, v[np.where(have, starts + nxt, 0)] if v.size else np.nan, np.nan)
+        diff = b - a
+        res = a + diff * gamma
+        res = np.where(gamma >= 0.5, b - diff * (1 - gamma), res)
+        out.append(np.where(have, res, np.nan)[gid])
     return out
 
 
@@ -324,14 +361,42 @@ def few_runs_warning(n_runs: int, min_runs: int) -> str:
 
 
 def condition_quality(group: pd.DataFrame, thresholds: StabilityThresholds = DEFAULT_THRESHOLDS,
-                      rule: FlagRule = DEFAULT_FLAG_RULE) -> ConditionQuality:
-    """Stability warnings and mode test for one condition's samples."""
+                      rule: FlagRule = DEFAULT_FLAG_RULE, *, multimodality: Multimodality | None = None
+                      ) -> ConditionQuality:
+    """Stability warnings and mode test for one condition's samples (``multimodality``: the mode
+    test of its measured batches without interference, when already done: flag_conditions)."""
     df = group if "flagged" in group.columns else flag_batches(group, rule)
-    df = df[_measured_mask(df)]
-    y = per_op_ns(df)
-    run = df["run"].to_numpy() if "run" in df.columns else np.zeros(len(df), dtype=int)
+    return condition_quality_at(QualityColumns(df), np.arange(len(df)), thresholds, multimodality)
+
+
+class QualityColumns:
+    """The columns condition_quality reads, as arrays over a flagged samples frame (per-op
+    times of measured batches only: a warm-up batch is never divided)."""
+
+    def __init__(self, df: pd.DataFrame):
+        n = len(df)
+        self.measured = _measured_mask(df)
+        self.y = np.full(n, np.nan)
+        if self.measured.all():
+            self.y = per_op_ns(df)
+        elif self.measured.any():
+            self.y[self.measured] = per_op_ns(df[self.measured])
+        self.run = df["run"].to_numpy() if "run" in df.columns else np.zeros(n, dtype=int)
+        self.flagged = df["flagged"].to_numpy(dtype=bool)
+        self.interference = df["flag_interference"].to_numpy(dtype=bool)
+        self.elapsed = df["elapsed_ns"].to_numpy() if "elapsed_ns" in df.columns else None
+        self.batch = df["batch"].to_numpy(dtype=float) if "batch" in df.columns else None
+
+
+def condition_quality_at(c: QualityColumns, pos: np.ndarray, thresholds: StabilityThresholds,
+                       mm: Multimodality | None) -> ConditionQuality:
+    """condition_quality of the rows ``pos`` of ``c``."""
+    pos = pos[c.measured[pos]]
+    y = c.y[pos]
+    run = c.run[pos]
     warnings: list[str] = []
-    n_runs = int(np.unique(run).size)
+    runs = np.unique(run)
+    n_runs = int(runs.size)
     if y.size == 0:
         mm = detect_multimodality(y, run)
         return ConditionQuality(0, 0, math.nan, math.nan, math.nan, math.nan, mm,
@@ -339,17 +404,19 @@ def condition_quality(group: pd.DataFrame, thresholds: StabilityThresholds = DEF
     med = float(np.median(y))
     cv = float(np.std(y, ddof=1) / np.mean(y)) if y.size > 1 else 0.0
     mx = float(np.max(y) / med) if med > 0 else math.nan
-    run_meds = pd.Series(y).groupby(run).median().to_numpy()
+    by_run = [y[run == r] for r in runs]
+    run_meds = np.array([np.median(v) for v in by_run])
     # Classical CV of the run medians: a robust (MAD) one is ~0 when most runs
     # agree, and so blind to a minority of slower runs (issue 12).  It counts
     # only when the runs differ beyond their batch noise (heterogeneity test).
     run_cv = float(np.std(run_meds, ddof=1) / np.mean(run_meds)) if run_meds.size >= 2 else 0.0
     from osbench_analysis.stats.heterogeneity import heterogeneity
-    het = heterogeneity([y[run == r] for r in np.unique(run)])
+    het = heterogeneity(by_run)
     beyond_noise = het.heterogeneous or not np.isfinite(het.p_value)
-    flagged = float(df["flagged"].mean())
-    clean = ~df["flag_interference"].to_numpy(dtype=bool)
-    mm = detect_multimodality(y[clean], run[clean])
+    flagged = float(np.mean(c.flagged[pos]))
+    if mm is None:
+        clean = ~c.interference[pos]
+        mm = detect_multimodality(y[clean], run[clean])
     t = thresholds
     if mm.multimodal:
         warnings.append("multimodal: " + mm.message)
@@ -363,37 +430,40 @@ def condition_quality(group: pd.DataFrame, thresholds: StabilityThresholds = DEF
     if run_cv > t.max_run_cv and beyond_noise:
         warnings.append(f"runs differ systematically: run medians vary by {run_cv:.1%} "
                         f"(CV > {t.max_run_cv:.0%}, beyond batch noise); add runs rather than batches")
-    if "elapsed_ns" in df.columns:
-        shortest = float(df["elapsed_ns"].min())
+    if c.elapsed is not None:
+        shortest = float(c.elapsed[pos].min())
         if shortest < t.min_batch_ns:
             warnings.append(f"batches as short as {shortest / 1e3:.0f} us "
                             f"(< {t.min_batch_ns / 1e3:.0f} us): raise iterations per batch")
     if flagged > t.max_flagged_fraction:
         warnings.append(f"{flagged:.0%} of batches flagged for interference/outliers "
                         f"(> {t.max_flagged_fraction:.0%}): check the results without them")
-    drift, significant = _drift(df, y, run)
+    drift, significant = _drift(None if c.batch is None else c.batch[pos], y, run, runs)
     if significant and abs(drift) > t.max_drift:
         warnings.append(f"drift: per-op time changes by {drift:+.1%} from first to last batch "
                         "within runs (frequency scaling, thermal, caches warming?)")
     return ConditionQuality(n_runs, int(y.size), cv, mx, run_cv, flagged, mm, tuple(warnings))
 
 
-def _drift(df: pd.DataFrame, y: np.ndarray, run: np.ndarray) -> tuple[float, bool]:
+def _drift(b: np.ndarray | None, y: np.ndarray, run: np.ndarray, runs: np.ndarray) -> tuple[float, bool]:
     """Relative change of per-op time from a run's first to its last batch.
 
     Theil-Sen slope (robust: one spike is not drift) of log(per-op / run
-    median) against the batch index, pooled over runs, times the typical
+    median) against the batch index ``b``, pooled over runs, times the typical
     batch span of a run.  Returns (drift, significant) where significant
     means the 99 % interval of the slope excludes 0: with 10 noisy batches a
     per-run slope of a few % is mostly noise, so the warning needs both.
     """
-    if "batch" not in df.columns or y.size < 8:
+    if b is None or y.size < 8:
         return 0.0, False
-    b = df["batch"].to_numpy(dtype=float)
     ly = np.log(y)
-    resid = ly - pd.Series(ly).groupby(run).transform("median").to_numpy()
-    spans = pd.Series(b).groupby(run).agg(np.ptp)
-    span = float(spans.median())
+    resid = ly.copy()
+    spans = []
+    for r in runs:
+        m = run == r
+        resid[m] = ly[m] - np.median(ly[m])
+        spans.append(np.ptp(b[m]))
+    span = float(np.median(spans))
     if span == 0 or np.ptp(b) == 0:
         return 0.0, False
     res = stats.theilslopes(resid, b, alpha=0.99)
@@ -401,24 +471,31 @@ def _drift(df: pd.DataFrame, y: np.ndarray, run: np.ndarray) -> tuple[float, boo
     return drift, bool(res.low_slope > 0 or res.high_slope < 0)
 
 
+def quality_row(keys: list[str], key: tuple, q: ConditionQuality) -> dict:
+    """One row of the quality table."""
+    return {
+        **dict(zip(keys, key)),
+        "n_runs": q.n_runs, "n_batches": q.n_batches,
+        "cv": q.cv, "max_over_median": q.max_over_median, "run_cv": q.run_cv,
+        "flagged_fraction": q.flagged_fraction,
+        "multimodal": q.multimodality.multimodal,
+        "mode_ratio": q.multimodality.mode_ratio if q.multimodality.multimodal else math.nan,
+        "high_mode_fraction": (q.multimodality.high_mode_fraction
+                               if q.multimodality.multimodal else math.nan),
+        "warnings": "; ".join(q.warnings),
+    }
+
+
 def quality_table(samples: pd.DataFrame, thresholds: StabilityThresholds = DEFAULT_THRESHOLDS,
                   rule: FlagRule = DEFAULT_FLAG_RULE) -> pd.DataFrame:
     """One row per condition: CVs, flagged fraction, mode test and warnings."""
-    df = samples if "flagged" in samples.columns else flag_batches(samples, rule)
-    keys = [k for k in GROUP_KEYS if k in df.columns]
-    rows = []
-    for key, g in df.groupby(keys, sort=True, dropna=False):
-        key = key if isinstance(key, tuple) else (key,)
-        q = condition_quality(g, thresholds, rule)
-        rows.append({
-            **dict(zip(keys, key)),
-            "n_runs": q.n_runs, "n_batches": q.n_batches,
-            "cv": q.cv, "max_over_median": q.max_over_median, "run_cv": q.run_cv,
-            "flagged_fraction": q.flagged_fraction,
-            "multimodal": q.multimodality.multimodal,
-            "mode_ratio": q.multimodality.mode_ratio if q.multimodality.multimodal else math.nan,
-            "high_mode_fraction": (q.multimodality.high_mode_fraction
-                                   if q.multimodality.multimodal else math.nan),
-            "warnings": "; ".join(q.warnings),
-        })
-    return pd.DataFrame(rows)
+    keys = [k for k in GROUP_KEYS if k in samples.columns]
+    if "flagged" in samples.columns:
+        df = samples
+        names, positions, _ = group_positions(df, keys)
+        modes = [None] * len(names)
+    else:
+        df, names, positions, modes = flag_conditions(samples, rule)
+    cols = QualityColumns(df)
+    return pd.DataFrame([quality_row(keys, key, condition_quality_at(cols, pos, thresholds, mm))
+                         for key, pos, mm in zip(names, positions, modes)])

@@ -9,7 +9,9 @@ import pandas as pd
 from scipy import stats as sps
 from osbench_analysis.errors import OsbenchError
 from osbench_analysis.stats.heterogeneity import heterogeneity as _heterogeneity
+from osbench_analysis.stats.groups import group_positions
 from osbench_analysis.stats.quality import DEFAULT_FLAG_RULE, FlagRule, flag_batches
+from osbench_analysis.store.schema import GROUP_KEYS
 from osbench_analysis.stats.ci_methods import REGISTRY as CI_REGISTRY, get as get_ci_method, check_common
 from osbench_analysis.stats.params import DEFAULT_CI_METHOD, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 from osbench_analysis.stats.rundata import RunData, _as_run_data
@@ -176,26 +178,28 @@ def ratio_table(samples: pd.DataFrame, *, baseline: str, by: str = "environment"
     values = list(pd.unique(samples[by].astype(str)))
     if baseline not in values:
         raise ValueError(f"baseline {baseline!r} not found in column {by!r}; have {sorted(values)}")
-    df = samples.copy()
+    df = samples
     if exclude_flagged:
         df = flag_batches(df, rule)
         df = df[~df["flagged"]]
+    sides = _Sides(df, by)
+    names, positions, _ = group_positions(df, list(match))
     rows = []
-    for key, g in df.groupby(list(match), sort=True, dropna=False):
-        key = key if isinstance(key, tuple) else (key,)
-        base = g[g[by].astype(str) == baseline]
-        for other in sorted(set(g[by].astype(str)) - {baseline}):
-            sub = g[g[by].astype(str) == other]
+    for key, pos in zip(names, positions):
+        labels = sides.by[pos]
+        base = pos[labels == baseline]
+        for other in sorted(set(labels) - {baseline}):
+            sub = pos[labels == other]
             row = {**dict(zip(match, key)), by: other, "baseline": baseline}
-            if base.empty:
+            if not base.size:
                 rows.append({**row, "ratio": math.nan, "ci_low": math.nan, "ci_high": math.nan,
                              "different": False, "note": f"no {baseline} measurement of this condition"})
                 continue
-            r = ratio_ci(sub, base, estimator=estimator, level=level, n_resamples=n_resamples,
+            ra, rb = sides.run_data(sub, "a"), sides.run_data(base, "b")
+            r = ratio_ci(ra, rb, estimator=estimator, level=level, n_resamples=n_resamples,
                          seed=zlib.crc32(f"{seed}|{key}|{other}".encode()), ci_method=ci_method)
             # a ratio inherits each side's "runs are not alike" warning
-            hs = [(other, _heterogeneity(_as_run_data(sub))), (f"{baseline} (baseline)",
-                                                             _heterogeneity(_as_run_data(base)))]
+            hs = [(other, sides.heterogeneity(sub)), (f"{baseline} (baseline)", sides.heterogeneity(base))]
             warned = [(name, h) for name, h in hs if h.warning]
             rows.append({**row, "ratio": r.ratio, "ci_low": r.ci_low, "ci_high": r.ci_high,
                          "different": r.different, "estimate_ns": r.numerator.estimate_ns,
@@ -213,6 +217,58 @@ def ratio_table(samples: pd.DataFrame, *, baseline: str, by: str = "environment"
     out.attrs["analysis_parameters"] = AnalysisParameters(level, estimator, ci_method, n_resamples, seed,
                                                           exclude_flagged, rule)
     return out
+
+
+class _Sides:
+    """The two sides of every ratio of ratio_table as RunData, from arrays of the frame (one
+    grouping, no pandas indexing per side), each side's heterogeneity computed once; the same
+    checks and numbers as ratio_ci and heterogeneity on the side's rows."""
+
+    def __init__(self, df: pd.DataFrame, by: str):
+        self.by = df[by].astype(str).to_numpy()
+        self.run = df["run"].to_numpy() if "run" in df.columns else None
+        keys = [k for k in GROUP_KEYS if k in df.columns]
+        self.condition = group_positions(df, keys)[2] if keys else None
+        self.measured = ~df["warmup"].to_numpy(dtype=bool) if "warmup" in df.columns else np.ones(len(df), bool)
+        if "elapsed_ns" in df.columns and "iterations" in df.columns:
+            self.elapsed, self.iterations = df["elapsed_ns"].to_numpy(dtype=float), df["iterations"].to_numpy(dtype=float)
+        elif "per_op_ns" in df.columns:
+            self.elapsed, self.iterations = df["per_op_ns"].to_numpy(dtype=float), None
+        else:
+            raise ValueError("samples need elapsed_ns and iterations (or per_op_ns) columns")
+        self._rd: dict[bytes, RunData] = {}
+        self._het: dict[bytes, object] = {}
+
+    def run_data(self, pos: np.ndarray, name: str) -> RunData:
+        key = pos.tobytes()
+        if key not in self._rd:
+            self._rd[key] = self._run_data(pos, name)
+        return self._rd[key]
+
+    def _run_data(self, pos: np.ndarray, name: str) -> RunData:
+        if self.run is None:
+            raise MissingRunLabels(
+                f"ratio_ci: {name} has no 'run' column, so its batches cannot be grouped into runs "
+                "(the independent unit of the interval); pass the samples with their run column, a "
+                "RunData, or single_run=True if the batches really are one worker's")
+        if self.condition is not None and pos.size and np.unique(self.condition[pos]).size > 1:
+            raise ValueError(f"expected the samples of one condition, got {np.unique(self.condition[pos]).size} "
+                             "conditions; use summarize() or select one (probe, variant, placement, environment, "
+                             "campaign)")
+        p = pos[self.measured[pos]]
+        if self.iterations is None:
+            return RunData.from_arrays(self.elapsed[p], self.run[p])
+        it = self.iterations[p]
+        if np.any(it <= 0):
+            raise ValueError("iterations must be > 0 in every batch "
+                             f"(found {int(np.sum(it <= 0))} batches with iterations <= 0)")
+        return RunData.from_arrays(self.elapsed[p] / it, self.run[p])
+
+    def heterogeneity(self, pos: np.ndarray):
+        key = pos.tobytes()
+        if key not in self._het:
+            self._het[key] = _heterogeneity(self.run_data(pos, "a"))
+        return self._het[key]
 
 
 def ratio_matrix(table: pd.DataFrame, by: str = "environment", fmt: str = "{:.2f} [{:.2f}, {:.2f}]"

@@ -39,10 +39,15 @@ class RunData:
         return int(sum(r.size for r in self.runs))
 
     def run_values(self, estimator: str) -> np.ndarray:
-        """log run medians (median) or run means (mean), one per run."""
-        if estimator == "median":
-            return np.log(np.array([np.median(r) for r in self.runs]))
-        return np.array([r.mean() for r in self.runs])
+        """log run medians (median) or run means (mean), one per run (computed once per
+        RunData and estimator, read-only)."""
+        memo = self.__dict__.setdefault("_run_values", {})
+        if estimator not in memo:
+            v = (np.log(np.array([np.median(r) for r in self.runs])) if estimator == "median"
+                 else np.array([r.mean() for r in self.runs]))
+            v.flags.writeable = False
+            memo[estimator] = v
+        return memo[estimator]
 
 
 def run_data(samples: pd.DataFrame, *, exclude_flagged: bool = False,

@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 from osbench_analysis.formatting import time_plain
 from osbench_analysis.stats.heterogeneity import heterogeneity as _heterogeneity
-from osbench_analysis.stats.quality import DEFAULT_FLAG_RULE, FlagRule, condition_quality, flag_batches, per_op_ns
+from osbench_analysis.stats.quality import (DEFAULT_FLAG_RULE, DEFAULT_THRESHOLDS, FlagRule, QualityColumns,
+                                            condition_quality_at, flag_conditions, quality_row)
 from osbench_analysis.store.schema import GROUP_KEYS
 from osbench_analysis.stats.ci_methods import ESTIMAND, check_common
 from osbench_analysis.stats.params import DEFAULT_CI_METHOD, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -116,61 +117,98 @@ def summarize(samples: pd.DataFrame, *, level: float = DEFAULT_LEVEL, estimator:
     ``quality=False`` skips the warnings and mode test (faster; the runner's
     between-run checks do not need them).
     """
+    kept, _, _ = _one_pass(samples, level=level, estimator=estimator, n_resamples=n_resamples, seed=seed,
+                           ci_method=ci_method, rule=rule, quote=quote, quality=quality,
+                           exclude_flagged=exclude_flagged)
+    return kept
+
+
+def _one_pass(samples: pd.DataFrame, *, level, estimator, n_resamples, seed, ci_method, rule, quote,
+              quality: bool, exclude_flagged: bool, clean: bool = False, quality_table: bool = False):
+    """(summary rows with flagged batches excluded or not, the clean rows or None, the quality table
+    or None): flags once, then each condition from its rows' arrays (stats.groups)."""
     check_common(level, estimator, n_resamples, ci_method)
     check_quote(quote)
     missing = [k for k in GROUP_KEYS if k not in samples.columns]
     if missing:
         raise ValueError(f"samples lack the condition columns {missing} (see schema.GROUP_KEYS)")
-    flagged = flag_batches(samples, rule)
-    rows = []
-    for key, g in flagged.groupby(list(GROUP_KEYS), sort=True, dropna=False):
-        measured = g[~g["warmup"].to_numpy(dtype=bool)] if "warmup" in g.columns else g
-        n_flag = int(measured["flagged"].sum())
-        use = measured[~measured["flagged"].to_numpy(dtype=bool)] if exclude_flagged else measured
-        rd = RunData.from_arrays(per_op_ns(use), use["run"].to_numpy()) if len(use) else RunData((), ())
-        est = estimate_ci(rd, estimator=estimator, level=level, n_resamples=n_resamples,
-                          ci_method=ci_method, rng=_rng(seed, *key))
-        warnings, multimodal = "", False
-        if quality and len(measured):
-            q = condition_quality(g, rule=rule)
-            warnings = "; ".join(q.warnings)
-            multimodal = q.multimodality.multimodal
-        note = est.note
-        if multimodal:
-            note = ("MULTIMODAL: a single estimate averages distinct modes; see warnings"
-                    + ("; " + note if note else ""))
-        het = _heterogeneity(rd)
-        tr, tr_lo, tr_hi, tr_conf = typical = typical_run(rd, level)
-        q, q_conf, is_typical = quoted_estimate(rd, est, typical, het.heterogeneous, level=level, quote=quote,
-                                                estimator=estimator)
-        stat_warnings = [het.warning + f" ({time_plain(tr)})"] if het.warning else []
-        if len(measured):
-            stat_warnings += quote_warnings(rd.n_runs, is_typical, tr_conf, level, het.p_value)
-        warning = "; ".join(stat_warnings)
-        if warning:
-            seen = warnings.split("; ") if warnings else []
-            warnings = "; ".join(seen + [w for w in stat_warnings if w not in seen])
-        rows.append({
-            **dict(zip(GROUP_KEYS, key)),
-            "estimate_ns": q.estimate_ns, "ci_low_ns": q.ci_low_ns, "ci_high_ns": q.ci_high_ns,
-            "level": est.level, "ci_method": q.ci_method, "n_runs": est.n_runs,
-            "n_batches": est.n_batches, "note": note, "estimator": estimator,
-            "halfwidth_rel": q.halfwidth_rel, "n_flagged": n_flag,
-            "flagged_fraction": n_flag / len(measured) if len(measured) else math.nan,
-            "excluded_flagged": bool(exclude_flagged), "multimodal": multimodal, "warnings": warnings,
-            "estimand": ESTIMAND.get((estimator, q.ci_method), q.estimand),
-            "typical_run": tr, "typical_run_low": tr_lo, "typical_run_high": tr_hi,
-            "typical_run_confidence": tr_conf, "heterogeneous": het.heterogeneous,
-            "slow_run_fraction": het.slow_run_fraction, "slow_run_factor": het.slow_run_factor,
-            "runs_needed": het.runs_needed if het.clear_split else pd.NA, "warning": warning,
-            "quoted": TYPICAL_RUN if is_typical else MEAN_OVER_RUNS, "confidence": q_conf,
-            "mean_over_runs": est.estimate_ns, "mean_over_runs_low": est.ci_low_ns,
-            "mean_over_runs_high": est.ci_high_ns,
-        })
+    flagged, names, positions, modes = flag_conditions(samples, rule)
+    cols = QualityColumns(flagged)
+    kw = dict(level=level, estimator=estimator, n_resamples=n_resamples, seed=seed, ci_method=ci_method,
+              quote=quote)
+    rows, clean_rows, quality_rows = [], [], []
+    for key, pos, mm in zip(names, positions, modes):
+        measured = pos[cols.measured[pos]]
+        flags = cols.flagged[measured]
+        n_flag = int(flags.sum())
+        q = condition_quality_at(cols, pos, DEFAULT_THRESHOLDS, mm) if (quality or quality_table) and len(measured) \
+            else None
+        kept = _rundata(cols, measured)
+        use = _rundata(cols, measured[~flags]) if n_flag else kept
+        row = _summary_row(key, use if exclude_flagged else kept, len(measured), n_flag, q if quality else None,
+                           exclude_flagged, **kw)
+        rows.append(row)
+        if clean:
+            clean_rows.append(row if (exclude_flagged or not n_flag) else
+                              _summary_row(key, use, len(measured), n_flag, None, True, **kw))
+        if quality_table:
+            quality_rows.append(quality_row(list(GROUP_KEYS), key, q if q is not None else
+                                            condition_quality_at(cols, pos, DEFAULT_THRESHOLDS, mm)))
+    params = AnalysisParameters(level, estimator, ci_method, n_resamples, seed, exclude_flagged, rule, quote)
+    return (_summary_frame(rows, params), _summary_frame(clean_rows, params) if clean else None,
+            pd.DataFrame(quality_rows) if quality_table else None)
+
+
+def _rundata(cols: QualityColumns, pos: np.ndarray) -> RunData:
+    return RunData.from_arrays(cols.y[pos], cols.run[pos]) if len(pos) else RunData((), ())
+
+
+def _summary_row(key: tuple, rd: RunData, n_measured: int, n_flag: int, q, exclude_flagged: bool, *,
+                 level, estimator, n_resamples, seed, ci_method, quote) -> dict:
+    """One condition's summary row from its RunData (``q``: its ConditionQuality, None without
+    the quality columns)."""
+    est = estimate_ci(rd, estimator=estimator, level=level, n_resamples=n_resamples,
+                      ci_method=ci_method, rng=_rng(seed, *key))
+    warnings = "; ".join(q.warnings) if q is not None else ""
+    multimodal = q.multimodality.multimodal if q is not None else False
+    note = est.note
+    if multimodal:
+        note = ("MULTIMODAL: a single estimate averages distinct modes; see warnings"
+                + ("; " + note if note else ""))
+    het = _heterogeneity(rd)
+    tr, tr_lo, tr_hi, tr_conf = typical = typical_run(rd, level)
+    qe, q_conf, is_typical = quoted_estimate(rd, est, typical, het.heterogeneous, level=level, quote=quote,
+                                             estimator=estimator)
+    stat_warnings = [het.warning + f" ({time_plain(tr)})"] if het.warning else []
+    if n_measured:
+        stat_warnings += quote_warnings(rd.n_runs, is_typical, tr_conf, level, het.p_value)
+    warning = "; ".join(stat_warnings)
+    if warning:
+        seen = warnings.split("; ") if warnings else []
+        warnings = "; ".join(seen + [w for w in stat_warnings if w not in seen])
+    return {
+        **dict(zip(GROUP_KEYS, key)),
+        "estimate_ns": qe.estimate_ns, "ci_low_ns": qe.ci_low_ns, "ci_high_ns": qe.ci_high_ns,
+        "level": est.level, "ci_method": qe.ci_method, "n_runs": est.n_runs,
+        "n_batches": est.n_batches, "note": note, "estimator": estimator,
+        "halfwidth_rel": qe.halfwidth_rel, "n_flagged": n_flag,
+        "flagged_fraction": n_flag / n_measured if n_measured else math.nan,
+        "excluded_flagged": bool(exclude_flagged), "multimodal": multimodal, "warnings": warnings,
+        "estimand": ESTIMAND.get((estimator, qe.ci_method), qe.estimand),
+        "typical_run": tr, "typical_run_low": tr_lo, "typical_run_high": tr_hi,
+        "typical_run_confidence": tr_conf, "heterogeneous": het.heterogeneous,
+        "slow_run_fraction": het.slow_run_fraction, "slow_run_factor": het.slow_run_factor,
+        "runs_needed": het.runs_needed if het.clear_split else pd.NA, "warning": warning,
+        "quoted": TYPICAL_RUN if is_typical else MEAN_OVER_RUNS, "confidence": q_conf,
+        "mean_over_runs": est.estimate_ns, "mean_over_runs_low": est.ci_low_ns,
+        "mean_over_runs_high": est.ci_high_ns,
+    }
+
+
+def _summary_frame(rows: list[dict], params: AnalysisParameters) -> pd.DataFrame:
     out = pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
     out["runs_needed"] = out["runs_needed"].astype("Int64")
-    out.attrs["analysis_parameters"] = AnalysisParameters(level, estimator, ci_method, n_resamples, seed,
-                                                          exclude_flagged, rule, quote)
+    out.attrs["analysis_parameters"] = params
     return out
 
 
@@ -184,8 +222,19 @@ def flag_sensitivity(samples: pd.DataFrame, **kwargs) -> pd.DataFrame:
     should know the conclusion hinges on the exclusion rule.
     """
     kwargs.pop("exclude_flagged", None)
-    kept = summarize(samples, exclude_flagged=False, **kwargs)
-    clean = summarize(samples, exclude_flagged=True, quality=False, **kwargs)
+    return condition_tables(samples, **kwargs)[0]
+
+
+def condition_tables(samples: pd.DataFrame, *, level: float = DEFAULT_LEVEL, estimator: str = "median",
+                     n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                     ci_method: str = DEFAULT_CI_METHOD, rule: FlagRule = DEFAULT_FLAG_RULE,
+                     quote: str = DEFAULT_QUOTE) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(``flag_sensitivity``, ``quality.quality_table``) of ``samples`` in one pass: the batches
+    flagged once, each condition's mode test, quality and heterogeneity computed once, its
+    clean estimate only when it has flagged batches (else it is the kept one)."""
+    kept, clean, qual = _one_pass(samples, level=level, estimator=estimator, n_resamples=n_resamples, seed=seed,
+                                  ci_method=ci_method, rule=rule, quote=quote, quality=True,
+                                  exclude_flagged=False, clean=True, quality_table=True)
     keys = list(GROUP_KEYS)
     # the clean estimate of the number the kept row quotes (excluding batches can change whether
     # the runs differ; the comparison stays within one estimand)
@@ -204,4 +253,4 @@ def flag_sensitivity(samples: pd.DataFrame, **kwargs) -> pd.DataFrame:
         out["estimate_clean_ns"].between(out["ci_low_ns"], out["ci_high_ns"])
         & out["estimate_ns"].between(out["ci_low_clean_ns"], out["ci_high_clean_ns"]))
     out.attrs = kept.attrs
-    return out
+    return out, qual

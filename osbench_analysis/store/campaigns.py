@@ -58,6 +58,21 @@ class CampaignCorrupted(StoreError):
     """A sealed campaign whose files no longer match their seal or schema."""
 
 
+class DamagedCampaign(UserWarning):
+    """A folder of the campaigns root left out of a listing or an analysis, and why (issue 31)."""
+
+
+def warn_damaged(path, why: str) -> None:
+    import warnings
+
+    warnings.warn(f"campaign folder {Path(path).name!r} left out: {why}", DamagedCampaign, stacklevel=3)
+
+
+#: Files a campaign folder may hold beside the three it is sealed with; anything else is named as foreign.
+#: (A keyed signature of the host that sealed it, issue 31 part A, is to be registered here.)
+EXTRA_FILES: set[str] = {"SIGNATURE.json"}   # a fleet host's signature (store/signature.py)
+
+
 def default_root() -> Path:
     """data/campaigns of this checkout, or $OSBENCH_DATA_DIR."""
     env = os.environ.get("OSBENCH_DATA_DIR")
@@ -157,10 +172,14 @@ def campaign_bytes(path: str | Path) -> bytes:
     return buf.getvalue()
 
 
-def import_campaign(root: str | Path, data: bytes) -> Path:
+def import_campaign(root: str | Path, data: bytes, signature: dict | None = None, ca_pem: bytes | None = None,
+                    host: str | None = None) -> Path:
     """Store a campaign received as campaign_bytes under root: its seal is
     verified before it appears, and nothing is ever overwritten (an identical
-    copy already there is accepted as is).  Returns its folder."""
+    copy already there is accepted as is).  With `signature` (a fleet host's,
+    store/signature.py), it is stored only if the signature holds for this seal,
+    by a certificate of CA ca_pem and of `host`, and is kept beside the seal.
+    Returns its folder."""
     import io
     import tarfile
 
@@ -182,8 +201,16 @@ def import_campaign(root: str | Path, data: bytes) -> Path:
                                 f"expected {sorted(expected)}")
     root = Path(root)
     target = root / campaign_id
+    seal = tar.extractfile(f"{campaign_id}/{SEAL_FILE}").read()
+    if signature is not None:
+        from osbench_analysis.store import signature as signatures
+
+        try:
+            signatures.signer_of(signature, campaign_id, seal, ca_pem, host)
+        except signatures.SignatureError as e:
+            raise CampaignCorrupted(f"received campaign {campaign_id!r}: {e}") from None
     if (target / SEAL_FILE).is_file():
-        if (target / SEAL_FILE).read_bytes() == tar.extractfile(f"{campaign_id}/{SEAL_FILE}").read():
+        if (target / SEAL_FILE).read_bytes() == seal:
             verify_seal(target)
             return target
         raise CampaignExists(f"a different campaign {campaign_id!r} already exists at {target}; sealed "
@@ -198,6 +225,9 @@ def import_campaign(root: str | Path, data: bytes) -> Path:
             dest.write_bytes(tar.extractfile(m).read())
             _fsync(dest)
             dest.chmod(0o444)
+        if signature is not None:
+            (tmp / signatures.SIGNATURE_FILE).write_text(signatures.to_text(signature))
+            (tmp / signatures.SIGNATURE_FILE).chmod(0o444)
         verify_seal(tmp)
         man = Manifest.from_json((tmp / MANIFEST_FILE).read_text())
         if man.campaign_id != campaign_id:
@@ -245,15 +275,60 @@ def verify_seal(path: Path) -> None:
     for line in seal.read_text().splitlines():
         digest, _, name = line.partition("  ")
         expected[name] = digest
+    actual = {}
     for name in (MANIFEST_FILE, SAMPLES_FILE):
         if name not in expected:
             raise CampaignCorrupted(f"{seal} does not cover {name}")
-        if not (path / name).is_file():
-            raise CampaignCorrupted(f"{path / name} is missing")
-        actual = _sha256(path / name)
-        if actual != expected[name]:
-            raise CampaignCorrupted(f"{path / name} does not match its seal (sha256 {actual[:12]}… "
+        if (path / name).is_symlink() or not (path / name).is_file():
+            raise CampaignCorrupted(f"{path / name} is {'a symlink' if (path / name).is_symlink() else 'missing'}")
+        actual[name] = _sha256(path / name)
+        if actual[name] != expected[name]:
+            raise CampaignCorrupted(f"{path / name} does not match its seal (sha256 {actual[name][:12]}… "
                                     f"expected {expected[name][:12]}…): the raw data was modified or damaged")
+    foreign = sorted(set(os.listdir(path)) - {MANIFEST_FILE, SAMPLES_FILE, SEAL_FILE, *EXTRA_FILES})
+    if foreign:
+        raise CampaignCorrupted(f"{path} holds file(s) its seal does not cover: {', '.join(foreign)}")
+    try:   # T9: samples rewritten and the seal recomputed, while the manifest still records the old sha256
+        man = json.loads((path / MANIFEST_FILE).read_text())
+        recorded = man.get("files", {}).get(SAMPLES_FILE, {})
+    except (ValueError, AttributeError) as e:
+        raise CampaignCorrupted(f"{path / MANIFEST_FILE} is not a valid manifest: {e}") from None
+    if man.get("campaign_id") != path.name and not path.name.startswith(".tmp-"):   # T11, T14
+        raise CampaignCorrupted(f"folder {path.name!r} holds campaign {man.get('campaign_id')!r} (its manifest's "
+                                "id): a campaign folder was renamed or another campaign's manifest copied into it")
+    if not isinstance(recorded, dict) or recorded.get("sha256") != actual[SAMPLES_FILE]:
+        raise CampaignCorrupted(f"{path / SAMPLES_FILE} (sha256 {actual[SAMPLES_FILE][:12]}…) is not the file "
+                                f"its manifest records (files.{SAMPLES_FILE}.sha256 "
+                                f"{str((recorded or {}).get('sha256'))[:12]}…): samples were replaced after sealing")
+
+    signed_by(path)
+
+
+def signed_by(path: Path, ca_pem: bytes | None = None) -> str:
+    """"signed by host X" or "unsigned (local)" (store/signature.py); CampaignCorrupted when a
+    signed campaign's seal is not what its signer signed ("signature does not match")."""
+    from osbench_analysis.store import signature
+
+    seal = (path / SEAL_FILE).read_bytes()
+    try:
+        record = signature.read(path)
+        if record is None:
+            return "unsigned (local)"
+        cid = record.get("campaign_id") if isinstance(record, dict) else None
+        return f"signed by host {signature.signer_of(record, cid, seal, ca_pem)}"
+    except signature.SignatureError as e:
+        raise CampaignCorrupted(f"{path}: {e}") from None
+
+
+def intact(id_or_path: str | Path, root: str | Path | None = None) -> bool:
+    """Whether a campaign's seal verifies; a damaged one is named in a warning (DamagedCampaign) and False:
+    what an analysis reads beside the campaigns asked for (pooled earlier ones) is left out, not blocking."""
+    try:
+        verify_seal(resolve(id_or_path, root))
+        return True
+    except CampaignCorrupted as e:
+        warn_damaged(id_or_path, str(e))
+        return False
 
 
 def resolve(id_or_path: str | Path, root: str | Path | None = None) -> Path:
@@ -270,11 +345,16 @@ def resolve(id_or_path: str | Path, root: str | Path | None = None) -> Path:
 def load_campaign(id_or_path: str | Path, root: str | Path | None = None) -> Campaign:
     """Load a sealed campaign, verifying its seal and schema first."""
     path = resolve(id_or_path, root)
+    if path.is_symlink():
+        raise CampaignCorrupted(f"{path} is a symlink to {os.readlink(path)}: a campaign is a folder of its own")
     verify_seal(path)
     try:
         manifest = Manifest.from_json((path / MANIFEST_FILE).read_text())
     except ManifestError as e:
         raise CampaignCorrupted(f"{path / MANIFEST_FILE}: {e}") from None
+    if manifest.campaign_id != path.name and not path.name.startswith(".tmp-"):
+        raise CampaignCorrupted(f"folder {path.name!r} holds campaign {manifest.campaign_id!r} (its manifest's id): "
+                                "a campaign folder was renamed or another campaign copied into it")
     table = pq.read_table(path / SAMPLES_FILE)
     if table.schema.names != list(SAMPLE_COLUMNS):
         raise CampaignCorrupted(f"{path / SAMPLES_FILE} columns {table.schema.names} differ from the schema")
@@ -328,6 +408,27 @@ CATALOG_COLUMNS = ["campaign_id", "created_utc", "environment", "arch_class", "h
                    "path"]
 
 
+def _catalog_manifest(d: Path) -> tuple[Manifest | None, str]:
+    """A folder's manifest if it looks like a whole campaign (no hashing), else why it is not one."""
+    if d.is_symlink():
+        return None, f"a symlink to {os.readlink(d)}"
+    if not d.is_dir():
+        return None, "a file, not a campaign folder"
+    missing = [n for n in (MANIFEST_FILE, SEAL_FILE, SAMPLES_FILE) if not (d / n).is_file()]
+    if missing:
+        return None, f"{', '.join(missing)} missing"
+    try:
+        man = Manifest.from_json((d / MANIFEST_FILE).read_text())
+    except (ManifestError, OSError, UnicodeDecodeError) as e:
+        return None, f"{MANIFEST_FILE}: {e}"
+    if man.campaign_id != d.name:
+        return None, f"it holds campaign {man.campaign_id!r} (renamed, or another campaign's manifest)"
+    foreign = sorted(set(os.listdir(d)) - {MANIFEST_FILE, SAMPLES_FILE, SEAL_FILE, *EXTRA_FILES})
+    if foreign:
+        return None, f"file(s) its seal does not cover: {', '.join(foreign)}"
+    return man, ""
+
+
 def catalog(root: str | Path | None = None) -> pd.DataFrame:
     """One row per campaign under root (seals are verified by load_campaign, not
     here).  Only whole, sealed folders count: a journal or a `.tmp-` folder of a
@@ -337,12 +438,12 @@ def catalog(root: str | Path | None = None) -> pd.DataFrame:
     root = Path(root or default_root())
     rows = []
     for d in sorted(root.iterdir()) if root.is_dir() else []:
-        if d.name.startswith(".") or not (d / MANIFEST_FILE).is_file() or not (d / SEAL_FILE).is_file():
+        if d.name.startswith("."):
             continue
-        try:
-            man = Manifest.from_json((d / MANIFEST_FILE).read_text())
-        except ManifestError as e:
-            raise CampaignCorrupted(f"{d / MANIFEST_FILE}: {e}") from None
+        man, why = _catalog_manifest(d)
+        if why:   # named, never silently gone, and never blocking the rest (issue 31: T4, T5, T8, T11, T13, T14)
+            warn_damaged(d, why)
+            continue
         ident = man.host_identity
         rows.append({
             "campaign_id": man.campaign_id,

@@ -1,0 +1,1 @@
+// empty: this crate only pins sel4-sys (Cargo.toml)
