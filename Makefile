@@ -74,6 +74,8 @@ measure: setup
 	@# the measuring bar and one line per environment go to this terminal (osbench_analysis/progress.py):
 	@# papermill's own cell bar would only fight with it on the same line
 	$(PAPERMILL) --no-progress-bar notebooks/run_campaign.ipynb $(RUNS)/run_campaign.ipynb -p profile $(PROFILE) -p environment $(ENVIRONMENT) -p wait $(WAIT)
+	@# host events per guest operation (perf stat) into data/crossing_counts/: the decomposition reads them
+	$(PY) -m osbench_analysis.measure.counting || echo "crossings not counted on this host: the paper uses committed counts"
 
 analyze: install
 	@mkdir -p $(RUNS)

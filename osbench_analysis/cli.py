@@ -8,7 +8,7 @@ import shlex
 import sys
 
 from osbench_analysis.measure import config
-from osbench_analysis.catalog import registry
+from osbench_analysis.catalog import registry, views
 from osbench_analysis.measure import runner
 from osbench_analysis.store import campaigns as store
 from osbench_analysis.errors import OsbenchError
@@ -295,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
             path = journal.discard(args.output or store.default_root(), args.campaign_id)
             print(f"discarded the interrupted campaign {args.campaign_id!r} ({path} removed)")
         elif args.command == "probes":
-            print(registry.format_catalog())
+            print(views.format_catalog())
         elif args.command == "envs":
             _envs()
         else:

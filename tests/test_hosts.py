@@ -255,7 +255,7 @@ def test_mechanism_share_says_how_much_of_a_hosts_difference_the_pieces_explain(
 
     here = pd.concat([store.load_campaign(CAMPAIGNS_DIR / f"20261126T132440Z-vm-{e}").samples
                       for e in ("native", "gvisor")], ignore_index=True)
-    here = here[here["probe"].isin(["null_syscall", "seccomp_trap", "service_shm", "service_direct"])]
+    here = here[here["probe"].isin(["null_syscall", "pipe_pingpong", "signal_trap_self"])]
 
     def add(s, environment, probe, ns):
         s = s.copy()
@@ -264,15 +264,24 @@ def test_mechanism_share_says_how_much_of_a_hosts_difference_the_pieces_explain(
         s.loc[m, "elapsed_ns"] = (s.loc[m, "per_op_ns"] * s.loc[m, "iterations"]).round().astype("int64")
         return s
 
-    # there: every gvisor crossing 10 us dearer; the seccomp trap, a piece of it, 10 us dearer too
-    there = add(add(here, "gvisor", "null_syscall", 10_000.0), "native", "seccomp_trap", 10_000.0)
-    t = ah.mechanism_share(here, there)
+    # counted: one signal per gVisor getpid; there: every gvisor crossing 10 us dearer, a signal 10 us dearer too
+    from osbench_analysis.analysis import crossing_counts
+
+    def c(env, counter, v):
+        return {"host": "h", "host_label": "h", "environment": env, "probe": "null_syscall", "counter": counter,
+                "median": v, "min": v, "max": v, "n_pairs": 1, "n_low": 1, "n_high": 2, "source": "",
+                "started_utc": ""}
+
+    counts = pd.DataFrame([c("gvisor", "syscalls", 4.0), c("gvisor", "signals_delivered", 1.0),
+                           c("native", "syscalls", 1.0)], columns=crossing_counts.COLUMNS)
+    there = add(add(here, "gvisor", "null_syscall", 10_000.0), "native", "signal_trap_self", 10_000.0)
+    t = ah.mechanism_share(here, there, counts=counts)
     row = t[t["environment"] == "gvisor"].iloc[0]
     assert row["crossing_difference_ns"] == pytest.approx(-10_000, rel=0.02)
     assert row["pieces_difference_ns"] == pytest.approx(-10_000, rel=0.02)
     assert row["share"] == pytest.approx(1.0, abs=0.03) and "account for 100% of the difference" in row["sentence"]
     # only the crossing differs: the pieces explain none of it
-    t = ah.mechanism_share(here, add(here, "gvisor", "null_syscall", 10_000.0))
+    t = ah.mechanism_share(here, add(here, "gvisor", "null_syscall", 10_000.0), counts=counts)
     assert t[t["environment"] == "gvisor"].iloc[0]["share"] == pytest.approx(0.0, abs=0.02)
 
 

@@ -1,6 +1,6 @@
-"""mechanism.py: a crossing beside the sum of its native pieces, with intervals
-that come from the runs, a rest that is the crossing minus the pieces (native
-getpid counted once), and a verdict that says plainly when they do not add up."""
+"""mechanism.py: a crossing as an accounting of its counted host events priced natively, with intervals
+that come from the runs, a rest that is the crossing minus the priced events (native getpid counted once),
+and an excess that is a marked finding, never a negative rest."""
 import math
 
 import numpy as np
@@ -8,13 +8,14 @@ import pandas as pd
 import pytest
 
 from osbench_analysis import stats
-from osbench_analysis.analysis import architectures
+from osbench_analysis.analysis import architectures, crossing_counts
 from osbench_analysis.analysis import mechanism
 
 RUNS, BATCHES = 6, 5
+NATIVE, GV = "20261124T000000Z-h-native", "20261124T000000Z-h-gvisor"
 
 
-def condition(env, probe, ns, *, campaign, placement="same_cpu", variant="", sigma=0.02, seed=0):
+def condition(env, probe, ns, *, campaign, placement="same_cpu", variant="", sigma=0.02, seed=0, host="h"):
     rng = np.random.default_rng(seed)
     rows = []
     for run in range(RUNS):
@@ -22,58 +23,93 @@ def condition(env, probe, ns, *, campaign, placement="same_cpu", variant="", sig
         for batch in range(BATCHES):
             per_op = ns * run_factor * math.exp(rng.normal(0, sigma / 4))
             rows.append({"campaign_id": campaign, "environment": env, "probe": probe, "variant": variant,
-                         "placement": placement, "run": run, "batch": batch, "warmup": False,
+                         "placement": placement, "run": run, "batch": batch, "warmup": False, "host": host,
                          "iterations": 1000, "elapsed_ns": per_op * 1000})
     return rows
 
 
-def systrap_samples(gvisor_ns, *, native_null=100.0, seed=0, pieces=True):
-    native, gv = "20261124T000000Z-h-native", "20261124T000000Z-h-gvisor"
-    rows = condition("gvisor", "null_syscall", gvisor_ns, campaign=gv, seed=seed)
-    rows += condition("native", "null_syscall", native_null, campaign=native, seed=seed + 1)
-    if pieces:
-        rows += condition("native", "seccomp_trap", 500.0, campaign=native, seed=seed + 2)
-        rows += condition("native", "service_direct", 100.0, campaign=native, seed=seed + 3)
-        for placement in ("same_cpu", "cross_cpu"):
-            rows += condition("native", "service_shm", 300.0, campaign=native, placement=placement, seed=seed + 4)
+def samples(gvisor_ns, *, native_null=100.0, seed=0, prices=True, host="h"):
+    """gVisor's getpid at gvisor_ns; native: getpid, a pipe round trip of 2600 ns (a switch: 2600/2 - 2 * 100 =
+    1100 ns), a breakpoint signal of 1500 ns (a signal: 1500 - 100 = 1400 ns)."""
+    rows = condition("gvisor", "null_syscall", gvisor_ns, campaign=GV, seed=seed, host=host)
+    rows += condition("native", "null_syscall", native_null, campaign=NATIVE, seed=seed + 1, host=host)
+    if prices:
+        rows += condition("native", "pipe_pingpong", 2600.0 - 4 * (100.0 - native_null), campaign=NATIVE,
+                          seed=seed + 2, host=host)
+        rows += condition("native", "signal_trap_self", 1500.0 - (100.0 - native_null), campaign=NATIVE,
+                          seed=seed + 3, host=host)
     return pd.DataFrame(rows)
+
+
+def counts(env_counts=None, *, host="h", env="gvisor", probe="null_syscall", started="2026-11-26T18:00:00Z"):
+    """A counts table (crossing_counts.COLUMNS) of gVisor's getpid: 4 system calls, 2 switches, 1 signal per
+    operation against native's 1 system call (defaults)."""
+    env_counts = env_counts or {"syscalls": 4.0, "context_switches": 2.0, "signals_delivered": 1.0,
+                                "switches_voluntary": 1.7, "switches_involuntary": 0.3}
+    native = {"syscalls": 1.0, "context_switches": 0.0, "signals_delivered": 0.0}
+    rows = [{"host": host, "host_label": f"label of {host}", "environment": e, "probe": probe, "counter": k,
+             "median": v, "min": v * 0.99, "max": v * 1.01, "n_pairs": 3, "n_low": 2000, "n_high": 22000,
+             "source": "test.json", "started_utc": started}
+            for e, cs in ((env, env_counts), ("native", native)) for k, v in cs.items()]
+    return pd.DataFrame(rows, columns=crossing_counts.COLUMNS)
 
 
 def row_of(summary, env="gvisor"):
     return summary[summary["environment"] == env].iloc[0]
 
 
-def test_pieces_that_leave_a_rest_say_so_with_its_interval():
-    # crossing 1000 - 100 = 900; pieces 500 - 100 + 300 - 100 = 600; rest 300
-    summary, terms = mechanism.decompose(systrap_samples(1000.0))
+def test_counted_events_priced_natively_leave_a_rest_that_is_said_and_not_named():
+    # crossing 10000 - 100 = 9900; events: 3 system calls (x100) + 2 switches (x1100) + 1 signal (x1400) = 3900
+    summary, terms = mechanism.decompose(samples(10_000.0), counts())
     r = row_of(summary)
-    assert r["mechanism"] == "systrap"
-    assert r["crossing_ns"] == pytest.approx(900, rel=0.05)
-    assert r["pieces_ns"] == pytest.approx(600, rel=0.05)
+    assert r["crossing_ns"] == pytest.approx(9900, rel=0.05)
+    assert r["pieces_ns"] == pytest.approx(3900, rel=0.03)
     assert r["unexplained_ns"] == pytest.approx(r["crossing_ns"] - r["pieces_ns"])
     assert r["unexplained_low_ns"] < r["unexplained_ns"] < r["unexplained_high_ns"]
-    assert r["adds_up"] is False or r["adds_up"] == False  # noqa: E712 (numpy bool)
-    assert "do not add up" in r["verdict"] and "Sentry" in r["verdict"]
-    assert set(terms["probe"]) == {"seccomp_trap", "null_syscall", "service_shm", "service_direct"}
+    assert r["status"] == "rest" and "unexplained" in r["verdict"] and "Sentry" not in r["verdict"]
+    t = terms.set_index("piece")
+    assert t.loc["host system call", "count"] == pytest.approx(3.0)
+    assert t.loc["context switch", "count"] == pytest.approx(2.0)
+    assert t.loc["context switch", "price_ns"] == pytest.approx(1100, rel=0.03)
+    assert t.loc["signal delivered", "price_ns"] == pytest.approx(1400, rel=0.03)
+    assert t.loc["signal delivered", "cost_ns"] == pytest.approx(t.loc["signal delivered", "price_ns"])
+    assert t.loc["of which voluntary", "count"] == pytest.approx(1.7) and t.loc["of which voluntary", "priced_as"] == "not priced"
+    assert r["counts_host"] == "h" and bool(r["counts_same_host"])
 
 
-def test_pieces_that_make_the_crossing_add_up_within_their_intervals():
-    summary, _ = mechanism.decompose(systrap_samples(700.0))   # crossing 600 = pieces 600
+def test_events_that_make_the_crossing_add_up_within_their_intervals():
+    summary, _ = mechanism.decompose(samples(4000.0), counts())     # crossing 3900 = events 3900
     r = row_of(summary)
     assert r["unexplained_low_ns"] <= 0 <= r["unexplained_high_ns"]
-    assert bool(r["adds_up"]) and "add up to the crossing within their intervals" in r["verdict"]
+    assert r["status"] == "adds up" and bool(r["adds_up"]) and "add up to the crossing" in r["verdict"]
 
 
-def test_native_getpid_is_counted_once_in_the_rest():
-    """It is in the crossing (-1) and among systrap's pieces (-1): the rest does not depend on it."""
-    a = row_of(mechanism.decompose(systrap_samples(1000.0, native_null=100.0))[0])
-    b = row_of(mechanism.decompose(systrap_samples(1000.0, native_null=180.0))[0])
-    assert a["crossing_ns"] - b["crossing_ns"] == pytest.approx(80, rel=0.1)
-    assert a["unexplained_ns"] == pytest.approx(b["unexplained_ns"], rel=1e-9)
+def test_events_that_exceed_the_crossing_are_a_marked_finding_not_a_negative_rest():
+    summary, _ = mechanism.decompose(samples(2000.0), counts())     # crossing 1900 < events 3900
+    r = row_of(summary)
+    assert r["status"] == "exceeds" and not bool(r["adds_up"])
+    assert math.isnan(r["unexplained_ns"]) and math.isnan(r["unexplained_low_ns"])
+    assert r["excess_ns"] == pytest.approx(2000, rel=0.05) and 0 < r["excess_low_ns"] < r["excess_ns"] < r["excess_high_ns"]
+    assert "exceed the crossing by" in r["verdict"] and "the counts do not tell" in r["verdict"]
+
+
+def test_native_getpid_enters_the_rest_once_per_place_it_is_in():
+    """getpid is in the crossing (-1) and in every price (samples() moves the pipe and the signal with it, so
+    a switch stays 1100 ns and a signal 1400 ns): rest = G - n - 3 n - 2 x 1100 - 1400, merged into one term."""
+    for n in (100.0, 180.0):
+        r = row_of(mechanism.decompose(samples(10_000.0, native_null=n), counts())[0])
+        assert r["unexplained_ns"] == pytest.approx(10_000 - 4 * n - 3600, rel=0.03)
+
+
+def test_a_count_below_the_floor_is_none():
+    c = counts({"syscalls": 1.004, "context_switches": 0.003, "signals_delivered": 0.0})
+    summary, terms = mechanism.decompose(samples(400.0), c)
+    assert set(terms.loc[terms["priced_as"] != "not priced", "count"]) == {0.0}
+    assert row_of(summary)["pieces_ns"] == 0.0 and row_of(summary)["status"] == "rest"
 
 
 def test_a_difference_of_two_is_architectures_interval():
-    s = systrap_samples(1000.0)
+    s = samples(1000.0)
     gv = stats.run_data(s[(s["environment"] == "gvisor")])
     nat = stats.run_data(s[(s["environment"] == "native") & (s["probe"] == "null_syscall")])
     d = architectures.geomean_difference_ci(gv, nat)
@@ -82,48 +118,67 @@ def test_a_difference_of_two_is_architectures_interval():
 
 
 def test_intervals_widen_with_run_to_run_noise():
-    quiet = row_of(mechanism.decompose(systrap_samples(1000.0))[0])
-    noisy_rows = systrap_samples(1000.0)
-    noisy_rows = pd.concat([noisy_rows[noisy_rows["probe"] != "seccomp_trap"],
-                            pd.DataFrame(condition("native", "seccomp_trap", 500.0, sigma=0.3, seed=9,
-                                                   campaign="20261124T000000Z-h-native"))])
-    noisy = row_of(mechanism.decompose(noisy_rows)[0])
+    quiet = row_of(mechanism.decompose(samples(10_000.0), counts())[0])
+    noisy_rows = samples(10_000.0)
+    noisy_rows = pd.concat([noisy_rows[noisy_rows["probe"] != "pipe_pingpong"],
+                            pd.DataFrame(condition("native", "pipe_pingpong", 2600.0, sigma=0.3, seed=9,
+                                                   campaign=NATIVE))])
+    noisy = row_of(mechanism.decompose(noisy_rows, counts())[0])
     width = lambda r: r["pieces_high_ns"] - r["pieces_low_ns"]  # noqa: E731
     assert width(noisy) > 3 * width(quiet)
 
 
-def test_missing_native_pieces_are_named_not_guessed():
-    r = row_of(mechanism.decompose(systrap_samples(1000.0, pieces=False))[0])
-    assert math.isnan(r["pieces_ns"]) and r["adds_up"] is None
-    assert "not decomposed" in r["verdict"] and "seccomp_trap" in r["verdict"]
+def test_missing_native_prices_are_named_not_guessed():
+    r = row_of(mechanism.decompose(samples(10_000.0, prices=False), counts())[0])
+    assert math.isnan(r["pieces_ns"]) and r["adds_up"] is None and r["status"] == "not decomposed"
+    assert "native prices not measured" in r["verdict"] and "pipe_pingpong" in r["verdict"]
+
+
+def test_a_crossing_never_counted_is_not_decomposed_and_another_hosts_counts_are_said():
+    r = row_of(mechanism.decompose(samples(10_000.0), counts().iloc[0:0])[0])
+    assert r["status"] == "not decomposed" and "was not counted" in r["verdict"]
+    r = row_of(mechanism.decompose(samples(10_000.0), counts(host="other"))[0])
+    assert r["status"] == "rest" and r["counts_host"] == "other" and not bool(r["counts_same_host"])
+    both = pd.concat([counts(host="other", started="2026-11-27T00:00:00Z"), counts()], ignore_index=True)
+    assert row_of(mechanism.decompose(samples(10_000.0), both)[0])["counts_host"] == "h"   # its own first
 
 
 def test_an_unknown_environment_is_refused_in_one_line():
-    with pytest.raises(mechanism.MechanismError, match="no mechanism known for environment 'vmware'"):
-        mechanism.decompose(systrap_samples(1000.0), environments=["vmware"])
+    with pytest.raises(mechanism.MechanismError, match="no crossing known for environment 'vmware'"):
+        mechanism.decompose(samples(10_000.0), counts(), environments=["vmware"])
 
 
-def test_every_recipe_names_registered_probes_and_every_environment_a_recipe():
+def test_every_price_names_registered_probes_and_every_environment_is_registered_and_counted():
     from osbench_analysis.catalog import registry
     from osbench_analysis.environments import REGISTRY
+    from osbench_analysis.measure import counting
 
-    for recipe in mechanism.RECIPES.values():
-        for piece in recipe.pieces:
-            registry.resolve_params(registry.get_probe(piece.probe), piece.params)
-    for env, mech in mechanism.ENVIRONMENT_MECHANISM.items():
-        assert mech in mechanism.RECIPES
-        assert env in REGISTRY.names()
+    names = {c.name for c in counting.COUNTERS} | set(counting.DERIVED)
+    for piece in mechanism.PIECES:
+        for probe, _ in piece.price:
+            registry.resolve_params(registry.get_probe(probe), piece.params)
+        assert all(c.removeprefix("server_") in names for c in piece.counters)
+    for env, probes in mechanism.ENVIRONMENT_CROSSINGS.items():
+        assert env in REGISTRY.names() and set(probes) <= set(counting.PLAN[env]) <= set(counting.PLAN["native"])
 
 
-def test_the_tex_table_carries_every_figure_with_its_interval(tmp_path):
-    path = mechanism.write_mechanism_table(systrap_samples(1000.0), tmp_path)
-    tex = path.read_text()
-    assert path.name == "mechanism_table.tex"
-    assert "seccomp trap to a handler" in tex and "does not add up" in tex and r"\label{tab:mechanism}" in tex
-    assert tex.count("[") >= 6      # crossing, 4 pieces, sum, rest: each with its interval
-    assert r"95\%" in tex
-    negative = mechanism.mechanism_tex(*mechanism.decompose(systrap_samples(300.0)))  # pieces exceed it
-    assert "$-$" in negative and " -" not in negative.replace("$-$", "")
+def test_an_analysis_is_decomposed_host_by_host():
+    from types import SimpleNamespace
+
+    s = pd.concat([samples(10_000.0, host="a"), samples(4000.0, seed=5, host="b")])
+    result = SimpleNamespace(samples=s, settings=SimpleNamespace(baseline="native", level=0.95))
+    summary, terms = mechanism.from_analysis(result, counts(host="a"))
+    assert list(summary["host"]) == ["a", "b"] and set(terms["host"]) == {"a", "b"}
+    assert list(summary["status"]) == ["rest", "adds up"] and list(summary["counts_same_host"]) == [True, False]
+
+
+def test_a_sandbox_without_its_crossing_probe_is_named_not_dropped():
+    s = pd.concat([samples(10_000.0), pd.DataFrame(condition("uml", "stat", 5000.0, campaign="20261124T000000Z-h-uml"))])
+    summary, _ = mechanism.decompose(s, counts())
+    r = row_of(summary, "uml")
+    assert r["verdict"] == "not decomposed: the null_syscall was not measured in uml"
+    assert math.isnan(r["crossing_ns"]) and r["adds_up"] is None
+    assert row_of(summary)["status"] == "rest"   # gvisor's row is still there, decomposed
 
 
 def test_applications_sit_beside_their_environments_micro_factor():
@@ -145,21 +200,3 @@ def test_applications_sit_beside_their_environments_micro_factor():
     assert mechanism.applications_table(pd.DataFrame()).empty
 
 
-def test_an_analysis_is_decomposed_host_by_host():
-    from types import SimpleNamespace
-
-    s = pd.concat([systrap_samples(1000.0).assign(host="a"), systrap_samples(700.0, seed=5).assign(host="b")])
-    result = SimpleNamespace(samples=s, settings=SimpleNamespace(baseline="native", level=0.95))
-    summary, terms = mechanism.from_analysis(result)
-    assert list(summary["host"]) == ["a", "b"] and set(terms["host"]) == {"a", "b"}
-    assert list(summary["adds_up"].astype(bool)) == [False, True]
-
-
-def test_a_sandbox_without_its_crossing_probe_is_named_not_dropped():
-    s = pd.concat([systrap_samples(1000.0),
-                   pd.DataFrame(condition("uml", "stat", 5000.0, campaign="20261124T000000Z-h-uml"))])
-    summary, _ = mechanism.decompose(s)
-    r = row_of(summary, "uml")
-    assert r["verdict"] == "not decomposed: no crossing: null_syscall was not measured in uml"
-    assert math.isnan(r["crossing_ns"]) and r["adds_up"] is None
-    assert bool(row_of(summary)["adds_up"]) is False   # gvisor's row is still there, decomposed

@@ -9,7 +9,7 @@ import pytest
 from osbench_analysis import stats
 from osbench_analysis.analysis import pipeline as analysis
 from osbench_analysis.analysis import architectures
-from osbench_analysis.analysis import mechanism
+from osbench_analysis.analysis import crossing_counts, mechanism
 from osbench_analysis.report import paper
 from osbench_analysis.report import mechanism as paper_mechanism
 from osbench_analysis.catalog import registry
@@ -26,44 +26,68 @@ def result():
     ids = [f"{ROUND}-vm-{e}" for e in ENVS]
     if not all((CAMPAIGNS_DIR / i).is_dir() for i in ids):
         pytest.skip(f"campaign round {ROUND} not in this checkout")
-    # what the section reads: the crossings, the native pieces of every recipe and the workloads
-    probes = {*architectures.CROSSING_PROBES, *registry.APPLICATION_PROBES,
-              *(piece.probe for r in mechanism.RECIPES.values() for piece in r.pieces)}
+    # what the section reads: the crossings, the native prices of every counted event and the workloads
+    probes = {*architectures.CROSSING_PROBES, "open_close", *registry.APPLICATION_PROBES,
+              *(probe for piece in mechanism.PIECES for probe, _ in piece.price)}
     return analysis.analyze(ids, pool=False, probes=sorted(probes))
 
 
-def test_the_decomposition_table_prints_the_analysis_figures_and_says_what_is_missing(result):
-    summary, terms = paper_mechanism.decomposition(result)
-    tex = paper_mechanism.mechanism_tex(result)
+def test_the_accounting_table_prints_the_analysis_figures_and_the_counts(result):
+    counts = crossing_counts.load_counts()
+    if counts.empty:
+        pytest.skip("no crossing counts committed in this checkout")
+    summary, terms = paper_mechanism.decomposition(result, counts)
+    tex = paper_mechanism.mechanism_tex(result, counts)
     assert "\\label{tab:mechanism}" in tex and tex.startswith("\\paragraph{What one crossing is made of.}")
-    done = summary[summary["adds_up"].notna()]
-    assert set(done["environment"]) == {"gvisor", "uml", "fuse-nocache"}
+    done = summary[summary["status"] != "not decomposed"]
+    assert set(done["environment"]) == {"gvisor", "gvisor-gofer", "uml", "fuse-nocache"}
+    lines = tex.splitlines()
     for r in done.itertuples():
-        row = next(line for line in tex.splitlines() if line.startswith(paper_mechanism._env(r.environment) + " & "))
+        i = next(i for i, line in enumerate(lines) if line.startswith(
+            f"{paper_mechanism._env(r.environment)} & {paper_mechanism._op(r.crossing_probe)} & "))
+        row = lines[i]
+        rest = row.rpartition(" & ")[2]
         assert time_with_ci_tex(r.crossing_ns, r.crossing_low_ns, r.crossing_high_ns) in row
         assert time_with_ci_tex(r.pieces_ns, r.pieces_low_ns, r.pieces_high_ns) in row
-        assert time_with_ci_tex(r.unexplained_ns, r.unexplained_low_ns, r.unexplained_high_ns) in row
-        assert row.rstrip(" \\").endswith("yes" if r.adds_up else "no")
-        # the rest is the crossing minus the pieces, and the sentence quotes the rest with its interval
-        assert r.unexplained_ns == pytest.approx(r.crossing_ns - r.pieces_ns, rel=1e-9)
-        if not r.adds_up and r.unexplained_ns > 0:
-            assert f"the rest, {time_with_ci_tex(r.unexplained_ns, r.unexplained_low_ns, r.unexplained_high_ns)}" in tex
-    # every native piece is a row of the first block with its own estimate
-    for p in terms.drop_duplicates(["probe", "variant"]).itertuples():
-        assert f"{paper_mechanism._label(p.probe, p.variant)} & " in tex and time_with_ci_tex(p.estimate_ns, p.ci_low_ns, p.ci_high_ns) in tex
-    # gVisor with the gofer measured only file probes: said, in the table and the text
-    assert "gVisor (gofer) & not decomposed & -- & -- & -- & --" in tex
-    assert "gVisor (gofer) did not measure the null system call, so its crossing is not decomposed." in tex
+        mine = terms[(terms["environment"] == r.environment) & (terms["crossing_probe"] == r.crossing_probe)]
+        n = mine.set_index("piece")["count"]
+        assert f" & {paper_mechanism._n(n['host system call'])} & {paper_mechanism._n(n['context switch'])} (" in row
+        # the priced events are the counts times the prices, and the rest is the crossing minus them
+        assert r.pieces_ns == pytest.approx((mine["count"] * mine["price_ns"]).sum(), rel=1e-9)
+        if r.status == "exceeds":
+            assert "pieces exceed it by" in rest and "$-$" not in rest
+        else:
+            assert r.unexplained_ns == pytest.approx(r.crossing_ns - r.pieces_ns, rel=1e-9)
+            assert time_with_ci_tex(r.unexplained_ns, r.unexplained_low_ns, r.unexplained_high_ns) in rest
+    # what the FUSE server saw, by opcode, from the counts
+    assert "FUSE (no cache) for one stat" in tex and "LOOKUP 2" in tex and "GETATTR 3" in tex
+    assert tex.count("$-$") == 0 and "Sentry" not in tex    # no negative rest, nothing named without evidence
 
 
-def test_a_piece_missing_from_the_data_is_said_not_crashed_on(result):
-    r = dataclasses.replace(result, samples=result.samples[result.samples["probe"] != "seccomp_trap"])
-    summary, _ = paper_mechanism.decomposition(r)
+def test_an_excess_is_said_and_marked_never_printed_as_a_negative_rest(result):
+    counts = crossing_counts.load_counts()
+    if counts.empty:
+        pytest.skip("no crossing counts committed in this checkout")
+    many = counts.copy()
+    m = (many["environment"] == "uml") & (many["counter"] == "syscalls")
+    many.loc[m, "median"] = 500.0        # 500 system calls per UML getpid: far more than its crossing
+    summary, _ = paper_mechanism.decomposition(result, many)
+    uml = summary[summary["environment"] == "uml"].iloc[0]
+    assert uml["status"] == "exceeds" and pd.isna(uml["unexplained_ns"])
+    tex = paper_mechanism.mechanism_tex(result, many)
+    ex = time_with_ci_tex(uml["excess_ns"], uml["excess_low_ns"], uml["excess_high_ns"])
+    assert f"pieces exceed it by {ex}" in tex and f"more than the crossing, by {ex}" in tex
+    assert "exceed it in 1" in tex and "$-$" not in tex
+
+
+def test_a_price_missing_from_the_data_is_said_not_crashed_on(result):
+    r = dataclasses.replace(result, samples=result.samples[result.samples["probe"] != "pipe_pingpong"])
+    summary, _ = paper_mechanism.decomposition(r, crossing_counts.load_counts())
     gv = summary[summary["environment"] == "gvisor"].iloc[0]
-    assert pd.isna(gv["pieces_ns"]) and "seccomp_trap" in gv["verdict"]
-    tex = paper_mechanism.mechanism_tex(r)
-    assert "gVisor's crossing is not decomposed: native pieces not measured on this host: seccomp\\_trap." in tex
-    assert "\nUser-mode Linux & SYSEMU stop" in tex          # the others still are
+    assert pd.isna(gv["pieces_ns"]) and "pipe_pingpong" in gv["verdict"]
+    tex = paper_mechanism.mechanism_tex(r, crossing_counts.load_counts())
+    assert "gVisor's crossing (null system call) is not decomposed: native prices not measured on this host: pipe\\_pingpong." in tex
+    assert " & -- & not decomposed \\\\" in tex
 
 
 def test_the_crossing_is_the_host_backed_folders_one(result):

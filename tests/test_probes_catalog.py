@@ -11,7 +11,7 @@ import time
 import pytest
 
 from osbench_analysis.measure import config
-from osbench_analysis.catalog import registry
+from osbench_analysis.catalog import registry, views
 from osbench_analysis.worker.main import Batcher, ProbeFailed, WorkerRequest
 from conftest import child_pids
 
@@ -169,7 +169,7 @@ def test_killed_worker_leaves_no_partner(probe, tmp_path):
 def test_quick_profile_covers_every_primitive_at_one_sweep_point():
     conds = config.validate(config.make_config("quick"))
     measured = {(c.probe, c.params_json) for c in conds}
-    for probe, params in registry.primitives():
+    for probe, params in views.primitives():
         spec = registry.PROBES[probe]
         full = registry.resolve_params(spec, params)
         if spec.sweep:
@@ -198,15 +198,15 @@ def test_profile_variants_follow_a_probe_selection():
 
 
 def test_catalog_table_groups_every_probe_by_family_with_what_it_mirrors():
-    t = registry.catalog_table()
+    t = views.catalog_table()
     assert set(t["probe"]) == set(registry.DEFAULT_PROBES)
     assert (t["mirrors"].str.len() > 10).all()
     families = list(t["family"])
     assert families == sorted(families, key=list(dict.fromkeys(families)).index)  # contiguous groups
-    text = registry.format_catalog()
+    text = views.format_catalog()
     for family in CATALOG_FAMILIES:
         assert f"[{family}]" in text
-    assert f"{len(registry.primitives())} primitives" in text
+    assert f"{len(views.primitives())} primitives" in text
 
 
 def test_osbench_probes_prints_the_catalog(capsys):

@@ -395,19 +395,21 @@ def _diff(a_v, a_lo, a_hi, b_v, b_lo, b_hi) -> tuple[float, float, float]:
 
 
 def mechanism_share(here: pd.DataFrame, there: pd.DataFrame, *, baseline: str = "native",
-                    level: float = 0.95, placement: str = "same_cpu") -> pd.DataFrame:
+                    level: float = 0.95, placement: str = "same_cpu", counts: pd.DataFrame | None = None
+                    ) -> pd.DataFrame:
     """How much of the difference between two hosts' crossing costs the mechanism's native pieces
     account for (issue #28, item 5).  ``here``, ``there``: each host's samples (its sandbox round and the
-    native campaign(s) with the mechanism probes: mechanism.decompose).  Per environment whose
+    native campaign(s) with the prices' probes: mechanism.decompose, with ``counts``, the counted events:
+    analysis.crossing_counts.load_counts() by default).  Per environment whose
     crossing and pieces both hosts measured: each host's crossing and pieces, their differences with
     intervals, and ``share`` = pieces difference / crossing difference (1: the pieces explain it all;
     near 0: the difference is in what the pieces leave out, the sandbox's own dispatch)."""
     from osbench_analysis.analysis import mechanism
     from osbench_analysis.formatting import time_plain
 
-    a = mechanism.decompose(here, baseline=baseline, level=level)[0]
-    b = mechanism.decompose(there, baseline=baseline, level=level)[0]
-    keys = ["environment", "mechanism", "placement"]
+    a = mechanism.decompose(here, counts, baseline=baseline, level=level)[0]
+    b = mechanism.decompose(there, counts, baseline=baseline, level=level)[0]
+    keys = ["environment", "crossing_probe", "placement"]
     m = a.merge(b, on=keys, suffixes=("_here", "_there"))
     m = m[(m["placement"] == placement) & m["pieces_ns_here"].notna() & m["pieces_ns_there"].notna()]
     rows = []
@@ -421,7 +423,7 @@ def mechanism_share(here: pd.DataFrame, there: pd.DataFrame, *, baseline: str = 
                      "crossing_difference_ns": cx[0], "crossing_difference_low_ns": cx[1],
                      "crossing_difference_high_ns": cx[2], "pieces_difference_ns": pc[0],
                      "pieces_difference_low_ns": pc[1], "pieces_difference_high_ns": pc[2], "share": share,
-                     "sentence": f"{r['environment']} ({r['mechanism']}): one crossing costs "
+                     "sentence": f"{r['environment']} ({r['crossing_probe']}): one crossing costs "
                                  f"{time_plain(r['crossing_ns_here'])} here, {time_plain(r['crossing_ns_there'])} "
                                  f"there; its native pieces {time_plain(r['pieces_ns_here'])} and "
                                  f"{time_plain(r['pieces_ns_there'])}: they account for "

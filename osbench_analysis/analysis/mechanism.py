@@ -1,99 +1,95 @@
-"""What one crossing is made of (issue #22, "Mechanism"): for each sandbox
-environment, the measured cost of one crossing (the environment's null system
-call minus native's, as `architectures.crossing_costs`) beside the sum of the
-native pieces its mechanism is built from, each measured alone on this host
-(probes/probe_mechanism.c and the IPC probes), and what is left unexplained:
-the sandbox's own dispatch.
+"""What one crossing is made of, as an accounting (issues #22 and #32, item 3): for each sandbox
+environment, the measured cost of one crossing (the environment's operation minus native's: a null
+system call, for a file server a stat or an open + close) beside the host events the sandbox's own
+processes were *counted* making per operation (measure/counting.py, data/crossing_counts/: host system
+calls, context switches, signals delivered), each priced at the cost of that event measured
+alone on native Linux on the host of the crossing.  What the priced events leave is stated as
+unexplained, never named; pieces that exceed the crossing are a finding, marked, not a negative rest.
 
-The pieces are a recipe per mechanism (`RECIPES`, a registry: a new
-mechanism is one entry), each a signed multiple of a native probe's per-op
-estimate.  Every figure is a linear combination sum(c_i * G_i) of
-geometric means of run medians G_i (the engine's estimand); its interval is
-the delta method over the terms' run-to-run variances with Welch-Satterthwaite
-degrees of freedom, the interval `architectures.geomean_difference_ci` gives
-a difference of two.  Terms are independent (different probes or campaigns);
-a term that appears in both the crossing and the pieces (native getpid) is
-merged before the variance is taken, so the unexplained rest's interval is not
-double-counted.
+The pieces (`PIECES`, a registry: a new kind of counted event is one entry) are the counts of the
+environment minus native's for the same probe (native getpid makes one system call: the crossing is
+what the sandbox adds), times a price that is a linear combination of native probes' per-op estimates:
+
+* a host system call: one native getpid (a lower bound for a call that does work, as a file server's do);
+* a context switch (voluntary: blocking, and involuntary: preemption, for instance of a task that woke
+  another on its CPU): half a native pipe round trip (two switches) less its four system calls;
+* a signal delivered: a native breakpoint signal handled and returned from, less its sigreturn (the
+  sigreturn is counted as a host system call).
+
+The split of the switches into voluntary and involuntary (the latter partly other load's), wake-ups,
+inter-processor interrupts and FUSE requests are counted and shown, not priced: a wake-up and a request's
+hand-off are inside a switch's and the system calls' prices already.
+
+Every figure is a linear combination sum(c_i * G_i) of geometric means of run medians G_i (the engine's
+estimand); counts enter as fixed coefficients (their spread over the counted pairs is shown beside);
+the interval is the delta method over the terms' run-to-run variances with Welch-Satterthwaite degrees
+of freedom, as `architectures.geomean_difference_ci` gives for a difference of two.  A term in both the
+crossing and the pieces (native getpid) is merged before the variance is taken.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pandas as pd
 from scipy import stats as sps
 
 from osbench_analysis import formatting, stats
-from osbench_analysis.catalog import registry
+from osbench_analysis.analysis import crossing_counts
 from osbench_analysis.analysis.architectures import CROSSING_PROBE, CROSSING_PROBES, FILE_CROSSING_PROBE
+from osbench_analysis.catalog import registry
 from osbench_analysis.errors import OsbenchError
 
 
 @dataclass(frozen=True)
 class Piece:
-    probe: str
-    coefficient: float
-    what: str                    # what this multiple of the probe stands for in the crossing
+    name: str                                # printable: 'host system call'
+    counters: tuple[str, ...]                # counted per operation (measure/counting.py), summed
+    price: tuple[tuple[str, float], ...]     # (native probe, coefficient) per event
+    priced_as: str                           # the price in words
     params: dict = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Recipe:
-    mechanism: str
-    crossing_probe: str          # the probe whose environment-minus-native difference is the crossing
-    pieces: tuple[Piece, ...]
-    unexplained: str             # what the rest is, in words
-    caveat: str = ""
+PIECES: tuple[Piece, ...] = (
+    Piece("host system call", ("syscalls", "server_syscalls"), ((CROSSING_PROBE, 1.0),), "one native getpid"),
+    Piece("context switch", ("context_switches", "server_context_switches"),
+          (("pipe_pingpong", 0.5), (CROSSING_PROBE, -2.0)),
+          "half a native pipe round trip less its four system calls"),
+    Piece("signal delivered", ("signals_delivered", "server_signals_delivered"),
+          (("signal_trap_self", 1.0), (CROSSING_PROBE, -1.0)),
+          "a native breakpoint signal handled and returned from, less its sigreturn"),
+)
+#: counted and shown, not priced (see the module's docstring)
+SHOWN_ONLY = {"switches_voluntary": "of which voluntary", "switches_involuntary": "of which involuntary",
+              "wakeups": "wake-ups",
+              "ipis": "inter-processor interrupts", "fuse_requests": "FUSE requests"}
 
-    def terms(self) -> list[tuple[str, dict, float]]:
-        return [(p.probe, p.params, p.coefficient) for p in self.pieces]
-
-
-_GETPID_REPLACED = Piece(CROSSING_PROBE, -1.0, "minus the native system call the crossing is measured over")
-
-#: How a crossing is made, per mechanism.  Natively measured pieces only; the rest is the sandbox's.
-RECIPES: dict[str, Recipe] = {r.mechanism: r for r in [
-    Recipe("systrap", CROSSING_PROBE, (
-        Piece("seccomp_trap", 1.0, "seccomp trap + SIGSYS delivery to the stub's handler + sigreturn"),
-        _GETPID_REPLACED,
-        # the stub hands the call to the Sentry through shared memory and a futex, and waits for the reply
-        Piece("service_shm", 1.0, "hand-off to another process through shared memory + futex and back",
-              {"bytes": 0}),
-        Piece("service_direct", -1.0, "minus the server's own getppid inside that hand-off", {"bytes": 0}),
-    ), "the Sentry's dispatch and getpid in Go, and the stub's register save/restore",
-        "the Sentry may spin instead of sleeping on the futex: then the hand-off costs less than measured here"),
-    Recipe("ptrace", CROSSING_PROBE, (
-        Piece("ptrace_sysemu_stop", 1.0, "one PTRACE_SYSEMU stop: tracee entry, tracer's waitpid + resume "
-              "(two context switches)"),
-        _GETPID_REPLACED,
-    ), "the tracer's register reads and writes (PTRACE_GETREGS/SETREGS) and its own handling of the call"),
-    Recipe("fuse-request", FILE_CROSSING_PROBE, (
-        # docs/environments.md: a stat at the probes' depth is 5 requests (5 reads, 5 writes of /dev/fuse)
-        Piece("pipe_pingpong", 5.0, "5 requests to the file server, each a process round trip (two context "
-              "switches; the pipe's 4 system calls stand in for the kernel's queueing and the server's 2)"),
-    ), "the FUSE kernel module's request handling and the server's lookups on its backing files",
-        "with the kernel's attribute and entry caches on (fuse), fewer than 5 requests reach the server: "
-        "the pieces then overstate the crossing"),
-]}
-
-#: The mechanism of each sandbox environment (environments/__init__.py names them).
-ENVIRONMENT_MECHANISM = {
-    "gvisor": "systrap", "gvisor-gofer": "systrap", "gvisor-ptrace": "ptrace", "uml": "ptrace",
-    "fuse": "fuse-request", "fuse-nocache": "fuse-request",
+#: The crossings decomposed, per sandbox environment: the probes whose environment-minus-native
+#: difference is one crossing (the null system call; for a file server a stat, and an open + close).
+ENVIRONMENT_CROSSINGS: dict[str, tuple[str, ...]] = {
+    "gvisor": (CROSSING_PROBE,), "gvisor-ptrace": (CROSSING_PROBE,), "uml": (CROSSING_PROBE,),
+    "gvisor-gofer": (FILE_CROSSING_PROBE,), "fuse": (FILE_CROSSING_PROBE, "open_close"),
+    "fuse-nocache": (FILE_CROSSING_PROBE, "open_close"),
 }
 
-TERM_COLUMNS = ["environment", "mechanism", "placement", "part", "probe", "variant", "coefficient",
-                "estimate_ns", "ci_low_ns", "ci_high_ns", "campaign_id", "n_runs", "what"]
-SUMMARY_COLUMNS = ["environment", "mechanism", "placement", "crossing_probe", "crossing_ns", "crossing_low_ns",
+#: |events per operation| below this are counted as none: the differencing over N2 - N1 = 20000 operations
+#: leaves a few stray events of start-up or other work (measured: at most 0.003 per operation natively)
+COUNT_FLOOR = 0.01
+#: the counts are taken with the sandbox (or the worker and the FUSE server) confined to one CPU
+#: (measure/counting.py): only that placement's crossing is accounted for
+COUNTED_PLACEMENT = "same_cpu"
+STATUSES = ("adds up", "rest", "exceeds", "not decomposed")
+TERM_COLUMNS = ["environment", "crossing_probe", "placement", "piece", "count", "count_min", "count_max",
+                "price_ns", "price_low_ns", "price_high_ns", "cost_ns", "cost_low_ns", "cost_high_ns",
+                "priced_as"]
+SUMMARY_COLUMNS = ["environment", "crossing_probe", "placement", "crossing_ns", "crossing_low_ns",
                    "crossing_high_ns", "pieces_ns", "pieces_low_ns", "pieces_high_ns", "unexplained_ns",
-                   "unexplained_low_ns", "unexplained_high_ns", "adds_up", "verdict", "unexplained_is", "caveat",
-                   "level"]
+                   "unexplained_low_ns", "unexplained_high_ns", "adds_up", "status", "verdict", "counts_host",
+                   "counts_same_host", "excess_ns", "excess_low_ns", "excess_high_ns", "level"]
 
 
 class MechanismError(OsbenchError, ValueError):
-    """An environment or mechanism the decomposition does not know."""
+    """An environment the decomposition does not know."""
 
 
 @dataclass(frozen=True)
@@ -160,119 +156,174 @@ def _native_campaign_of_round(samples: pd.DataFrame, baseline: str, campaign_id:
     return next((c for c in ids if _round_of(c) == _round_of(campaign_id)), "")
 
 
-def decompose(samples: pd.DataFrame, *, baseline: str = "native", level: float = stats.DEFAULT_LEVEL,
-              environments: list[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(summary, terms) for each sandbox environment and placement of ``samples`` (one host's
-    campaigns; the native pieces may come from a campaign of their own).  summary: the crossing, the
-    sum of its pieces and the rest, each with its interval, and whether the pieces add up;
-    terms: every piece with its own estimate (coefficient 1 each: the multiple is in `coefficient`)."""
-    envs = environments or [e for e in dict.fromkeys(samples["environment"]) if e in ENVIRONMENT_MECHANISM]
+def _key(d: pd.DataFrame) -> tuple:
+    return (d["campaign_id"].iloc[0], d["probe"].iloc[0], _without_fs(d["variant"].iloc[0]), d["placement"].iloc[0])
+
+
+def _combine(terms: list[tuple[float, pd.DataFrame]]) -> list[tuple[float, pd.DataFrame]]:
+    """The same condition of the same campaign merged into one term (its coefficients added)."""
+    out: dict = {}
+    for c, d in terms:
+        k = _key(d)
+        out[k] = (out.get(k, (0.0, d))[0] + c, d)
+    return [(c, d) for c, d in out.values() if abs(c) > 1e-12]
+
+
+def _ci(terms: list[tuple[float, pd.DataFrame]], level: float) -> Combination:
+    return linear_combination_ci([(c, stats.run_data(d)) for c, d in _combine(terms)], level)
+
+
+def event_counts(counts: pd.DataFrame, host: str, environment: str, probe: str, baseline: str) -> dict:
+    """{piece name: (count, min, max)} per operation, the environment's minus the baseline's, and the shown-only
+    counters the same way; min/max from the environment's pairs' spread; a difference smaller than
+    COUNT_FLOOR is 0 (an event of start-up or of other work, not of the operation)."""
+    env = counts[(counts["host"] == host) & (counts["environment"] == environment) & (counts["probe"] == probe)]
+    base = counts[(counts["host"] == host) & (counts["environment"] == baseline) & (counts["probe"] == probe)]
+    e, b = env.set_index("counter"), base.set_index("counter")
+
+    def one(names) -> tuple[float, float, float]:
+        got = [n for n in names if n in e.index]
+        mine = [sum(float(e.loc[n, c]) for n in got) for c in ("median", "min", "max")]
+        theirs = sum(float(b.loc[n, "median"]) for n in names if n in b.index)
+        return tuple(0.0 if abs(v - theirs) < COUNT_FLOOR else v - theirs for v in mine)
+
+    out = {p.name: one(p.counters) for p in PIECES}
+    out.update({name: one((k, f"server_{k}")) for k, name in SHOWN_ONLY.items()})
+    return out
+
+
+def decompose(samples: pd.DataFrame, counts: pd.DataFrame | None = None, *, baseline: str = "native",
+              level: float = stats.DEFAULT_LEVEL, environments: list[str] | None = None,
+              host: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(summary, terms) for each sandbox environment and crossing probe of ``samples``, both parties on one
+    CPU (COUNTED_PLACEMENT, where the counts were taken), ``samples`` being one
+    host's campaigns (the native prices may come from a campaign of their own).  ``counts``:
+    crossing_counts.load_counts() (default: data/crossing_counts/); the host's own counts, else the newest
+    other host's (said in counts_host / counts_same_host).  summary: the crossing, the priced pieces' sum and
+    the rest, each with its interval, and a status (STATUSES); terms: each piece's count, price and cost."""
+    counts = crossing_counts.load_counts() if counts is None else counts
+    if host is None:
+        host = str(samples["host"].iloc[0]) if "host" in samples and len(samples) else ""
+    envs = environments or [e for e in dict.fromkeys(samples["environment"]) if e in ENVIRONMENT_CROSSINGS]
     for e in envs:
-        if e not in ENVIRONMENT_MECHANISM:
-            raise MechanismError(f"no mechanism known for environment {e!r} (known: "
-                                 f"{', '.join(ENVIRONMENT_MECHANISM)})")
+        if e not in ENVIRONMENT_CROSSINGS:
+            raise MechanismError(f"no crossing known for environment {e!r} (known: {', '.join(ENVIRONMENT_CROSSINGS)})")
     summary, term_rows = [], []
     for env in envs:
-        recipe = RECIPES[ENVIRONMENT_MECHANISM[env]]
-        crossing_variant = _variant(recipe.crossing_probe, {})
-        env_s = samples[(samples["environment"] == env) & (samples["probe"] == recipe.crossing_probe)]
-        if env_s.empty:   # said, not dropped: a reader sees which sandbox has no breakdown and why
-            summary.append(_undecomposed(env, recipe, "", level, f"no crossing: {recipe.crossing_probe} "
-                                         f"was not measured in {env}"))
-        for placement in sorted(env_s["placement"].unique()):
-            sub = _condition(samples, env, recipe.crossing_probe, crossing_variant, placement)
-            if sub.empty:
+        for probe in ENVIRONMENT_CROSSINGS[env]:
+            env_s = samples[(samples["environment"] == env) & (samples["probe"] == probe)]
+            if env_s.empty:
+                if probe == ENVIRONMENT_CROSSINGS[env][0]:   # said, not dropped: which sandbox has no breakdown
+                    summary.append(_undecomposed(env, probe, "", level, f"the {probe} was not measured in {env}"))
                 continue
-            env_cid = sub["campaign_id"].iloc[0]
-            base = _condition(samples, baseline, recipe.crossing_probe, crossing_variant, placement,
-                              _native_campaign_of_round(samples, baseline, env_cid))
-            if sub["run"].nunique() < 2 or base["run"].nunique() < 2:
-                continue
-            crossing = {(env_cid, recipe.crossing_probe): (1.0, sub),
-                        (base["campaign_id"].iloc[0], recipe.crossing_probe): (-1.0, base)}
-            pieces, missing = {}, []
-            for piece in recipe.pieces:
-                v = _variant(piece.probe, piece.params)
-                # the crossing's own native campaign first: native getpid then cancels out of the rest
-                part = _condition(samples, baseline, piece.probe, v, placement, base["campaign_id"].iloc[0])
-                if part["run"].nunique() < 2:
-                    missing.append(piece.probe + (f" ({v})" if v else ""))
-                    continue
-                key = (part["campaign_id"].iloc[0], piece.probe, v)
-                pieces[key] = (piece.coefficient, part)
-                one = linear_combination_ci([(1.0, stats.run_data(part))], level)
-                term_rows.append({"environment": env, "mechanism": recipe.mechanism, "placement": placement,
-                                  "part": "piece", "probe": piece.probe, "variant": v,
-                                  "coefficient": piece.coefficient, "estimate_ns": one.value,
-                                  "ci_low_ns": one.ci_low, "ci_high_ns": one.ci_high, "campaign_id": key[0],
-                                  "n_runs": part["run"].nunique(), "what": piece.what})
-            cx = linear_combination_ci([(c, stats.run_data(d)) for c, d in crossing.values()], level)
-            row = {"environment": env, "mechanism": recipe.mechanism, "placement": placement,
-                   "crossing_probe": recipe.crossing_probe, "crossing_ns": cx.value, "crossing_low_ns": cx.ci_low,
-                   "crossing_high_ns": cx.ci_high, "unexplained_is": recipe.unexplained, "caveat": recipe.caveat,
-                   "level": level}
-            if missing:
-                summary.append({**row, **_undecomposed(env, recipe, placement, level, "native pieces not "
-                                                       f"measured on this host: {', '.join(missing)}", crossing=False)})
-                continue
-            ps = linear_combination_ci([(c, stats.run_data(d)) for c, d in pieces.values()], level)
-            rest = _merged(crossing, pieces)
-            un = linear_combination_ci([(c, stats.run_data(d)) for c, d in rest], level)
-            adds_up = un.ci_low <= 0.0 <= un.ci_high
-            row.update(pieces_ns=ps.value, pieces_low_ns=ps.ci_low, pieces_high_ns=ps.ci_high,
-                       unexplained_ns=un.value, unexplained_low_ns=un.ci_low, unexplained_high_ns=un.ci_high,
-                       adds_up=adds_up, verdict=_verdict(un, cx, adds_up, recipe))
-            summary.append(row)
+            for placement in [p for p in sorted(env_s["placement"].unique()) if p == COUNTED_PLACEMENT]:
+                r, t = _one(samples, counts, host, env, probe, placement, baseline, level)
+                if r is not None:
+                    summary.append(r)
+                    term_rows += t
     return (pd.DataFrame(summary, columns=SUMMARY_COLUMNS).reset_index(drop=True),
             pd.DataFrame(term_rows, columns=TERM_COLUMNS))
 
 
-def _undecomposed(env: str, recipe: Recipe, placement: str, level: float, why: str, crossing: bool = True) -> dict:
+def _one(samples, counts, host, env, probe, placement, baseline, level):
+    variant = _variant(probe, {})
+    sub = _condition(samples, env, probe, variant, placement)
+    if sub.empty:
+        return None, []
+    base = _condition(samples, baseline, probe, variant, placement,
+                      _native_campaign_of_round(samples, baseline, sub["campaign_id"].iloc[0]))
+    if sub["run"].nunique() < 2 or base["run"].nunique() < 2:
+        return None, []
+    crossing = [(1.0, sub), (-1.0, base)]
+    cx = _ci(crossing, level)
+    row = {"environment": env, "crossing_probe": probe, "placement": placement, "crossing_ns": cx.value,
+           "crossing_low_ns": cx.ci_low, "crossing_high_ns": cx.ci_high, "level": level}
+    chost = crossing_counts.counts_host_for(counts, host, env, probe, baseline) if len(counts) else ""
+    if not chost:
+        return {**_undecomposed(env, probe, placement, level, f"the {probe} was not counted in {env} and "
+                                f"{baseline} on any host (measure/counting.py)", crossing=False), **row}, []
+    row.update(counts_host=chost, counts_same_host=chost == host)
+    events = event_counts(counts, chost, env, probe, baseline)
+    prices, missing = {}, []
+    for piece in PIECES:
+        parts = [(c, _condition(samples, baseline, p, _variant(p, piece.params), "same_cpu",
+                                base["campaign_id"].iloc[0])) for p, c in piece.price]
+        if any(d["run"].nunique() < 2 for _, d in parts):
+            if abs(events[piece.name][0]) > 0.01:   # a piece that happens needs its price
+                missing += [p for (p, _), (_, d) in zip(piece.price, parts) if d["run"].nunique() < 2]
+            continue
+        prices[piece.name] = parts
+    if missing:
+        return {**_undecomposed(env, probe, placement, level, "native prices not measured on this host: "
+                                + ", ".join(dict.fromkeys(missing)), crossing=False), **row,
+                "counts_host": chost, "counts_same_host": chost == host}, []
+    terms, pieces_terms = [], []
+    for piece in PIECES:
+        n, lo, hi = events[piece.name]
+        if piece.name not in prices:
+            continue
+        price = _ci(prices[piece.name], level)
+        cost = [(n * c, d) for c, d in prices[piece.name]]
+        pieces_terms += cost
+        cc = _ci(cost, level) if abs(n) > 1e-12 else Combination(0.0, 0.0, 0.0)
+        terms.append({"environment": env, "crossing_probe": probe, "placement": placement, "piece": piece.name,
+                      "count": n, "count_min": lo, "count_max": hi, "price_ns": price.value,
+                      "price_low_ns": price.ci_low, "price_high_ns": price.ci_high, "cost_ns": cc.value,
+                      "cost_low_ns": cc.ci_low, "cost_high_ns": cc.ci_high, "priced_as": piece.priced_as})
+    for name in SHOWN_ONLY.values():
+        n, lo, hi = events[name]
+        terms.append({"environment": env, "crossing_probe": probe, "placement": placement, "piece": name,
+                      "count": n, "count_min": lo, "count_max": hi, "priced_as": "not priced"})
+    nan = float("nan")
+    ps = _ci(pieces_terms, level) if _combine(pieces_terms) else Combination(0.0, 0.0, 0.0)
+    rest_terms = _combine(crossing + [(-c, d) for c, d in pieces_terms])
+    un = _ci(rest_terms, level) if rest_terms else Combination(0.0, 0.0, 0.0)
+    status = "adds up" if un.ci_low <= 0.0 <= un.ci_high else ("rest" if un.value > 0 else "exceeds")
+    row.update(pieces_ns=ps.value, pieces_low_ns=ps.ci_low, pieces_high_ns=ps.ci_high,
+               unexplained_ns=un.value if status != "exceeds" else nan,
+               unexplained_low_ns=un.ci_low if status != "exceeds" else nan,
+               unexplained_high_ns=un.ci_high if status != "exceeds" else nan,
+               adds_up=status == "adds up", status=status, verdict=_verdict(status, un, cx))
+    if status == "exceeds":   # the excess, kept (a finding), never as a negative rest
+        row.update(excess_ns=-un.value, excess_low_ns=-un.ci_high, excess_high_ns=-un.ci_low)
+    return row, terms
+
+
+def _undecomposed(env: str, probe: str, placement: str, level: float, why: str, crossing: bool = True) -> dict:
     """A summary row without a breakdown (NaN figures, adds_up None), saying why."""
     nan = float("nan")
-    row = {"environment": env, "mechanism": recipe.mechanism, "placement": placement,
-           "crossing_probe": recipe.crossing_probe, "pieces_ns": nan, "pieces_low_ns": nan, "pieces_high_ns": nan,
-           "unexplained_ns": nan, "unexplained_low_ns": nan, "unexplained_high_ns": nan, "adds_up": None,
-           "verdict": f"not decomposed: {why}", "unexplained_is": recipe.unexplained, "caveat": recipe.caveat,
-           "level": level}
+    row = {"environment": env, "crossing_probe": probe, "placement": placement, "pieces_ns": nan,
+           "pieces_low_ns": nan, "pieces_high_ns": nan, "unexplained_ns": nan, "unexplained_low_ns": nan,
+           "unexplained_high_ns": nan, "adds_up": None, "status": "not decomposed",
+           "verdict": f"not decomposed: {why}", "counts_host": "", "counts_same_host": None, "level": level}
     if crossing:
         row.update(crossing_ns=nan, crossing_low_ns=nan, crossing_high_ns=nan)
     return row
 
 
-def _merged(crossing: dict, pieces: dict) -> list[tuple[float, pd.DataFrame]]:
-    """crossing - pieces as one list of terms, the same condition of the same campaign merged (native
-    getpid is in both: -1 in the crossing, -1 in the pieces, so it cancels out of the rest)."""
-    out: dict = {}
-    for (cid, probe, *rest), (c, d) in crossing.items():
-        key = (cid, probe, _variant(probe, {}), d["placement"].iloc[0])
-        out[key] = (out.get(key, (0.0, d))[0] + c, d)
-    for (cid, probe, v), (c, d) in pieces.items():
-        key = (cid, probe, v, d["placement"].iloc[0])
-        out[key] = (out.get(key, (0.0, d))[0] - c, d)
-    return [(c, d) for c, d in out.values() if c != 0.0]
+def _verdict(status: str, un: Combination, cx: Combination) -> str:
+    def t(v):
+        return formatting.time_plain(v)
+
+    if status == "adds up":
+        return f"the counted pieces add up to the crossing within their intervals (rest {t(un.value)} " \
+               f"[{t(un.ci_low)}, {t(un.ci_high)}])"
+    if status == "rest":
+        share = un.value / cx.value if cx.value else float("nan")
+        return (f"{t(un.value)} [{t(un.ci_low)}, {t(un.ci_high)}] ({share:.0%} of the crossing) is not "
+                "accounted for by the counted events at their native prices: unexplained")
+    return (f"the counted events at their native prices exceed the crossing by {t(-un.value)} "
+            f"[{t(-un.ci_high)}, {t(-un.ci_low)}]: some of them cost less here than measured alone; "
+            "which, the counts do not tell")
 
 
-def _verdict(un: Combination, cx: Combination, adds_up: bool, recipe: Recipe) -> str:
-    share = un.value / cx.value if cx.value else float("nan")
-    rest = f"{formatting.time_plain(un.value)} [{formatting.time_plain(un.ci_low)}, " \
-           f"{formatting.time_plain(un.ci_high)}]"
-    if adds_up:
-        return f"the pieces add up to the crossing within their intervals (rest {rest})"
-    if un.value > 0:
-        return (f"the pieces do not add up: {rest} ({share:.0%} of the crossing) is left unexplained: "
-                f"{recipe.unexplained}")
-    return (f"the pieces do not add up: they exceed the crossing by {formatting.time_plain(-un.value)} "
-            f"[{formatting.time_plain(-un.ci_high)}, {formatting.time_plain(-un.ci_low)}]"
-            + (f"; {recipe.caveat}" if recipe.caveat else ""))
-
-
-def from_analysis(result, **kw) -> tuple[pd.DataFrame, pd.DataFrame]:
+def from_analysis(result, counts: pd.DataFrame | None = None, **kw) -> tuple[pd.DataFrame, pd.DataFrame]:
     """`decompose` of an ``Analysis`` (its samples, every campaign selected), host by host, with a
-    ``host`` column: the native pieces may be a campaign of their own beside the sandboxes' round."""
+    ``host`` column: the native prices may be a campaign of their own beside the sandboxes' round."""
     kw.setdefault("baseline", result.settings.baseline)
     kw.setdefault("level", result.settings.level)
-    parts = [(host, *decompose(g, **kw)) for host, g in result.samples.groupby("host", sort=False)]
+    counts = crossing_counts.load_counts() if counts is None else counts
+    parts = [(host, *decompose(g, counts, host=host, **kw)) for host, g in result.samples.groupby("host", sort=False)]
     if not parts:
         return pd.DataFrame(columns=["host", *SUMMARY_COLUMNS]), pd.DataFrame(columns=["host", *TERM_COLUMNS])
     summary = pd.concat([sm.assign(host=h) for h, sm, _ in parts], ignore_index=True)
@@ -280,53 +331,9 @@ def from_analysis(result, **kw) -> tuple[pd.DataFrame, pd.DataFrame]:
     return summary, terms
 
 
-def mechanism_table(samples: pd.DataFrame, **kw) -> pd.DataFrame:
-    """The summary of `decompose` alone: one row per sandbox environment and placement."""
-    return decompose(samples, **kw)[0]
-
-
-def mechanism_tex(summary: pd.DataFrame, terms: pd.DataFrame) -> str:
-    """The decomposition as a LaTeX table: per environment the crossing, each piece (multiple x estimate),
-    their sum and the rest, every figure with its interval, and whether the pieces add up."""
-    from osbench_analysis.catalog.families import print_name
-
-    def t(v, lo, hi):   # a rest can be negative: time_with_ci_tex gives it a minus sign
-        return formatting.time_with_ci_tex(v, lo, hi) if math.isfinite(v) else "--"
-
-    level = summary["level"].iloc[0] if len(summary) else stats.DEFAULT_LEVEL
-    lines = [r"\begin{table}[t]\centering\small", r"\begin{tabular}{llll}", r"\toprule",
-             r"environment (placement) & part & per crossing & \\ \midrule"]
-    for r in summary.itertuples():
-        env = f"{formatting.tex_escape(r.environment)} ({formatting.tex_escape(r.placement.replace('_', ' '))})"
-        lines.append(f"{env} & crossing ({print_name(r.crossing_probe)}, minus native) & "
-                     f"{t(r.crossing_ns, r.crossing_low_ns, r.crossing_high_ns)} & \\\\")
-        mine = terms[(terms["environment"] == r.environment) & (terms["placement"] == r.placement)]
-        for p in mine.itertuples():
-            lines.append(f" & ${p.coefficient:+g}\\times$ {print_name(p.probe)} & "
-                         f"{t(p.estimate_ns, p.ci_low_ns, p.ci_high_ns)} & \\\\")
-        lines.append(f" & sum of the pieces & {t(r.pieces_ns, r.pieces_low_ns, r.pieces_high_ns)} & \\\\")
-        mark = "adds up" if r.adds_up is True else ("does not add up" if r.adds_up is False else "not decomposed")
-        lines.append(f" & unexplained (the sandbox's own) & "
-                     f"{t(r.unexplained_ns, r.unexplained_low_ns, r.unexplained_high_ns)} & {mark} \\\\ \\midrule")
-    lines[-1] = lines[-1].replace(r"\midrule", r"\bottomrule")
-    lines += [r"\end{tabular}",
-              r"\caption{One crossing taken apart: each sandbox's added cost of one system call (one stat on a "
-              r"file server) beside the native pieces its mechanism is made of, each measured alone on the same "
-              f"host; every figure with its {level:.0%} interval (delta method over run medians, "
-              r"Welch degrees of freedom). The rest is what the sandbox itself adds.}".replace("%", r"\%"),
-              r"\label{tab:mechanism}", r"\end{table}", ""]
-    return "\n".join(lines)
-
-
-def write_mechanism_table(samples: pd.DataFrame, out_dir: str | Path | None = None, **kw) -> Path:
-    """Write `mechanism_tex` of ``samples`` to paper/generated/mechanism_table.tex (or out_dir)."""
-    from osbench_analysis.paths import GENERATED_DIR
-
-    summary, terms = decompose(samples, **kw)
-    path = Path(out_dir or GENERATED_DIR) / "mechanism_table.tex"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(mechanism_tex(summary, terms))
-    return path
+def mechanism_table(samples: pd.DataFrame, counts: pd.DataFrame | None = None, **kw) -> pd.DataFrame:
+    """The summary of `decompose` alone: one row per sandbox environment, crossing probe and placement."""
+    return decompose(samples, counts, **kw)[0]
 
 
 APPLICATION_COLUMNS = ["host", "environment", "probe", "variant", "placement", "ratio", "ci_low", "ci_high",

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 
 from osbench_analysis import environments
-from osbench_analysis.catalog import registry
+from osbench_analysis.catalog import registry, views
 from osbench_analysis.environments import PLACEMENTS
 from osbench_analysis.errors import ConfigError
 from osbench_analysis.paths import default_workdir  # noqa: F401  (part of this module's API: __all__)
@@ -109,17 +109,17 @@ def _precision_settings(profile: str) -> dict:
 
 
 PROFILES: dict[str, dict] = {
-    # Both derive their parameter sets from the registry (registry.profile_variants):
+    # Both derive their parameter sets from the registry (views.profile_variants):
     # quick: every primitive (each probe's variants) at the first point of each
     # sweep, both placements; measuring stays under 5 minutes on 2 cores
     "quick": dict(batches=10, warmup=1, min_batch_ms=10.0, **_precision_settings("quick"),
-                  variants=registry.profile_variants("quick"),
+                  variants=views.profile_variants("quick"),
                   # in sandboxes, the architecture primitives only: all environments stay ~10 minutes
                   sandbox_probes=list(registry.ARCHITECTURE_PROBES)),
     # full: every sweep point too, and the unpinned placement
     "full": dict(batches=30, warmup=2, min_batch_ms=20.0, **_precision_settings("full"),
                  placements=["same_cpu", "cross_cpu", "unpinned"],
-                 variants=registry.profile_variants("full")),
+                 variants=views.profile_variants("full")),
 }
 
 

@@ -1,6 +1,7 @@
 """The paper's account of what one crossing is made of and what whole programs feel of it (issue #22,
-section 4.1): the decomposition of each sandbox's crossing into its measured native pieces
-(mechanism.from_analysis) and the application workloads beside each environment's crossing factor.
+section 4.1; issue #32): each sandbox's crossing as an accounting of its counted host events priced
+natively (mechanism.from_analysis, data/crossing_counts/), and the application workloads beside each
+environment's crossing factor.
 Every number comes from the analysis; a piece or workload not measured is said to be, never dropped."""
 from __future__ import annotations
 
@@ -8,19 +9,15 @@ import math
 
 import pandas as pd
 
-from osbench_analysis.analysis import mechanism
+from osbench_analysis.analysis import crossing_counts, mechanism
 from osbench_analysis.catalog import registry
 from osbench_analysis.analysis.pipeline import without_fs
 from osbench_analysis.analysis.architectures import CROSSING_PROBE, CROSSING_PROBES
 from osbench_analysis.catalog.families import print_name
-from osbench_analysis.formatting import percent_tex, ratio_with_ci, tex_escape, time_with_ci_tex
+from osbench_analysis.formatting import percent_tex, sig3, ratio_with_ci, tex_escape, time_with_ci_tex
 from osbench_analysis.report.estimand import ESTIMAND, paper_estimates
 
 MAIN_PLACEMENT = "same_cpu"
-
-#: How a piece is named in a recipe (short; the table's first block says which probe measured it).
-PIECE_LABELS = {"seccomp_trap": "seccomp trap", "service_shm": "shm hand-off", "service_direct": "getppid",
-                CROSSING_PROBE: "getpid", "ptrace_sysemu_stop": "SYSEMU stop", "pipe_pingpong": "pipe round trip"}
 
 
 def _env(name: str) -> str:
@@ -30,20 +27,25 @@ def _env(name: str) -> str:
 
 
 def _t(v: float, lo: float, hi: float) -> str:
-    """A time with its interval; a negative one (a rest) with a minus sign; '--' when not computed."""
+    """A time with its interval; '--' when not computed."""
     if not all(isinstance(x, (int, float)) and math.isfinite(x) for x in (v, lo, hi)):
         return "--"
     return time_with_ci_tex(v, lo, hi)
 
 
-def _label(probe: str, variant: str) -> str:
-    return PIECE_LABELS.get(probe, print_name(probe)) + (f" ({tex_escape(variant)})" if variant else "")
+def _n(v) -> str:
+    """A count per operation: a whole number when within 0.005 of one, else three significant digits."""
+    if not isinstance(v, (int, float)) or not math.isfinite(v):
+        return "--"
+    if abs(v - round(v)) < 0.005:
+        return str(int(round(v)))
+    return sig3(v)
 
 
-def decomposition(result) -> tuple[pd.DataFrame, pd.DataFrame]:
+def decomposition(result, counts: pd.DataFrame | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(summary, terms) of mechanism.from_analysis for the first host, both parties on one CPU (the rows
     that could not be decomposed, with their reason, kept)."""
-    summary, terms = mechanism.from_analysis(result)
+    summary, terms = mechanism.from_analysis(result, counts)
     host = result.hosts[0]
     if len(summary):
         summary = summary[(summary["host"] == host) & summary["placement"].isin([MAIN_PLACEMENT, ""])]
@@ -52,87 +54,132 @@ def decomposition(result) -> tuple[pd.DataFrame, pd.DataFrame]:
     return summary.reset_index(drop=True), terms.reset_index(drop=True)
 
 
-def _recipe(terms: pd.DataFrame) -> str:
-    parts = []
-    for i, r in enumerate(terms.itertuples()):
-        c = float(r.coefficient)
-        sign = ("$-$" if c < 0 else ("" if i == 0 else "$+$"))
-        mult = "" if abs(c) == 1 else f"{abs(c):g}$\\times$"
-        parts.append(f"{sign}{mult}{_label(r.probe, r.variant)}")
-    return " ".join(parts)
+def _op(probe: str) -> str:
+    return {CROSSING_PROBE: "null system call"}.get(probe, print_name(probe))
 
 
-def _undecided(adds_up) -> bool:
-    """A summary row without a breakdown (mechanism._undecomposed: adds_up None, NaN in a frame)."""
-    return adds_up is None or (isinstance(adds_up, float) and math.isnan(adds_up))
+def _count(terms: pd.DataFrame, r, piece: str) -> float:
+    m = terms[(terms["environment"] == r.environment) & (terms["crossing_probe"] == r.crossing_probe)
+              & (terms["piece"] == piece)]
+    return float(m["count"].iloc[0]) if len(m) else float("nan")
 
 
-def _sentence(r, level: float, said: set | None = None) -> str:
-    env = _env(r.environment)
-    if _undecided(r.adds_up):
-        why = str(r.verdict).removeprefix("not decomposed: ")
-        if why.startswith("no crossing"):
-            return (f"{env} did not measure the {print_name(r.crossing_probe)}, so its crossing is not "
-                    "decomposed.")
-        return f"{env}'s crossing is not decomposed: {tex_escape(why)}."
+def _fuse_opcodes(counts: pd.DataFrame, host: str, env: str, probe: str) -> str:
+    """'3 requests (LOOKUP 1, OPEN 1, FLUSH 1)': the requests the FUSE server saw per operation, by opcode."""
+    c = crossing_counts.per_operation(counts, host, env, probe)
+    total = c.get("fuse_requests", 0.0)
+    ops = [(k.removeprefix("fuse_").upper(), v) for k, v in c.items()
+           if k.startswith("fuse_") and k != "fuse_requests" and v >= 0.005]
+    return (f"{_n(total)} request{'s' if abs(total - 1) > 0.005 else ''}"
+            + (" (" + ", ".join(f"{tex_escape(o)} {_n(v)}" for o, v in ops) + ")" if ops else ""))
+
+
+def _sentence(r, terms: pd.DataFrame) -> str:
+    env, op = _env(r.environment), _op(r.crossing_probe)
+    if r.status == "not decomposed":
+        return f"{env}'s crossing ({op}) is not decomposed: {tex_escape(str(r.verdict).removeprefix('not decomposed: '))}."
+    def some(piece: str, what: str) -> str:
+        n = _n(_count(terms, r, piece))
+        return f"{n} {what}" + ("" if n == "1" else ("es" if what.endswith("switch") else "s"))
+
+    events = (f"{some('host system call', 'host system call')}, {some('context switch', 'context switch')} and "
+              f"{some('signal delivered', 'signal')} more than native's")
     cx = _t(r.crossing_ns, r.crossing_low_ns, r.crossing_high_ns)
     ps = _t(r.pieces_ns, r.pieces_low_ns, r.pieces_high_ns)
-    if bool(r.adds_up):
-        return f"Under {env} the pieces, {ps}, add up to the crossing, {cx}, within their intervals."
-    if r.unexplained_ns > 0:
+    head = f"Under {env} one {op} adds {cx} and {events}, priced at {ps}"
+    if r.status == "adds up":
+        return head + ": they account for the crossing within their intervals."
+    if r.status == "rest":
         share = percent_tex(r.unexplained_ns / r.crossing_ns) if r.crossing_ns else "n/a"
-        what = ("of the same kind" if said is not None and r.mechanism in said
-                else f"is {tex_escape(r.unexplained_is)}")
-        if said is not None:
-            said.add(r.mechanism)
-        return (f"Under {env} the rest, {_t(r.unexplained_ns, r.unexplained_low_ns, r.unexplained_high_ns)} "
-                f"({share} of the crossing), {what}.")
-    over = _t(-r.unexplained_ns, -r.unexplained_high_ns, -r.unexplained_low_ns)
-    return (f"Under {env} the pieces, {ps}, exceed the {cx} crossing by {over}"
-            + (f": {tex_escape(r.caveat)}" if r.caveat else "") + ".")
+        return (head + f"; {_t(r.unexplained_ns, r.unexplained_low_ns, r.unexplained_high_ns)} ({share} of the "
+                "crossing) is not accounted for by these events.")
+    return (head + f": more than the crossing, by {_t(r.excess_ns, r.excess_low_ns, r.excess_high_ns)}, so some "
+            "of these events cost less there than measured alone; the counts do not tell which.")
 
 
-def mechanism_tex(result) -> str:
-    """The paragraph and table taking one crossing apart (empty when no sandbox was measured)."""
-    summary, terms = decomposition(result)
+def _spread(terms: pd.DataFrame) -> str:
+    """'; over the counted pairs, system calls within 9.2% of their median, context switches within 21%'."""
+    parts = []
+    for piece, words in (("host system call", "system calls"), ("context switch", "context switches")):
+        m = terms[(terms["piece"] == piece) & (terms["count"].abs() >= 0.5)]
+        if len(m):
+            dev = ((m["count_max"] - m["count"]).abs().combine((m["count"] - m["count_min"]).abs(), max)
+                   / m["count"].abs()).max()
+            parts.append(f"{words} within {percent_tex(float(dev))} of their median")
+    return ("; over the counted pairs, " + ", ".join(parts)) if parts else ""
+
+
+def _prices(terms: pd.DataFrame) -> str:
+    out = []
+    for piece in mechanism.PIECES:
+        m = terms[(terms["piece"] == piece.name) & terms["price_ns"].notna()]
+        if len(m):
+            p = m.iloc[0]
+            out.append(f"a {piece.name} at {tex_escape(piece.priced_as)} ({_t(p.price_ns, p.price_low_ns, p.price_high_ns)})")
+    return "; ".join(out)
+
+
+def mechanism_tex(result, counts: pd.DataFrame | None = None) -> str:
+    """The paragraph and table accounting for one crossing (empty when no sandbox was measured)."""
+    counts = crossing_counts.load_counts() if counts is None else counts
+    summary, terms = decomposition(result, counts)
     if summary.empty:
         return ""
-    level = float(summary["level"].iloc[0])
-    lvl = percent_tex(level)
-    done = summary[[not _undecided(a) for a in summary["adds_up"]]]
-    said: set = set()
-    sentences = [_sentence(r, level, said) for r in summary.itertuples()]
-    text = ("\\paragraph{What one crossing is made of.} Table~\\ref{tab:mechanism} sets each sandbox's crossing "
-            "beside the sum of the native pieces its mechanism is built from, each measured alone on this host "
-            f"({lvl} intervals). " + " ".join(sentences))
+    host = result.hosts[0]
+    lvl = percent_tex(float(summary["level"].iloc[0]))
+    done = summary[summary["status"] != "not decomposed"]
+    hosts = [h for h in dict.fromkeys(done["counts_host"]) if h]
+    where = "; ".join(("on this host" if h == host else
+                       f"on another host, {tex_escape(crossing_counts.host_label(counts, h))}, whose counts stand in "
+                       "for this one's (they are events of the software, not times)") for h in hosts)
+    text = ("\\paragraph{What one crossing is made of.} We counted the host events each sandbox's own processes "
+            "make per operation (\\texttt{perf stat} over the kernel's scheduler, system-call and signal "
+            "tracepoints, every process the sandbox starts and the FUSE server; two runs of "
+            + (f"{int(counts['n_low'].iloc[0])} and {int(counts['n_high'].iloc[0])} operations, differenced so "
+               "that start-up cancels" if len(counts) else "two lengths, differenced")
+            + (f"; counted {where}" if where else "") + _spread(terms) + ") and priced each at its cost measured alone on native "
+            f"Linux here ({lvl} intervals): " + _prices(terms) + ". "
+            + " ".join(_sentence(r, terms) for r in summary.itertuples()))
+    fuse = [r for r in done.itertuples() if r.environment.startswith("fuse")]
+    if fuse:
+        text += (" The FUSE server saw, per operation, " + "; ".join(
+            f"{_fuse_opcodes(counts, r.counts_host, r.environment, r.crossing_probe)} under {_env(r.environment)} "
+            f"for one {_op(r.crossing_probe)}" for r in fuse) + ".")
     if len(done):
-        n_up = int(done["adds_up"].astype(bool).sum())
-        text += f" The pieces add up within their intervals in {n_up} of {len(done)} decomposed environments."
-    pieces = terms.drop_duplicates(["probe", "variant"])
-    rows = [f"{_label(p.probe, p.variant)} & {print_name(p.probe)} & {_t(p.estimate_ns, p.ci_low_ns, p.ci_high_ns)} "
-            "& & & \\\\" for p in pieces.itertuples()]
-    rows.append(r"\midrule")
-    rows.append(rf"\emph{{Environment}} & \emph{{Crossing made of}} & \emph{{Crossing [{lvl} CI]}} & "
-                r"\emph{Sum of pieces} & \emph{Rest (the sandbox's own)} & \emph{Adds up} \\")
-    rows.append(r"\midrule")
+        n_up = int((done["status"] == "adds up").sum())
+        n_over = int((done["status"] == "exceeds").sum())
+        text += (f" The counted events account for the crossing within their intervals in {n_up} of {len(done)} "
+                 "decomposed crossings" + (f", exceed it in {n_over}" if n_over else "")
+                 + "; what they leave is not attributed here.")
+    rows = []
     for r in summary.itertuples():
-        mine = terms[terms["environment"] == r.environment]
-        verdict = "--" if _undecided(r.adds_up) else ("yes" if bool(r.adds_up) else "no")
-        recipe = _recipe(mine) if len(mine) else "not decomposed"
-        rows.append(f"{_env(r.environment)} & {recipe} & {_t(r.crossing_ns, r.crossing_low_ns, r.crossing_high_ns)} & "
-                    f"{_t(r.pieces_ns, r.pieces_low_ns, r.pieces_high_ns)} & "
-                    f"{_t(r.unexplained_ns, r.unexplained_low_ns, r.unexplained_high_ns)} & {verdict} \\\\")
+        cells = [f"{_env(r.environment)} & {_op(r.crossing_probe)}"]
+        if r.status == "not decomposed":
+            rows.append(cells[0] + f" & {_t(r.crossing_ns, r.crossing_low_ns, r.crossing_high_ns)} & -- & -- & -- "
+                        "& -- & -- & -- & not decomposed \\\\")
+            continue
+        vol, inv = _count(terms, r, "of which voluntary"), _count(terms, r, "of which involuntary")
+        req = _count(terms, r, "FUSE requests")
+        rest = (_t(r.unexplained_ns, r.unexplained_low_ns, r.unexplained_high_ns) if r.status != "exceeds" else
+                f"pieces exceed it by {_t(r.excess_ns, r.excess_low_ns, r.excess_high_ns)}")
+        rows.append(cells[0] + f" & {_t(r.crossing_ns, r.crossing_low_ns, r.crossing_high_ns)} & "
+                    f"{_n(_count(terms, r, 'host system call'))} & "
+                    f"{_n(_count(terms, r, 'context switch'))} ({_n(vol)}/{_n(inv)}) & "
+                    f"{_n(_count(terms, r, 'signal delivered'))} & {_n(req)} & "
+                    f"{_t(r.pieces_ns, r.pieces_low_ns, r.pieces_high_ns)} & {rest} \\\\")
     table = "\n".join([
         r"\begin{table}[tbp]", r"\centering", r"\scriptsize",
         r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
-        r"\begin{tabular}{l>{\raggedright\arraybackslash}p{0.27\linewidth}llll}", r"\toprule",
-        rf"Native piece & Measured by & Per operation [{lvl} CI] & & & \\", r"\midrule", *rows,
-        r"\bottomrule", r"\end{tabular}}",
-        "\\caption{One crossing taken apart. Top: the native pieces, each measured alone on native Linux. "
-        "Bottom: each sandbox's added cost of one call (a null system call; for FUSE one stat) minus native "
-        "Linux's, the sum of the pieces its mechanism is made of, and the rest, each with its "
-        f"{lvl} interval (delta method over run medians, Welch degrees of freedom); adds up: the rest's "
-        "interval includes zero; `--': not decomposed (see the text).}", r"\label{tab:mechanism}", r"\end{table}"])
+        r"\begin{tabular}{lllllllll}", r"\toprule",
+        rf"Environment & Operation & Crossing [{lvl} CI] & System calls & Switches (vol./invol.) & Signals & "
+        r"FUSE requests & Priced events & Not accounted for \\",
+        r"\midrule", *rows, r"\bottomrule", r"\end{tabular}}",
+        "\\caption{One crossing as an accounting: each sandbox's added cost of one operation over native Linux, "
+        "the host events its own processes make per operation beyond native's (counted), those events priced "
+        f"at their native cost, and what they leave, each with its {lvl} interval (delta method over run "
+        "medians, Welch degrees of freedom; counts as fixed coefficients). Where the priced events exceed "
+        "the crossing the table says so instead of printing a negative rest.}", r"\label{tab:mechanism}",
+        r"\end{table}"])
     return text + "\n" + table + "\n"
 
 

@@ -285,6 +285,7 @@ def verify_seal(path: Path) -> None:
         if actual[name] != expected[name]:
             raise CampaignCorrupted(f"{path / name} does not match its seal (sha256 {actual[name][:12]}… "
                                     f"expected {expected[name][:12]}…): the raw data was modified or damaged")
+    signed_by(path)   # a signed campaign: is this seal the one its host signed?
     foreign = sorted(set(os.listdir(path)) - {MANIFEST_FILE, SAMPLES_FILE, SEAL_FILE, *EXTRA_FILES})
     if foreign:
         raise CampaignCorrupted(f"{path} holds file(s) its seal does not cover: {', '.join(foreign)}")
@@ -300,8 +301,6 @@ def verify_seal(path: Path) -> None:
         raise CampaignCorrupted(f"{path / SAMPLES_FILE} (sha256 {actual[SAMPLES_FILE][:12]}…) is not the file "
                                 f"its manifest records (files.{SAMPLES_FILE}.sha256 "
                                 f"{str((recorded or {}).get('sha256'))[:12]}…): samples were replaced after sealing")
-
-    signed_by(path)
 
 
 def signed_by(path: Path, ca_pem: bytes | None = None) -> str:

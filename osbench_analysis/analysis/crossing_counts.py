@@ -1,0 +1,98 @@
+"""The counted crossings as data (issue #32, item 3): the JSON records `measure/counting.py` writes
+under data/crossing_counts/ (per guest operation: host system calls, context switches, signals,
+wake-ups, inter-processor interrupts, FUSE requests by opcode, of an environment's own processes),
+read into one long table the decomposition (mechanism.py) and the paper read.
+
+One row per (host, environment, probe, counter): the median, min and max over the record's pairs of
+counted runs, how many pairs, and the file it came from.  ``host`` is the host's identity key
+(hosts.identity, the analysis' ``host`` column), ``host_label`` what a person reads."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from osbench_analysis.errors import OsbenchError
+from osbench_analysis.hosts import identity
+from osbench_analysis.paths import REPO_ROOT
+
+COUNTS_DIR = REPO_ROOT / "data" / "crossing_counts"
+COLUMNS = ["host", "host_label", "environment", "probe", "counter", "median", "min", "max", "n_pairs",
+           "n_low", "n_high", "source", "started_utc"]
+
+
+class CountsError(OsbenchError, ValueError):
+    """A counts file that is not a crossing-counts record."""
+
+
+def read_record(path: str | Path) -> dict:
+    path = Path(path)
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise CountsError(f"{path}: not a readable JSON file ({e}); expected a record of "
+                          "`python -m osbench_analysis.measure.counting`") from None
+    if not isinstance(record, dict) or record.get("kind") != "crossing_counts":
+        raise CountsError(f"{path}: kind {record.get('kind') if isinstance(record, dict) else None!r}, "
+                          "expected 'crossing_counts'")
+    return record
+
+
+def record_table(record: dict, source: str = "") -> pd.DataFrame:
+    """One record as rows of COLUMNS (records that say why they could not count are left out: see
+    `not_counted`)."""
+    prov = record.get("provenance", {})
+    ident = identity.host_identity(prov.get("host", {}))
+    rows = []
+    for r in record.get("records", []):
+        for counter, s in (r.get("per_operation") or {}).items():
+            rows.append({"host": ident.key, "host_label": ident.label, "environment": r["environment"],
+                         "probe": r["probe"], "counter": counter, "median": float(s["median"]),
+                         "min": float(s["min"]), "max": float(s["max"]), "n_pairs": int(s["n"]),
+                         "n_low": r.get("n_low"), "n_high": r.get("n_high"), "source": source,
+                         "started_utc": prov.get("started_utc", "")})
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def not_counted(record: dict) -> list[tuple[str, str, str]]:
+    """(environment, probe, why) of the record's pairs that could not be counted."""
+    return [(r["environment"], r["probe"], r["error"]) for r in record.get("records", []) if r.get("error")]
+
+
+def load_counts(directory: str | Path | None = None) -> pd.DataFrame:
+    """Every record under `directory` (default data/crossing_counts/), newest last; an (host,
+    environment, probe) counted twice keeps the newest record's counts."""
+    d = Path(directory) if directory is not None else COUNTS_DIR
+    parts = [record_table(read_record(p), p.name) for p in sorted(d.glob("*.json"))] if d.is_dir() else []
+    parts = [p for p in parts if len(p)]
+    if not parts:
+        return pd.DataFrame(columns=COLUMNS)
+    t = pd.concat(parts, ignore_index=True).sort_values("started_utc", kind="stable")
+    return t.drop_duplicates(["host", "environment", "probe", "counter"], keep="last").reset_index(drop=True)
+
+
+def per_operation(counts: pd.DataFrame, host: str, environment: str, probe: str) -> dict[str, float]:
+    """{counter: median per operation} of one (host, environment, probe); {} when not counted."""
+    m = counts[(counts["host"] == host) & (counts["environment"] == environment) & (counts["probe"] == probe)]
+    return dict(zip(m["counter"], m["median"]))
+
+
+def counts_host_for(counts: pd.DataFrame, host: str, environment: str, probe: str, baseline: str) -> str:
+    """The host whose counts stand for `host`'s: its own when it counted both the environment and the
+    baseline for `probe`, else the newest host that did ('' when none did).  Counts are events of the
+    software (sandbox, kernel), not times: another host's are used, and said to be, when this one has none."""
+    def has(h):
+        return bool(per_operation(counts, h, environment, probe)) and bool(per_operation(counts, h, baseline, probe))
+
+    if has(host):
+        return host
+    for h in counts.sort_values("started_utc", ascending=False)["host"].drop_duplicates():
+        if has(h):
+            return h
+    return ""
+
+
+def host_label(counts: pd.DataFrame, host: str) -> str:
+    m = counts.loc[counts["host"] == host, "host_label"]
+    return str(m.iloc[0]) if len(m) else host
