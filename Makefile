@@ -12,7 +12,9 @@ PROFILE  ?= quick
 ENVIRONMENT ?= all
 WAIT     ?= False   # True: queue behind a campaign already measuring on this host instead of stopping
 RUNS     := build/notebooks
-PAPERMILL := $(PY) -m papermill --log-level WARNING -k python3
+# papermill with its kernels on IPC sockets and shut down without an interrupt: no kernel warning or
+# error line on a successful run (osbench_analysis/papermill_run.py)
+PAPERMILL := $(PY) -m osbench_analysis.papermill_run --log-level WARNING -k python3
 # Every Python package, exact version and hashes (pip-compile); `make lock` refreshes it.
 LOCK     := requirements.lock
 LOCK_VENV := build/lock-venv

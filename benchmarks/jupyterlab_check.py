@@ -233,6 +233,36 @@ def scroll_shots(drv, prefix: Path, maxn: int = 80) -> list[str]:
     return paths
 
 
+def table_and_tallest_figure(drv, prefix: Path) -> dict:
+    """What a newcomer reads first (issue 30): the screen with the estimate table (the first output table
+    whose header has an 'interval' column) at its top, and the one with the tallest figure at its top; the
+    table's width beside the notebook column's, and the tallest figure's height, in CSS pixels."""
+    found = {}
+    table = js(drv, f"""
+        const t = Array.from({PANEL}.content.node.querySelectorAll('.jp-OutputArea-output table'))
+            .find(t => Array.from(t.querySelectorAll('th')).some(h => h.textContent.trim() === 'interval'));
+        if (!t) return null;
+        t.scrollIntoView();
+        const column = t.closest('.jp-OutputArea-output');
+        return {{table_px: Math.round(t.getBoundingClientRect().width),
+                 column_px: Math.round(column.getBoundingClientRect().width)}};""")
+    if table:
+        time.sleep(1)
+        drv.save_screenshot(f"{prefix}_estimate_table.png")
+        found.update(table, estimate_table=f"{prefix}_estimate_table.png")
+    tallest = js(drv, f"""
+        const imgs = Array.from({PANEL}.content.node.querySelectorAll('.jp-OutputArea-output img'));
+        if (!imgs.length) return null;
+        const img = imgs.reduce((a, b) => b.getBoundingClientRect().height > a.getBoundingClientRect().height ? b : a);
+        img.scrollIntoView();
+        return Math.round(img.getBoundingClientRect().height);""")
+    if tallest:
+        time.sleep(1)
+        drv.save_screenshot(f"{prefix}_tallest_figure.png")
+        found.update(tallest_figure_px=tallest, tallest_figure=f"{prefix}_tallest_figure.png")
+    return found
+
+
 def set_parameters(drv, overrides: str) -> None:
     """Append assignments to the parameters cell (the notebook's own defaults stay above them)."""
     js(drv, f"const m = {PANEL}.content.widgets.find(c => c.model.type === 'code').model.sharedModel; "
@@ -293,6 +323,8 @@ def main(argv=None) -> int:
                 row.update(count_outputs(drv))
                 if name == "explore.ipynb":
                     row["widget"] = widget_update(drv, args.out)
+                if name in ("analyze.ipynb", "reference_comparisons.ipynb"):
+                    row["first_read"] = table_and_tallest_figure(drv, args.out / Path(name).stem)
                 row["figures"] = figure_shots(drv, args.out / Path(name).stem)
             row["screenshots"] = scroll_shots(drv, args.out / Path(name).stem)
             summary[name] = row
@@ -302,7 +334,8 @@ def main(argv=None) -> int:
                      f"errors {row['errors']}{' ' + '; '.join(row['error_text']) if row['errors'] else ''}, "
                      f"cells not run {row['not_run']}, widgets {row['widgets']}" if secs else
                      ("run all: timed out" if "run_all_seconds" in row else "opened only"))
-                  + (f", widget redraw {row['widget']}" if "widget" in row else ""), flush=True)
+                  + (f", widget redraw {row['widget']}" if "widget" in row else "")
+                  + (f", first read {row['first_read']}" if "first_read" in row else ""), flush=True)
             # no dialog: the kernel is shut down and the tab disposed without saving
             js(drv, f"const p = {PANEL}; p.sessionContext.shutdown().then(() => p.dispose())")
             time.sleep(3)

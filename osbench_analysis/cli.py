@@ -34,7 +34,9 @@ def add_campaign_parameters(p):
     """The parameters of one campaign, shared by `osbench run` and `osbench fleet run`."""
     p.add_argument("--profile", choices=sorted(config.PROFILES), help="quick (default) or full")
     p.add_argument("--probes", type=_csv(), help=f"comma-separated; default: all ({','.join(registry.DEFAULT_PROBES)})")
-    p.add_argument("--runs", type=int, help="worker processes per condition")
+    p.add_argument("--runs", type=int,
+                   help="worker processes per condition in the first round; with a precision target (both "
+                        "profiles have one) precision may add runs, up to --max-runs per condition")
     p.add_argument("--batches", type=int, help="measured batches per worker")
     p.add_argument("--warmup", type=int, help="extra warm-up batches per worker (kept, flagged)")
     p.add_argument("--min-batch-ms", type=float, help="calibration target for one batch")
@@ -269,6 +271,9 @@ def main(argv: list[str] | None = None) -> int:
                                     **params):
                 print(f"sealed campaign {c.id} at {c.path} ({len(c.samples)} batches, "
                       f"{len(c.errors)} failed workers, {c.manifest.measuring_seconds:.1f} s measuring)")
+                from osbench_analysis.report import run_report
+
+                print(f"  runs: {run_report.stop_words(c.manifest.precision)}")
                 for e in c.errors.itertuples():
                     print(f"  {e.probe} {e.placement} run {e.run}: {e.status}: {e.message}", file=sys.stderr)
         elif args.command == "fleet":

@@ -134,27 +134,92 @@ def interval_plain(lo: float, hi: float, like: float) -> str:
 _SAME_ON_EVERY_ROW = {"confidence": "{} intervals", "quoted": "quoted: {}",
                       "interval over": "each interval {}", "campaigns": "{} campaigns per row"}
 
+#: The estimate table's warnings as short codes, by the words a warning begins with (stats/heterogeneity.py,
+#: stats/quote.py, stats/quality.py), each with the line the table's legend says; a warning of any other kind
+#: gets a numbered code (w1, w2, ...).  The full texts: Analysis.table(full=True)["warning"].
+WARNING_CODES = (
+    (r"runs are not alike", "minority",
+     "a minority of runs is slower (or faster) than the others, and more runs are needed to include it"),
+    (r"only \d+ run", "few-runs", "too few runs: run-to-run variance poorly estimated"),
+    (r"the \d+ runs differ beyond batch noise", "low-level",
+     "the typical run's interval [min, max] has less than the asked confidence (too few runs)"),
+    (r"multimodal", "modes", "the batches fall into two or more modes"),
+    (r"unstable", "unstable", "large batch-to-batch spread"),
+    (r"the slowest batch", "outlier", "one batch far slower than the median"),
+    (r"runs differ systematically", "runs-differ", "run medians vary beyond batch noise"),
+    (r"batches as short as", "short", "batches too short to time well"),
+    (r"\d+% of batches flagged", "flagged", "many batches flagged for interference"),
+    (r"drift", "drift", "per-op time drifts from the first batch to the last"),
+)
+
+#: what is quoted, in a word (the caption's legend says the rest)
+_QUOTED_SHORT = {"typical run": "typical", "mean over runs": "mean", "mean over campaigns": "pooled"}
+
+
+def warning_codes(warnings) -> tuple[list[str], dict[str, str]]:
+    """Each row's warnings ('; '-joined texts) as short codes ('minority, few-runs'), and the legend:
+    code -> what it means, for the codes used."""
+    codes, legend, other = [], {}, {}
+    for text in warnings:
+        row = []
+        for part in (p.strip() for p in str(text or "").split(";")):
+            if not part:
+                continue
+            hit = next(((c, m) for pat, c, m in WARNING_CODES if re.match(pat, part)), None)
+            if hit is None:
+                kind = part.split(":")[0][:60]
+                hit = other.setdefault(kind, (f"w{len(other) + 1}", kind))
+            legend[hit[0]] = hit[1]
+            row.append(hit[0])
+        codes.append(", ".join(dict.fromkeys(row)))
+    return codes, legend
+
+
+def short_campaign(campaign_id: str) -> str:
+    """A campaign's label in a table whose environment and host have columns of their own: its UTC start
+    to the minute ('20261126T113057Z-vm-native' -> '11-26 11:30'); a pooled row's: 'pooled (3)'."""
+    cid = str(campaign_id)
+    if cid.startswith("pooled:"):
+        return f"pooled ({len(cid[len('pooled:'):].split(','))})"
+    m = re.match(r"\d{4}(\d\d)(\d\d)T(\d\d)(\d\d)\d\dZ", cid)
+    return f"{m[1]}-{m[2]} {m[3]}:{m[4]}" if m else short_label(cid)
+
+
+def short_label(text: str, width: int = 16) -> str:
+    """A label cut to ``width`` characters with an ellipsis (hosts, names): a table column stays narrow."""
+    text = str(text)
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+#: the compact table's first columns, in this order: what is measured, the estimate, its interval
+_FIRST = ["probe", "variant", "placement", "time", "interval"]
+
 
 def readable_estimates(est, *, campaign_id: bool | None = None, compact: bool = True):
-    """The estimate table as a reader reads it: one row per condition, the quoted
-    time and its interval in one unit per row (ns, µs or ms, three significant
-    digits), what is quoted and with which interval method, runs, flagged share,
-    and the warning in full.  ``campaign_id``: show the column (default: when an
-    environment has more than one campaign, so their rows can be told apart).
-    ``compact``: a column that says the same on every row (the confidence, what is
-    quoted, one campaign per row) is said once, in the table's caption
-    (``attrs["caption"]``, which formatting.show displays), and an empty variant or
-    warning column is left out, so the table fits a screen."""
+    """The estimate table as a reader reads it: one row per condition, what is measured
+    (probe, variant, placement), the quoted time and its interval in one unit per row (ns,
+    µs or ms, three significant digits), then where (environment, host, campaign), what is
+    quoted, runs, flagged share, and the warnings.  ``campaign_id``: show the campaign
+    (default: when an environment has more than one campaign, so their rows can be told
+    apart).  ``compact`` (the default, sized for a 1,200 px notebook column): a column that
+    says the same on every row is said once, in the table's caption (``attrs["caption"]``,
+    which formatting.show displays), an empty variant or warning column is left out, a
+    campaign reads as its start ('11-26 11:30') and a pooled row as 'pooled (3)', a host is
+    cut to 16 characters, what is quoted is one word and each warning a short code, both
+    explained in the legend (``attrs["legend"]``).  ``compact=False``: every column in full,
+    warnings as sentences.  Columns this function does not know pass through, after its own."""
     import pandas as pd
 
     if campaign_id is None:
         campaign_id = "campaign_id" in est and bool((est.groupby("environment")["campaign_id"].nunique() > 1).any())
-    keys = ["environment", *(["campaign_id"] if campaign_id else []),
-            *(["host"] if "host" in est and est["host"].nunique() > 1 else []), "probe", "variant", "placement"]
-    out = est[keys].copy()
+    where = ["environment", *(["host"] if "host" in est and est["host"].nunique() > 1 else []),
+             *(["campaign_id"] if campaign_id else [])]
+    out = est[["probe", "variant", "placement"]].copy()
     out["time"] = [time_plain(v) for v in est["estimate_ns"]]
     out["interval"] = [interval_plain(lo, hi, v) for v, lo, hi in
                        zip(est["estimate_ns"], est["ci_low_ns"], est["ci_high_ns"])]
+    for c in where:
+        out[c] = est[c]
     conf = est["confidence"] if "confidence" in est else est.get("level", pd.Series(float("nan"), est.index))
     out["confidence"] = [f"{100 * c:.3g}%" if np.isfinite(c) else "n/a" for c in conf]
     if "quoted" in est:
@@ -169,23 +234,51 @@ def readable_estimates(est, *, campaign_id: bool | None = None, compact: bool = 
     if "warning" in est:
         out["warning"] = est["warning"].fillna("").astype(str)
     out = out.reset_index(drop=True)
-    if compact and "campaigns" in out and "interval over" in out:
+    if not compact:
+        return out
+    # what is measured first, each quantity's environments together, the pooled rows (if any) after the rest
+    pooled_row = out["campaign_id"].astype(str).str.startswith("pooled:") if "campaign_id" in out else False
+    out = (out.assign(_pooled=pooled_row).sort_values(["_pooled", "probe", "placement"], kind="stable")
+           .drop(columns="_pooled").reset_index(drop=True))
+    legend = {}
+    if "campaigns" in out and "interval over" in out:
         # one column says what an interval is over: 'within one campaign', 'over 2 campaigns'
         out["interval over"] = [o if n == 1 or pd.isna(n) else f"over {n} campaigns"
                                 for o, n in zip(out["interval over"], out["campaigns"])]
         out = out.drop(columns=["campaigns"])
-    if compact and "campaign_id" in out:
-        # a pooled row names its campaigns by their times ('pooled: 20261126T113057Z + 20261126T123020Z'):
-        # host and environment are in their own columns, and the full ids made the column 74 characters wide
-        out["campaign_id"] = [_short_pooled(c) for c in out["campaign_id"].astype(str)]
-    if compact and len(out) > 1:
-        said = [(c, str(out[c].iloc[0])) for c in _SAME_ON_EVERY_ROW if c in out and out[c].nunique() == 1]
-        empty = [c for c in ("variant", "warning") if c in out and not (out[c].astype(str) != "").any()]
-        out = out.drop(columns=[c for c, _ in said] + empty)
-        said = [(c, v) for c, v in said if (c, v) != ("campaigns", "1")]   # "within one campaign" says it
-        if said:
-            out.attrs["caption"] = "Every row: " + ", ".join(_SAME_ON_EVERY_ROW[c].format(v) for c, v in said) + "."
+    if "campaign_id" in out:
+        pooled = out["campaign_id"].astype(str).str.startswith("pooled:")
+        out["campaign_id"] = [short_campaign(c) for c in out["campaign_id"]]
+        if pooled.any() and "interval over" in out:   # a pooled row says it: the column is left out
+            out = out.drop(columns=["interval over"])
+    if "host" in out:
+        out["host"] = [short_label(h) for h in out["host"]]
+    if "variant" in out:   # a space after each comma: formatting.show lets the column wrap there
+        out["variant"] = out["variant"].fillna("").astype(str).str.replace(",", ", ", regex=False)
+    said = [(c, str(out[c].iloc[0])) for c in _SAME_ON_EVERY_ROW if c in out and out[c].nunique() == 1] \
+        if len(out) > 1 else []
+    empty = [c for c in ("variant", "warning") if c in out and not (out[c].astype(str) != "").any()]
+    out = out.drop(columns=[c for c, _ in said] + empty)
+    if "quoted" in out:
+        for q in dict.fromkeys(out["quoted"]):
+            what, _, method = q.partition(" (")
+            legend.setdefault(_QUOTED_SHORT.get(what, what), f"{what} ({method}" + (
+                ", its campaign 'pooled (n)': over n campaigns of one host" if what == "mean over campaigns" else ""))
+        out["quoted"] = [_QUOTED_SHORT.get(q.partition(" (")[0], q.partition(" (")[0]) for q in out["quoted"]]
+    if "warning" in out:
+        out["warning"], codes = warning_codes(out["warning"])
+        legend.update(codes)
+    said = [(c, v) for c, v in said if (c, v) != ("campaigns", "1")]   # "within one campaign" says it
+    if said:
+        out.attrs["caption"] = "Every row: " + ", ".join(_SAME_ON_EVERY_ROW[c].format(v) for c, v in said) + "."
+    if legend:
+        out.attrs["legend"] = legend
     return out
+
+
+def legend_text(legend: dict | None) -> str:
+    """A table's legend (code -> meaning) as one line under its caption: 'typical = typical run (runs-os); ...'."""
+    return "; ".join(f"{code} = {meaning}" for code, meaning in (legend or {}).items()) + "." if legend else ""
 
 
 def campaign_stamp(campaign_id: str) -> str:
@@ -224,21 +317,34 @@ _TEXT_COLUMNS = ("warning", "reason", "sentence", "warnings", "note", "message",
                  "detail", "how the work differs")
 
 
+#: the longest cell, in characters, of a text column that is not given a sentence's width
+_SHORT_TEXT = 40
+
+#: Label columns that wrap (at the spaces readable_estimates puts after commas) rather than widen the table
+_NARROW_WRAP = ("variant",)
+_NARROW_WIDTH = "14em"
+
+
 def show(table):
     """A table for the notebook: no index, numbers read as formatting says (units,
     three significant digits), text left-aligned and never cut short (pandas cuts
     cells at 50 characters), long text wrapping in its own column; the caption
     of a compact table (``table.attrs["caption"]``) above it."""
     fmt = {c: f for c in table.columns if (f := _cell_format(str(c), table[c].dtype)) is not None}
-    text = [c for c in _TEXT_COLUMNS if c in table.columns]
+    # a column of sentences gets its reading width; one of short codes (the compact table's warnings) does not
+    text = [c for c in _TEXT_COLUMNS if c in table.columns
+            and max((len(str(v)) for v in table[c]), default=0) > _SHORT_TEXT]
+    narrow = [c for c in _NARROW_WRAP if c in table.columns]
     width = f"{30 if len(text) <= 1 else max(18, 48 // len(text))}em"   # several sentence columns share a screen
     styled = (table.style.hide(axis="index").format(na_rep="").format(fmt)   # a pooled row's runs: blank, not <NA>
               .set_properties(**{"text-align": "left", "white-space": "nowrap"})
               .set_properties(subset=text, **{"white-space": "normal", "width": width, "min-width": width})
+              .set_properties(subset=narrow, **{"white-space": "normal", "max-width": _NARROW_WIDTH})
               # headers over their column's left edge, as the cells are (pandas right-aligns them)
               .set_table_styles([{"selector": "th", "props": "text-align: left;"}], overwrite=False))
-    if table.attrs.get("caption"):
-        styled = styled.set_caption(table.attrs["caption"]).set_table_styles(
+    caption = " ".join(filter(None, [table.attrs.get("caption"), legend_text(table.attrs.get("legend"))]))
+    if caption:
+        styled = styled.set_caption(caption).set_table_styles(
             [{"selector": "caption", "props": "caption-side: top; text-align: left; padding-bottom: 0.4em;"}],
             overwrite=False)
     return styled

@@ -96,7 +96,9 @@ def test_readable_table_has_a_unit_per_row_and_three_digits():
                             flagged_fraction=[0.1, 0.0], warning=["w" * 120, ""]))
     t = formatting.readable_estimates(est)
     assert t["time"].tolist() == ["181 ns", "6.17 µs"] and t["interval"].tolist()[1] == "[5.80, 6.90] µs"
-    assert "campaign_id" in t and t["warning"][0] == "w" * 120   # two campaigns of one environment
+    assert "campaign_id" in t                                     # two campaigns of one environment
+    assert t["warning"][0] == "w1" and t.attrs["legend"]["w1"] == "w" * 60   # a warning of no known kind
+    assert formatting.readable_estimates(est, compact=False)["warning"][0] == "w" * 120
     assert "campaign_id" not in formatting.readable_estimates(est.iloc[:1])
 
 
@@ -200,9 +202,10 @@ def test_the_compact_table_says_once_what_every_row_says():
     assert t.attrs["caption"] == ("Every row: 95% intervals, quoted: typical run (runs-os), each interval within "
                                   "one campaign.")
     assert "variant" not in t and "warning" in t                           # empty: left out; one: kept
-    assert t["interval"][1] == "[5.80, 1300] µs"                          # three digits, never four
+    assert list(t.columns[:3]) == ["probe", "placement", "time"]          # what is measured, then the estimate
+    assert t["interval"][t["environment"] == "gvisor"].item() == "[5.80, 1300] µs"   # three digits, never four
     html = formatting.show(t).to_html()
-    assert "Every row: 95% intervals" in html and "width: 30em" in html
+    assert "Every row: 95% intervals" in html
     full = formatting.readable_estimates(est, compact=False)
     assert {"confidence", "quoted", "campaigns", "interval over"} <= set(full.columns)
 
@@ -250,6 +253,52 @@ def test_a_pooled_row_reads_short_and_says_over_how_many_campaigns():
                             n_runs=[6, None], flagged_fraction=[0.0, float("nan")], warning=["", ""],
                             n_campaigns=[1, 2], interval_over=["within one campaign", "over campaigns"]))
     t = formatting.readable_estimates(est)
-    assert t["campaign_id"].tolist() == ["20261126T123020Z-vm-native", "pooled: 20261126T113057Z + 20261126T123020Z"]
-    assert t["interval over"].tolist() == ["within one campaign", "over 2 campaigns"] and "campaigns" not in t
+    assert t["campaign_id"].tolist() == ["11-26 12:30", "pooled (2)"]     # its start; a pooled row apart, short
+    assert t["quoted"].tolist() == ["typical", "pooled"] and "interval over" not in t and "campaigns" not in t
+    assert t.attrs["legend"]["pooled"].startswith("mean over campaigns (pooled-t), its campaign 'pooled (n)'")
     assert "&lt;NA&gt;" not in formatting.show(t).to_html()
+    full = formatting.readable_estimates(est, compact=False)
+    assert full["interval over"].tolist() == ["within one campaign", "over campaigns"]
+
+
+def test_warnings_read_as_short_codes_with_their_legend():
+    texts = ["runs are not alike: 1 of 6 runs is 1.16x slower than the others (beyond batch noise, p=0.002)",
+             "only 2 run(s): run-to-run variance is poorly estimated; multimodal: two modes",
+             "", "something new: said in full in table(full=True)"]
+    codes, legend = formatting.warning_codes(texts)
+    assert codes == ["minority", "few-runs, modes", "", "w1"]
+    assert set(legend) == {"minority", "few-runs", "modes", "w1"} and legend["w1"] == "something new"
+    t = pd.DataFrame({"probe": ["x"], "time": ["1 ns"], "warning": [codes[1]]})
+    t.attrs["legend"] = legend
+    html = formatting.show(t).to_html()
+    assert "minority = a minority of runs is slower" in html
+    assert "width: 30em" not in html             # a column of short codes is not given a sentence's width
+    assert "width: 30em" in formatting.show(t.assign(warning=[texts[0]])).to_html()    # one of sentences is
+
+
+def test_the_table_filter_keeps_the_rows_picked_and_lets_unknown_columns_through():
+    from osbench_analysis.explore import widgets
+
+    t = pd.DataFrame(dict(probe=["a", "a", "b"], environment=["native", "gvisor", "native"],
+                          host=["h1", "h2", "h1"], time=["1 ns", "2 ns", "3 ns"], host_label=["x", "y", "x"]))
+    t.attrs["caption"] = "Every row: 95% intervals."
+    f = widgets.TableFilter(t)
+    assert list(f.lists) == ["probe", "environment", "host"]
+    assert list(f.lists["host"].options) == [widgets.ALL, "h1", "h2"]
+    f.lists["probe"].value = "a"
+    f.lists["host"].value = "h1"
+    rows = f.rows()
+    assert rows["time"].tolist() == ["1 ns"] and list(rows.columns) == list(t.columns)
+    assert rows.attrs["caption"] == "Every row: 95% intervals."
+    f.lists["environment"].value = "gvisor"
+    assert f.rows().empty
+
+
+def test_the_guests_are_one_call_and_asking_samples_for_one_says_so():
+    table, figure = explore.guests()
+    assert {"GNU Mach primitive", "Linux counterpart", "GNU Mach", "Linux"} <= set(table.columns) and len(table)
+    assert figure is not None and len(figure.axes) >= 2
+    with pytest.raises(explore.ExploreError, match=r"count guest instructions, not ns: explore\.guests\(\)"):
+        explore.samples("null_syscall", environments=["mach"])
+    empty, none = explore.guests(CAMPAIGNS_DIR / "no-such-folder")
+    assert empty.empty and none is None

@@ -26,7 +26,7 @@ LAYERS = (
     ("report", {"report"}),
     ("explore", {"explore"}),
     ("fleet", {"fleet"}),
-    ("front ends", {"cli", "notebook", "notebook_format"}),
+    ("front ends", {"cli", "notebook", "notebook_format", "papermill_run"}),
 )
 RANK = {top: i for i, (_, tops) in enumerate(LAYERS) for top in tops}
 MAX_LINES = 600

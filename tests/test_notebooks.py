@@ -23,11 +23,32 @@ def test_notebook_is_committed_clean_with_a_tagged_parameters_cell(path):
     nb = nbformat.read(path, as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert "parameters" in code[0].metadata.get("tags", [])
-    assert all(not c.outputs and c.execution_count is None for c in code)
+    kept = [i for i, c in enumerate(code) if c.outputs or c.execution_count is not None]
+    assert not kept, (f"{path.name}: code cells {kept} are committed with outputs or an execution count: run "
+                      "`.venv/bin/python -m osbench_analysis.notebook_format notebooks/*.ipynb` before committing")
     for line in code[0].source.splitlines():  # literals only, each explained
         assert "#" in line and "(" not in line.split("#")[0], line
     # papermill must understand every line, or `papermill --help-notebook` and type hints silently drop it
     assert len(pm.inspect_notebook(str(path))) == len(code[0].source.splitlines())
+
+
+def test_jupyterlab_opens_at_the_root_and_every_link_of_the_notebooks_resolves():
+    """JupyterLab starts at the repository root (README), so that a link from a notebook or from
+    notebooks/README.md to docs/ opens (it was a 404 when JupyterLab started in notebooks/)."""
+    readme = (NOTEBOOKS.parent / "README.md").read_text()
+    starts = re.findall(r"^\.venv/bin/jupyter lab\b(.*)$", readme, re.M)
+    assert starts and all(not s.split("#")[0].strip() for s in starts), starts   # no folder: the root
+    assert "notebooks/README.md" in readme.split("```sh\n.venv/bin/jupyter lab")[1][:400]
+    texts = {NOTEBOOKS / "README.md": (NOTEBOOKS / "README.md").read_text()}
+    for path in NOTEBOOKS.glob("*.ipynb"):
+        texts[path] = "\n".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"]
+                                if c["cell_type"] == "markdown")
+    links = [(path, target) for path, text in texts.items()
+             for target in re.findall(r"\]\(([^)#:\s]+)[^)]*\)", text)]
+    assert any("docs/" in t for _, t in links)
+    for path, target in links:
+        resolved = (path.parent / target).resolve()
+        assert resolved.exists() and NOTEBOOKS.parent.resolve() in (resolved, *resolved.parents), (path.name, target)
 
 
 @pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.name)

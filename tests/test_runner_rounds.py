@@ -230,3 +230,26 @@ def test_the_bar_plans_each_conditions_first_runs_and_ends_full(tmp_path, monkey
     (bar,) = bars
     assert bar.totals[0] == 2 * 2                   # null_syscall and pipe_pingpong, 2 runs each
     assert bar.n == bar.totals[-1] == len(c.manifest.runs)
+
+
+@pytest.mark.slow
+def test_the_bar_starts_at_what_this_hosts_last_campaign_needed(tmp_path, monkeypatch):
+    """Issue 30: `runs` is only the first round.  After a campaign whose conditions needed max_runs, the next
+    one with the same target starts its bar there (plan.projected_runs), not at the first round, so the
+    total does not jump mid-run; the run summary says in words why adding runs stopped."""
+    bars = []
+
+    def recording(total, initial, progress, real=rounds.progress_bar):
+        bars.append(_RecordedBar(real(total, initial, progress)))
+        return bars[-1]
+
+    monkeypatch.setattr(rounds, "progress_bar", recording)
+    (first,) = _measure(tmp_path, "native", runs=2, precision_target=0.001, max_runs=3)
+    assert {r["n_runs"] for r in first.manifest.precision["conditions"]} == {3}    # unreachable: max_runs
+    (second,) = _measure(tmp_path, "native", runs=2, precision_target=0.001, max_runs=3)
+    assert bars[0].totals[0] == 2 * 2 and bars[1].totals[0] == 2 * 3
+    (third,) = _measure(tmp_path, "native", runs=2, precision_target=0.5, max_runs=3)   # another target
+    assert bars[2].totals[0] == 2 * 2
+    shown = run_report.precision_summary([second])
+    assert shown.loc[0, "first round"] == 2 and shown.loc[0, "runs per condition"] == "3"
+    assert shown.loc[0, "why it stopped"].startswith("max_runs (3) reached: 0 of 2 conditions")

@@ -303,8 +303,8 @@ class Analysis:
             said = "; ".join(f"{k} = {v}" for k, v in labels.items()) if len(labels) > 1 else "".join(labels.values())
             t.attrs["caption"] = " ".join(filter(None, [t.attrs.get("caption"), f"Host: {said}." if said else ""]))
             return t
-        cols = ["environment", "host", "probe", "variant", "placement", "quoted", "estimate_ns", "ci_low_ns",
-                "ci_high_ns", "confidence", "mean_over_runs", "mean_over_runs_low", "mean_over_runs_high",
+        cols = ["environment", "host", "campaign_id", "probe", "variant", "placement", "quoted", "estimate_ns",
+                "ci_low_ns", "ci_high_ns", "confidence", "mean_over_runs", "mean_over_runs_low", "mean_over_runs_high",
                 "estimate_clean_ns", "ci_low_clean_ns", "ci_high_clean_ns", "n_runs", "n_batches",
                 "flagged_fraction", "depends_on_flags", "multimodal", "warning", "ci_method", "note",
                 "pooled", "n_campaigns", "interval_over", "between_campaign_sd"]

@@ -43,9 +43,29 @@ _SHOWN = ["campaign_id", "environment", "host", "probe", "variant", "placement",
 
 
 def _one_of(name: str, value, known) -> None:
+    from osbench_analysis.analysis.pipeline import GUEST_ENVIRONMENTS
+
     known = sorted(set(known))
     if value is not None and not set([value] if isinstance(value, str) else value) <= set(known):
-        raise ExploreError(f"{name} {value!r} is not in the selected campaigns; have: {', '.join(known) or 'none'}")
+        guests = sorted(set([value] if isinstance(value, str) else value) & set(GUEST_ENVIRONMENTS))
+        where = (f" ({', '.join(guests)} count guest instructions, not ns: explore.guests() compares GNU Mach "
+                 "with Linux)" if name == "environment" and guests else "")
+        raise ExploreError(f"{name} {value!r} is not in the selected campaigns{where}; have: "
+                           f"{', '.join(known) or 'none'}")
+
+
+def guests(root: str | Path | None = None, campaigns: list[str] | None = None):
+    """GNU Mach (microkernel) and Linux (monolithic) on one emulated CPU, in one call: per Mach primitive
+    and its Linux pair, the guest instructions per operation of each kernel and Linux / Mach (the table
+    analyze.ipynb shows, microkernel.screen_table), and its figure (None without a mach or linux-tcg
+    campaign under root).  ``campaigns``: the guests' campaign ids (default: every one under root)."""
+    from osbench_analysis.analysis import microkernel
+    from osbench_analysis.plots import microkernel as plots_microkernel
+
+    tab, _ = microkernel.from_campaigns(campaigns, root=root)
+    if not len(tab):
+        return tab, None
+    return microkernel.screen_table(tab), plots_microkernel.plot_microkernel(tab, screen=True)
 
 
 def campaigns(root: str | Path | None = None) -> pd.DataFrame:

@@ -3,6 +3,8 @@ per-run plot, the verdict on the runs and the comparison update (JupyterLab).
 
 The widget only wires lists to the functions of :mod:`explore`; the same
 answers come from calling those with plain parameters (what papermill runs).
+``table_filter(table)`` shows any table (the estimate table of analyze.ipynb)
+with a list per probe, environment and host it has, to keep only their rows.
 ipywidgets is imported here, not at package import, so scripts never need it.
 """
 from __future__ import annotations
@@ -148,3 +150,51 @@ class Explorer:
 def explorer(root: str | Path | None = None, **kw):
     """The explorer widget (see :class:`Explorer`) for a notebook cell."""
     return Explorer(root, **kw).widget
+
+
+#: the columns of a table the filter offers a list for, when the table has them
+FILTER_COLUMNS = ("probe", "environment", "host")
+ALL = "(all)"
+
+
+class TableFilter:
+    """A table (any frame: the estimate table, the quality report) and a list per column of
+    FILTER_COLUMNS it has, '(all)' first: picking a value shows only its rows (formatting.show,
+    the caption kept).  ``TableFilter(result.table()).widget`` is what a cell shows."""
+
+    def __init__(self, table: pd.DataFrame, columns=FILTER_COLUMNS):
+        import ipywidgets as w
+
+        self.table = table
+        label = dict(style={"description_width": "7.5em"})
+        self.lists = {c: w.Dropdown(options=[ALL, *sorted(table[c].dropna().astype(str).unique())], value=ALL,
+                                    description=c, **label)
+                      for c in columns if c in table.columns}
+        self.output = w.Output()
+        for d in self.lists.values():
+            d.observe(lambda _: self.refresh(), "value")
+        self.widget = w.VBox([w.HBox(list(self.lists.values())), self.output])
+        self.refresh()
+
+    def rows(self) -> pd.DataFrame:
+        """The table's rows the lists keep, its caption and legend kept."""
+        keep = pd.Series(True, index=self.table.index)
+        for c, d in self.lists.items():
+            if d.value != ALL:
+                keep &= self.table[c].astype(str) == d.value
+        out = self.table[keep]
+        out.attrs = dict(self.table.attrs)
+        return out
+
+    def refresh(self) -> None:
+        from IPython.display import display
+
+        self.output.clear_output(wait=True)
+        with self.output:
+            rows = self.rows()
+            display(formatting.show(rows) if len(rows) else "no row has these values")
+
+
+def table_filter(table: pd.DataFrame, columns=FILTER_COLUMNS):
+    """The filter widget (see :class:`TableFilter`) for a notebook cell."""
+    return TableFilter(table, columns).widget

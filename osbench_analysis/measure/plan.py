@@ -97,3 +97,41 @@ def _runs_to_go(p: _EnvRun, open_conditions: list[Condition], run: int, max_runs
                     need = max(need, int(rows[col].max()))
         rounds.append(min(max(need - run, 1), max_runs - run))
     return sum(rounds) + max(rounds, default=0) * sum(c.probe in registry.CANARY_PROBES for c in open_conditions)
+
+
+def projected_runs(env_name: str, conditions: list[Condition], target, first_round: int,
+                   root=None) -> dict[tuple, int]:
+    """(probe, placement) -> the worker runs precision is projected to give each condition, before any run:
+    what the newest sealed campaign of this environment on this host, with the same target, ended up
+    needing (its conditions' runs_needed and the runs that include a slow minority), at least the first
+    round and at most max_runs; the first round where no such campaign holds the condition.  The
+    measuring bar starts at this total (rounds.py), so that it does not jump when precision adds runs."""
+    import os
+
+    from osbench_analysis.store import campaigns as store
+
+    out = {(c.probe, c.placement): first_round for c in conditions}
+    if target is None:
+        return out
+    try:
+        cat = store.catalog(root)
+    except (OSError, store.StoreError):
+        return out
+    node = os.uname().nodename
+    cat = cat[(cat["environment"] == env_name) & (cat["hostname"] == node)] if len(cat) else cat
+    for cid in cat.sort_values("created_utc", ascending=False)["campaign_id"] if len(cat) else []:
+        try:
+            prec = store.load_campaign(cid, root).manifest.precision or {}
+        except (OSError, store.StoreError, ValueError):
+            continue
+        t = prec.get("target") or {}
+        if t.get("target_rel") != target.target_rel:
+            continue
+        for row in prec.get("conditions", []):
+            key = (row.get("probe"), row.get("placement"))
+            if key in out:
+                need = max(int(row.get("runs_needed") or 0), int(row.get("runs_needed_heterogeneity") or 0),
+                           int(row.get("n_runs") or 0))
+                out[key] = max(out[key], min(need, target.max_runs))
+        break
+    return out

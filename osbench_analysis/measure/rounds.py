@@ -17,7 +17,8 @@ from osbench_analysis.catalog import registry
 from osbench_analysis.measure import journal
 from osbench_analysis.measure.config import CampaignConfig, Condition
 from osbench_analysis.measure.group import _measure_group
-from osbench_analysis.measure.plan import _EnvRun, _needs_more, _precision_report, _run_key, _runs_to_go
+from osbench_analysis.measure.plan import (_EnvRun, _needs_more, _precision_report, _run_key, _runs_to_go,
+                                          projected_runs)
 
 
 def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], progress: bool,
@@ -42,8 +43,14 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
     # the bar's total is what is planned: every condition's first cfg.runs runs and the guests' boots, grown
     # when precision asks for more (by its projection), so that its remaining time is an estimate and not the
     # worst case (max_runs everywhere)
-    planned = {id(p): boots[id(p)] if p.env.time_unit != "ns" else min(cfg.runs, boots[id(p)]) for p in parts}
-    bar = progress_bar(sum(planned[k] * len(v) for k, v in open_.items()), len(done), progress)
+    # before any run, precision's projection is what this host's last campaign of the environment needed
+    # (plan.projected_runs): the bar starts there instead of at the first round
+    root = cfg.output or None
+    planned = {}
+    for p in parts:
+        runs = projected_runs(p.env.name, p.conditions, target, cfg.runs, root) if p.env.time_unit == "ns" else {}
+        planned[id(p)] = sum(min(runs.get((c.probe, c.placement), boots[id(p)]), boots[id(p)]) for c in p.conditions)
+    bar = progress_bar(sum(planned.values()), len(done), progress)
     earlier_s = jr.entries[-1]["measuring_s"] if jr.entries else 0.0
     run, t0 = 0, time.monotonic() - earlier_s
     started: dict[str, float] = {}

@@ -20,6 +20,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import LogLocator, NullFormatter
 
 from osbench_analysis import formatting
+from osbench_analysis.plots import screen
 from osbench_analysis.stats import SweepFit
 from osbench_analysis.stats.quote import MEAN_OVER_RUNS
 
@@ -286,7 +287,7 @@ def environment_forest(table: pd.DataFrame, *, value: str, low: str, high: str, 
     ax.grid(axis="x", which="minor", alpha=0.12)
     ax.tick_params(axis="y", length=0)
     fig.legend(loc="outside right upper", fontsize=9, frameon=False, title="environment", markerscale=1.1)
-    return fig
+    return screen.for_screen(fig)
 
 
 def runs_plot(samples: pd.DataFrame, runs: pd.DataFrame, *, title: str | None = None) -> Figure:
@@ -346,7 +347,7 @@ def runs_plot(samples: pd.DataFrame, runs: pd.DataFrame, *, title: str | None = 
                loc="outside lower center", ncol=3, fontsize=9, frameon=False)
     probe = samples["probe"].iloc[0] if len(samples) else ""
     fig.suptitle(title or f"{probe}: every measured batch, per worker run", fontsize=11)
-    return fig
+    return screen.for_screen(fig)
 
 
 # ------------------------------------------------------------------- files

@@ -98,7 +98,9 @@ def _plot_screen(tab: pd.DataFrame) -> Figure:
     fig.legend(loc="outside lower center", ncol=3, fontsize=9, frameon=False)
     fig.suptitle("GNU Mach (microkernel) and Linux (monolithic) on one emulated CPU: guest instructions per "
                  "operation, median over boots [range]", fontsize=11)
-    return fig
+    from osbench_analysis.plots import screen
+
+    return screen.for_screen(fig)
 
 
 #: each kernel design's look in the matched figure (print-safe: grey shades and markers)

@@ -9,6 +9,21 @@ from matplotlib.figure import Figure
 
 ARCH_COLOURS = {"monolithic": "#4c72b0", "microkernel": "#c44e52", "hybrid": "#dd8452", "user-space-kernel": "#8172b3"}
 
+#: published series are hollow (our measurements are filled, edged in black), each in a deep colour and a
+#: marker of its own: a series tells itself from the others by both, and from ours by the fill
+#: hues our environments never wear first (black, grey, olive, brown), then seaborn's dark ones; markers
+#: our native circle and gvisor square are not, first
+_PUBLISHED_MARKERS = ("^", "v", "<", ">", "p", "h", "*", "d", "X", "P", "s", "o")
+_PUBLISHED_HUES = (None, 7, 8, 5, 4, 3, 2, 1, 9, 0, 6)
+
+
+def published_styles(names) -> dict:
+    """name -> (colour, marker), distinct for every published series (up to 11 by colour and marker)."""
+    dark = sns.color_palette("dark", 10)
+    colours = [(0.1, 0.1, 0.1) if h is None else dark[h] for h in _PUBLISHED_HUES]
+    return {n: (colours[i % len(colours)], _PUBLISHED_MARKERS[i % len(_PUBLISHED_MARKERS)])
+            for i, n in enumerate(names)}
+
 
 def plot_architecture_ratios(arch: pd.DataFrame, env: pd.DataFrame | None = None, *,
                              exclude_primitives: tuple[str, ...] = (),
@@ -26,12 +41,14 @@ def plot_architecture_ratios(arch: pd.DataFrame, env: pd.DataFrame | None = None
     fig, ax = plt.subplots(figsize=(10, 0.32 * len(prims) + 1.8))
     plt.close(fig)  # the caller shows or saves it; closing keeps pyplot from showing it twice or accumulating
     pairs = list(dict.fromkeys(arch["pair"]))  # first-seen order keeps sources together in the legend
-    palette = dict(zip(pairs, sns.color_palette("colorblind", len(pairs))))
+    styles = published_styles(pairs)
     rng = np.random.default_rng(0)  # jitter only spreads overlapping markers
     for pair in pairs:
         part = arch[arch["pair"] == pair]
+        colour, marker = styles[pair]
         ax.scatter(part["slowdown_factor"], [y[p] + rng.uniform(-0.18, 0.18) for p in part["primitive"]],
-                   s=22, alpha=0.8, color=palette[pair], label=f"published: {pair}")
+                   s=30, marker=marker, facecolors="none", edgecolors=colour, linewidths=1.3,
+                   label=f"published: {pair}")
     if env is not None:
         from osbench_analysis.plots.forest import environment_styles
 
@@ -52,6 +69,10 @@ def plot_architecture_ratios(arch: pd.DataFrame, env: pd.DataFrame | None = None
     ax.set_title("Microkernel/hybrid vs monolithic per primitive, pairs each source names as fair")
     ax.legend(fontsize=8 if distinct_environments else 7, loc="upper left", bbox_to_anchor=(1.01, 1.0),
               frameon=False)
+    if distinct_environments:   # on screen
+        from osbench_analysis.plots import screen
+
+        screen.for_screen(fig)
     fig.tight_layout()
     return fig
 
@@ -70,10 +91,13 @@ def plot_ours_vs_published(side: pd.DataFrame, *, distinct_environments: bool = 
     plt.close(fig)
     pub = side.drop_duplicates(["source_id", "table_id", "metric_id", "system_id", "probe"])
     rng = np.random.default_rng(0)
+    arch_styles = published_styles(sorted(pub["arch_class"].unique()))
     for arch, part in pub.groupby("arch_class"):
+        colour, marker = arch_styles[arch]
         ax.scatter(part["published_us_per_op"] / part["our_ops_per_published_op"],
-                   [y[p] + rng.uniform(-0.2, 0.2) for p in part["probe"]], s=20, alpha=0.75,
-                   color=ARCH_COLOURS.get(arch, "grey"), label=f"published ({arch}), per our operation")
+                   [y[p] + rng.uniform(-0.2, 0.2) for p in part["probe"]], s=30, marker=marker,
+                   facecolors="none", edgecolors=colour, linewidths=1.3,
+                   label=f"published ({arch}), per our operation")
     ours = side.dropna(subset=["our_us_per_published_op"]).drop_duplicates(["probe", "campaign_id", "variant", "placement"])
     if not ours.empty:
         per_op = ours["our_us_per_published_op"] / ours["our_ops_per_published_op"]
@@ -100,5 +124,9 @@ def plot_ours_vs_published(side: pd.DataFrame, *, distinct_environments: bool = 
     ax.set_title("This machine beside published values: different hardware and eras, context only")
     ax.legend(fontsize=8 if distinct_environments else 7, loc="upper left", bbox_to_anchor=(1.01, 1.0),
               frameon=False)
+    if distinct_environments:   # on screen
+        from osbench_analysis.plots import screen
+
+        screen.for_screen(fig)
     fig.tight_layout()
     return fig

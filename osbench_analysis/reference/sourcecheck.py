@@ -30,6 +30,12 @@ def default_seeds_dir() -> Path:
     return Path(__file__).resolve().parents[3] / "shared" / "seeds"
 
 
+def seeds_missing_reason(seeds_dir: str | Path) -> str:
+    """One line for a test that needs the source texts and skips without them."""
+    return (f"the published studies' source texts are not at {seeds_dir} (optional: set {SEEDS_ENV}=<folder> "
+            "to check data/reference against them)")
+
+
 def normalise_text(text: str) -> str:
     """Runs of whitespace (tabs, newlines, flattened table gaps) become one space."""
     return re.sub(r"\s+", " ", text).strip()

@@ -1,6 +1,8 @@
-"""What notebooks/run_campaign.ipynb shows after measuring: one table of what
-was measured across environments (readable_summary: units per row, three
-significant digits), and the failed workers (or one sentence saying none failed)."""
+"""What notebooks/run_campaign.ipynb shows after measuring: how many runs each
+condition got and why adding runs stopped, in words (precision_summary: `runs`
+is only the first round), one table of what was measured across environments
+(readable_summary: units per row, three significant digits), and the failed
+workers (or one sentence saying none failed)."""
 from __future__ import annotations
 
 import pandas as pd
@@ -64,3 +66,45 @@ def failures(campaigns):
     if table.empty:
         return Sentence("no worker failed")
     return table[["environment", *[c for c in table.columns if c != "environment"]]]
+
+
+#: why a campaign stopped adding runs (its manifest's precision.stop_reason), in words
+_STOP_WORDS = {
+    "target_met": "target met: every condition's {level} interval is at most ±{target} of its estimate",
+    "budget_exhausted": "time budget of {budget} spent: {met} of {total} conditions had reached ±{target}",
+    "max_runs": "max_runs ({max_runs}) reached: {met} of {total} conditions had reached ±{target}",
+    "continue": "stopped while {open} condition(s) still needed runs: {met} of {total} at ±{target}",
+    "no_successful_run": "no worker run succeeded: nothing to judge",
+    "fixed_runs": "fixed runs: {runs} per condition, no precision target",
+    "guest_boots": "{runs} boot(s) of the guest, whose counts repeat: no precision target",
+}
+
+
+def stop_words(precision: dict) -> str:
+    """A manifest's precision record as a sentence: why adding runs stopped, and what ``target_met`` means."""
+    p = precision or {}
+    t = p.get("target") or {}
+    total, met = p.get("conditions_total", 0), p.get("conditions_met", 0)
+    fill = dict(level=f"{100 * t.get('level', 0.95):g}%", target=f"{100 * t.get('target_rel', 0):g}%",
+                budget=f"{t.get('budget_s', 0):.0f} s", max_runs=t.get("max_runs"), met=met, total=total,
+                open=total - met, runs=p.get("runs"))
+    reason = p.get("stop_reason", "")
+    return _STOP_WORDS.get(reason, reason).format(**fill)
+
+
+def precision_summary(campaigns) -> pd.DataFrame:
+    """One row per campaign: the first round (`runs`), the runs each condition got in the end
+    (precision may add runs up to `max_runs`), how many conditions met the target, and why it
+    stopped, in words (stop_words)."""
+    rows = []
+    for c in campaigns:
+        cfg, p = c.manifest.config, c.manifest.precision or {}
+        target = p.get("target") or {}
+        counts = pd.Series([(r.probe, r.variant, r.placement) for r in c.manifest.runs]).value_counts()
+        got = f"{counts.min()}–{counts.max()}" if len(counts) and counts.min() != counts.max() else \
+            (str(counts.max()) if len(counts) else "0")
+        rows.append({"environment": c.environment, "first round": cfg.get("runs"),
+                     "max_runs": target.get("max_runs", ""), "runs per condition": got,
+                     "target met": f"{p['conditions_met']} of {p['conditions_total']}" if target else "",
+                     "why it stopped": stop_words(p)})
+    return pd.DataFrame(rows)

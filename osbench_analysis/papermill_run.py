@@ -1,0 +1,98 @@
+"""Run a notebook under papermill with a quiet terminal: what the Makefile calls
+(`make measure`, `make paper`) in place of `python -m papermill`, with the same
+options (`-p NAME VALUE`, `-k`, `--log-level`, `--no-progress-bar`, ...).
+
+    python -m osbench_analysis.papermill_run notebooks/analyze.ipynb build/notebooks/analyze.ipynb -p write_paper True
+
+Two lines papermill's kernels print on every successful run are not warnings a
+person can act on, so they are removed where they come from, not filtered:
+
+* ``[IPKernelApp] WARNING | Kernel is running over TCP without encryption``:
+  the kernel talks to papermill over ZeroMQ IPC sockets (files in a private
+  0700 folder, removed after the run) instead of TCP on localhost;
+* ``[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel``: jupyter_client
+  sends SIGINT before asking a kernel to shut down (to stop a running cell);
+  after a finished run no cell runs, so the kernel is asked to shut down
+  without the interrupt (one that does not stop is still killed).
+
+Everything else shows as before: a failing cell, a kernel that dies, a warning
+a cell raises (in its output), papermill's own warnings.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+
+#: set for the kernels this runner starts: the measuring bar (measure/progress.py) then draws on the terminal
+RUNNER_ENV = "OSBENCH_PAPERMILL"
+
+
+def kernel_manager_class():
+    """jupyter_client's AsyncKernelManager over IPC sockets, without the interrupt before shutdown."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class QuietKernelManager(AsyncKernelManager):
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            self.transport = "ipc"
+            self._socket_dir = tempfile.mkdtemp(prefix="osbench-kernel-")   # 0700: this user's only
+            self.ip = os.path.join(self._socket_dir, "kernel")
+
+        async def start_kernel(self, **kw) -> None:
+            # the measuring bar (measure/progress.py) draws on the terminal of a kernel this runner started
+            kw["env"] = {**(kw.get("env") or os.environ), RUNNER_ENV: "1"}
+            await super().start_kernel(**kw)
+
+        async def _async_interrupt_kernel(self) -> None:
+            if self.shutting_down:      # shutdown_kernel's interrupt: nothing runs after a finished run
+                return
+            await super()._async_interrupt_kernel()
+
+        async def _async_cleanup_resources(self, restart: bool = False) -> None:
+            await super()._async_cleanup_resources(restart=restart)
+            if not restart:
+                shutil.rmtree(self._socket_dir, ignore_errors=True)
+
+    return QuietKernelManager
+
+
+def engine():
+    """papermill's nbclient engine, starting kernels with kernel_manager_class()."""
+    from papermill.engines import NBClientEngine
+
+    class QuietEngine(NBClientEngine):
+        @classmethod
+        def execute_managed_notebook(cls, nb_man, kernel_name, **kwargs):
+            kwargs.setdefault("kernel_manager_class", kernel_manager_class())
+            return super().execute_managed_notebook(nb_man, kernel_name, **kwargs)
+
+    return QuietEngine
+
+
+def execute_notebook(input_path, output_path, **kwargs):
+    """papermill.execute_notebook with the quiet engine (tests and scripts)."""
+    import papermill
+
+    use()
+    return papermill.execute_notebook(str(input_path), str(output_path), **kwargs)
+
+
+def use() -> None:
+    """Make the quiet engine papermill's default in this process."""
+    from papermill.engines import papermill_engines
+
+    papermill_engines.register(None, engine())
+    papermill_engines.register("osbench", engine())
+
+
+def main(argv=None) -> int:
+    from papermill.cli import papermill
+
+    use()
+    return papermill.main(args=list(sys.argv[1:] if argv is None else argv), prog_name="papermill")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
