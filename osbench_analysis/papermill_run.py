@@ -8,8 +8,11 @@ Two lines papermill's kernels print on every successful run are not warnings a
 person can act on, so they are removed where they come from, not filtered:
 
 * ``[IPKernelApp] WARNING | Kernel is running over TCP without encryption``:
-  the kernel talks to papermill over ZeroMQ IPC sockets (files in a private
-  0700 folder, removed after the run) instead of TCP on localhost;
+  the kernel's own log (its start-up notices, not a cell's output) shows
+  errors only (``--IPKernelApp.log_level=ERROR``); the kernel still talks to
+  papermill over TCP on localhost.  (ZeroMQ IPC sockets, which avoid the
+  warning, lost a reply now and then when two notebooks ran side by side,
+  `make paper`: the run then waited for ever);
 * ``[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel``: jupyter_client
   sends SIGINT before asking a kernel to shut down (to stop a running cell);
   after a finished run no cell runs, so the kernel is asked to shut down
@@ -21,39 +24,27 @@ a cell raises (in its output), papermill's own warnings.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-import tempfile
 
 #: set for the kernels this runner starts: the measuring bar (measure/progress.py) then draws on the terminal
 RUNNER_ENV = "OSBENCH_PAPERMILL"
 
 
 def kernel_manager_class():
-    """jupyter_client's AsyncKernelManager over IPC sockets, without the interrupt before shutdown."""
+    """jupyter_client's AsyncKernelManager with a quiet kernel log, without the interrupt before shutdown."""
     from jupyter_client.manager import AsyncKernelManager
 
     class QuietKernelManager(AsyncKernelManager):
-        def __init__(self, **kw):
-            super().__init__(**kw)
-            self.transport = "ipc"
-            self._socket_dir = tempfile.mkdtemp(prefix="osbench-kernel-")   # 0700: this user's only
-            self.ip = os.path.join(self._socket_dir, "kernel")
-
         async def start_kernel(self, **kw) -> None:
             # the measuring bar (measure/progress.py) draws on the terminal of a kernel this runner started
             kw["env"] = {**(kw.get("env") or os.environ), RUNNER_ENV: "1"}
+            kw["extra_arguments"] = [*(kw.get("extra_arguments") or []), "--IPKernelApp.log_level=ERROR"]
             await super().start_kernel(**kw)
 
         async def _async_interrupt_kernel(self) -> None:
             if self.shutting_down:      # shutdown_kernel's interrupt: nothing runs after a finished run
                 return
             await super()._async_interrupt_kernel()
-
-        async def _async_cleanup_resources(self, restart: bool = False) -> None:
-            await super()._async_cleanup_resources(restart=restart)
-            if not restart:
-                shutil.rmtree(self._socket_dir, ignore_errors=True)
 
     return QuietKernelManager
 

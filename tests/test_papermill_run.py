@@ -54,7 +54,7 @@ def test_shutting_down_sends_no_interrupt_but_an_interrupt_asked_for_is_sent(mon
         sent.append(self.shutting_down)
     monkeypatch.setattr(AsyncKernelManager, "_async_interrupt_kernel", interrupt)
     km = papermill_run.kernel_manager_class()(kernel_name="python3")
-    assert km.transport == "ipc" and km.ip.startswith(km._socket_dir)
+    assert km.transport == "tcp"   # IPC sockets lost a reply now and then with two notebooks side by side
     km.shutting_down = True       # what shutdown_kernel sets before it would interrupt
     asyncio.run(km._async_interrupt_kernel())
     km.shutting_down = False      # a person's interrupt, a timeout
@@ -72,7 +72,6 @@ def test_a_successful_run_prints_no_warning_or_error_and_a_real_warning_stays_in
     outputs = [o for c in nb["cells"] for o in c.get("outputs", [])]
     text = "".join("".join(o.get("text", "")) for o in outputs)
     assert "UserWarning: a real warning" in text and "1\n" in text   # the kernel knows who started it
-    assert not list(tmp_path.glob("kernel*"))    # IPC sockets live in a private folder, removed
 
 
 @pytest.mark.slow
@@ -80,3 +79,18 @@ def test_a_failing_cell_still_fails_the_run_with_its_error(tmp_path):
     done, _ = run(tmp_path, "raise ValueError('the error a person must see')")
     assert done.returncode != 0
     assert "the error a person must see" in done.stderr
+
+
+@pytest.mark.slow
+def test_two_notebooks_side_by_side_both_finish(tmp_path):
+    """make paper runs analyze and reference_comparisons at once: neither may wait for a lost reply."""
+    import concurrent.futures
+
+    cells = "import time\n" + "\n".join(f"time.sleep(0.05); print({i})" for i in range(3))
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        runs = [pool.submit(run, tmp_path / name, cells) for name in ("a", "b")]
+        for r in runs:
+            done, _ = r.result(timeout=300)
+            assert done.returncode == 0, done.stderr[-2000:]

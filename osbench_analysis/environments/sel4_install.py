@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import shutil
+import tempfile
 import subprocess
 import sys
 import tarfile
@@ -218,6 +219,11 @@ def stamp_of(crate_sha: str, fastpath: bool) -> str:
     return h.hexdigest()
 
 
+def _spaceless_tmp() -> str | None:
+    """The temporary folder, unless its path has a space (then /tmp)."""
+    return None if " " not in tempfile.gettempdir() else "/tmp"
+
+
 def build_variant(crate: Path, crate_sha: str, pytools: Path, fastpath: bool) -> dict:
     kernel, task = sel4.kernel_path(fastpath), sel4.task_path(fastpath)
     folder = kernel.parent
@@ -225,20 +231,24 @@ def build_variant(crate: Path, crate_sha: str, pytools: Path, fastpath: bool) ->
     want = stamp_of(crate_sha, fastpath)
     if kernel.exists() and task.exists() and stamp.exists() and json.loads(stamp.read_text()).get("inputs") == want:
         return json.loads(stamp.read_text())["record"]
-    tree = unpack(crate, folder / "src")
-    (tree / "include/plat/pc99/autoconf.h").write_text(autoconf(fastpath))
-    build_kernel(tree, folder / "build", pytools, kernel)
-    gen_libsel4(tree, folder / "libsel4", pytools)
-    build_task(tree, folder / "libsel4", task)
+    # seL4's Makefile takes its tree's path apart at spaces: unpack and build in a folder without one (a
+    # checkout may live under a path with a space), then keep only the kernel and the root task
+    work = Path(tempfile.mkdtemp(prefix=f"osbench-sel4-{'fast' if fastpath else 'slow'}-", dir=_spaceless_tmp()))
+    try:
+        tree = unpack(crate, work / "src")
+        (tree / "include/plat/pc99/autoconf.h").write_text(autoconf(fastpath))
+        folder.mkdir(parents=True, exist_ok=True)
+        build_kernel(tree, work / "build", pytools, kernel)
+        gen_libsel4(tree, work / "libsel4", pytools)
+        build_task(tree, work / "libsel4", task)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     record = {CRATE: {"version": CRATE_VERSION, "sha256": crate_sha, "seL4": KERNEL_VERSION,
                       "source": "crates.io crate, its seL4/ folder"},
               "kernel": {"config": "release, x86_64 pc99, xAPIC, FS/GS base by MSR, "
                                    + ("IPC fastpath" if fastpath else "no IPC fastpath"),
                          "sha256": sha256(kernel)},
               "task": {"sha256": sha256(task)}}
-    # the unpacked tree and the build's objects are not needed to boot: keep the folder small
-    shutil.rmtree(folder / "src", ignore_errors=True)
-    shutil.rmtree(folder / "build", ignore_errors=True)
     stamp.write_text(json.dumps({"inputs": want, "record": record}, indent=1))
     return record
 
