@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "osbench_analysis"
 
 #: bottom to top: a module may import from its own layer or any layer listed before it
 LAYERS = (
-    ("foundation", {"__init__", "errors", "paths", "formatting", "_probes", "_probes_test"}),
+    ("foundation", {"__init__", "errors", "paths", "formatting", "forwarding", "_probes", "_probes_test"}),
     ("catalog", {"catalog"}),
     ("hosts", {"hosts"}),
     ("store", {"store"}),
@@ -129,3 +129,15 @@ def test_no_module_a_reader_cannot_hold():
     long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
             if (n := len(p.read_text().splitlines())) > MAX_LINES}
     assert not long, f"split these (at most {MAX_LINES} lines a module): {long}"
+
+
+def test_the_user_facing_packages_forward_to_their_main_module():
+    from osbench_analysis import analysis, explore, fleet
+    from osbench_analysis.analysis import pipeline
+    from osbench_analysis.explore import questions
+    from osbench_analysis.fleet import run
+
+    assert analysis.analyze is pipeline.analyze and explore.samples is questions.samples
+    assert fleet.fleet_run is run.fleet_run
+    with pytest.raises(AttributeError, match="'osbench_analysis.analysis' has no attribute 'no_such_name'"):
+        analysis.no_such_name
