@@ -26,6 +26,7 @@ import concurrent.futures
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import tempfile
 import subprocess
@@ -143,12 +144,12 @@ def install_build_tools(dest: Path) -> Path:
 
 # ------------------------------------------------------------------ kernel, headers, root task
 
-def make_argv(tree: Path, cc: Path) -> list[str]:
+def make_argv(tree: Path, cc: Path, python: str = sys.executable) -> list[str]:
     """The standalone build of kernel.elf (x86_64 pc99).  XMLLINT_PATH and CIRCULAR_INCLUDES turn two
     checks off (xmllint is not installed; circular_includes.py misreads gcc 12's line markers): they
     generate nothing."""
     return ["make", f"-j{min(os.cpu_count() or 1, 2)}", "-f", str(tree / "Makefile"), f"SOURCE_ROOT={tree}",
-            "ARCH=x86", "SEL4_ARCH=x86_64", "PLAT=pc99", f"PYTHON={sys.executable}", "XMLLINT_PATH=true",
+            "ARCH=x86", "SEL4_ARCH=x86_64", "PLAT=pc99", f"PYTHON={python}", "XMLLINT_PATH=true",
             "CIRCULAR_INCLUDES=true", f"CC={cc}", "kernel.elf"]
 
 
@@ -161,7 +162,11 @@ def build_kernel(tree: Path, build: Path, pytools: Path, out: Path) -> None:
     cc = build / "cc"
     cc.write_text('#!/bin/sh\nexec gcc "$@" ' + " ".join(KERNEL_CC_FLAGS) + "\n")
     cc.chmod(0o755)
-    run(make_argv(tree, cc), env=tool_env(tree, pytools), cwd=build)
+    # the Makefile splits PYTHON at a space too: a wrapper in the build folder runs this interpreter
+    python = build / "python"
+    python.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} \"$@\"\n")
+    python.chmod(0o755)
+    run(make_argv(tree, cc, str(python)), env=tool_env(tree, pytools), cwd=build)
     run(["objcopy", "-O", "elf32-i386", str(build / "kernel.elf"), str(out)])
 
 
