@@ -155,8 +155,9 @@ def mechanism_tex(result, counts: pd.DataFrame | None = None) -> str:
     for r in summary.itertuples():
         cells = [f"{_env(r.environment)} & {_op(r.crossing_probe)}"]
         if r.status == "not decomposed":
+            # the counted columns and the priced events empty, the last column says why
             rows.append(cells[0] + f" & {_t(r.crossing_ns, r.crossing_low_ns, r.crossing_high_ns)} & -- & -- & -- "
-                        "& -- & -- & -- & not decomposed \\\\")
+                        "& -- & -- & not decomposed \\\\")
             continue
         vol, inv = _count(terms, r, "of which voluntary"), _count(terms, r, "of which involuntary")
         req = _count(terms, r, "FUSE requests")
