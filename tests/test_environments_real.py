@@ -32,7 +32,8 @@ SANDBOXES = ["gvisor", "gvisor-ptrace", "gvisor-gofer", "uml", "fuse", "fuse-noc
 PROBES_FOR = {"gvisor": list(registry.DEFAULT_PROBES), "uml": list(registry.DEFAULT_PROBES),
               "fuse-nocache": list(registry.DEFAULT_PROBES),
               "gvisor-ptrace": ["null_syscall", "fork_exit", *FILE_PROBES],
-              "gvisor-gofer": ["null_syscall", *FILE_PROBES], "fuse": ["null_syscall", *FILE_PROBES]}
+              # a probe off the served path is refused by name when asked for (test_config), so not asked here
+              "gvisor-gofer": list(FILE_PROBES), "fuse": list(FILE_PROBES)}
 
 
 def measure(tmp_path, environment, probes, **kw):
@@ -171,8 +172,10 @@ def test_a_failing_probe_leaves_nothing(name, tmp_path):
 def test_a_hung_probe_is_killed_with_its_sandbox(name, tmp_path):
     t0 = time.monotonic()
     # one hung worker: on the host-backed folder only (a sandbox would also give it a guest tmpfs)
-    (c,) = measure(tmp_path, name, ["test_hang"], timeout_s=12, sandbox_fs=["host-volume"])
-    assert [r.status for r in c.manifest.runs] == ["timeout"]
+    # its only run timed out: nothing is sealed, and the reason names the probe (runner.NothingMeasured)
+    with pytest.raises(runner.NothingMeasured, match=r"test_hang: killed after \d+ s"):   # 12 s, plus the boot
+        measure(tmp_path, name, ["test_hang"], timeout_s=12, sandbox_fs=["host-volume"])
+    assert not list((tmp_path / "campaigns").glob("2*"))
     assert time.monotonic() - t0 < 40
     assert leftovers(os.getpid()) == NOTHING
 
