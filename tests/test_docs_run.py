@@ -84,9 +84,14 @@ def synthetic_root(tmp_path_factory):
     root = tmp_path_factory.mktemp("doc-campaigns")
     cat = store.catalog()
     cat = cat[~cat["campaign_id"].str.contains("sweep")].sort_values("created_utc")
-    natives = cat[cat["environment"] == "native"]["campaign_id"].tolist()[-2:]
+    # two natives of one host (the newest host with two: after `make all` a new host may have only one)
+    nat = cat[cat["environment"] == "native"]
+    hosts = nat.groupby("host")["created_utc"].agg(["size", "max"])
+    host = hosts[hosts["size"] >= 2].sort_values("max").index[-1]
+    natives = nat[nat["host"] == host]["campaign_id"].tolist()[-2:]
+    same = cat[(cat["host"] == host) | cat["environment"].isin(["mach", "linux-tcg", "linux-tcg-nomitig"])]
     others = [cid for env in ("gvisor", "mach", "linux-tcg", "linux-tcg-nomitig")
-              for cid in cat[cat["environment"] == env]["campaign_id"].tolist()[-1:]]
+              for cid in same[same["environment"] == env]["campaign_id"].tolist()[-1:]]
     for i, cid in enumerate(natives + others):
         synthetic.write_synthetic(root, cid, base=store.load_campaign(store.default_root() / cid), seed=i)
     return root

@@ -180,7 +180,9 @@ def test_the_committed_sweep_campaign_is_read_beside_the_committed_round():
     sweep_id = "20261126T120746Z-vm-native"
     if not (CAMPAIGNS_DIR / sweep_id / store.SEAL_FILE).is_file():
         pytest.skip(f"campaign {sweep_id} not in this checkout")
-    refs = analysis.select_campaigns()
+    cat = store.catalog()
+    host = cat.loc[cat["campaign_id"] == sweep_id, "host"].iloc[0]   # its own host, whichever is newest here
+    refs = analysis.select_campaigns(host=host)
     native = [r.campaign_id for r in refs if r.environment == "native"]
     assert len(native) == 1 and native[0] != sweep_id
     assert sweep_id in analysis.sweep_campaign_ids(store.catalog())
