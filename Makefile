@@ -73,7 +73,8 @@ measure: setup
 	@mkdir -p $(RUNS)
 	@# the measuring bar and one line per environment go to this terminal (osbench_analysis/progress.py):
 	@# papermill's own cell bar would only fight with it on the same line
-	$(PAPERMILL) --no-progress-bar notebooks/run_campaign.ipynb $(RUNS)/run_campaign.ipynb -p profile $(PROFILE) -p environment $(ENVIRONMENT) -p wait $(WAIT)
+	@echo "running notebooks/run_campaign.ipynb (papermill)"
+	@$(PAPERMILL) --no-progress-bar notebooks/run_campaign.ipynb $(RUNS)/run_campaign.ipynb -p profile $(PROFILE) -p environment $(ENVIRONMENT) -p wait $(WAIT)
 
 # Host events per guest operation (perf stat) into data/crossing_counts/, which the crossing accounting
 # reads (docs/environments.md); about 100 s, so not part of `make all`: without this host's counts the
@@ -83,11 +84,13 @@ count: setup
 
 analyze: install
 	@mkdir -p $(RUNS)
-	$(PAPERMILL) notebooks/analyze.ipynb $(RUNS)/analyze.ipynb -p write_paper True
+	@echo "running notebooks/analyze.ipynb (papermill)"
+	@$(PAPERMILL) notebooks/analyze.ipynb $(RUNS)/analyze.ipynb -p write_paper True
 
 reference: install
 	@mkdir -p $(RUNS)
-	$(PAPERMILL) notebooks/reference_comparisons.ipynb $(RUNS)/reference_comparisons.ipynb -p write_paper True
+	@echo "running notebooks/reference_comparisons.ipynb (papermill)"
+	@$(PAPERMILL) notebooks/reference_comparisons.ipynb $(RUNS)/reference_comparisons.ipynb -p write_paper True
 
 figures: analyze reference
 
