@@ -67,14 +67,7 @@ def plot_architecture_ratios(arch: pd.DataFrame, env: pd.DataFrame | None = None
     ax.set_yticks(range(len(prims)), prims)
     ax.set_xlabel("slowdown factor (subject cost / monolithic baseline cost; >1: subject slower)")
     ax.set_title("Microkernel/hybrid vs monolithic per primitive, pairs each source names as fair")
-    ax.legend(fontsize=8 if distinct_environments else 7, loc="upper left", bbox_to_anchor=(1.01, 1.0),
-              frameon=False)
-    if distinct_environments:   # on screen
-        from osbench_analysis.plots import screen
-
-        screen.for_screen(fig)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, ax, distinct_environments)
 
 
 def plot_ours_vs_published(side: pd.DataFrame, *, distinct_environments: bool = False) -> Figure | None:
@@ -122,9 +115,13 @@ def plot_ours_vs_published(side: pd.DataFrame, *, distinct_environments: bool = 
     ax.set_yticks(range(len(probes)), probes)
     ax.set_xlabel("µs per operation of our probe (published values rescaled by our_ops_per_published_op)")
     ax.set_title("This machine beside published values: different hardware and eras, context only")
-    ax.legend(fontsize=8 if distinct_environments else 7, loc="upper left", bbox_to_anchor=(1.01, 1.0),
-              frameon=False)
-    if distinct_environments:   # on screen
+    return _finish(fig, ax, distinct_environments)
+
+
+def _finish(fig: Figure, ax, on_screen: bool) -> Figure:
+    """The legend beside the axes, the screen's ticks and repeated axis when on screen, a tight layout."""
+    ax.legend(fontsize=8 if on_screen else 7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    if on_screen:
         from osbench_analysis.plots import screen
 
         screen.for_screen(fig)
