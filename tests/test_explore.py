@@ -136,6 +136,9 @@ def test_the_explorer_widget_follows_what_is_picked():
     assert set(ex._samples["probe"]) == {"null_syscall"}
     ex.environments.value = ("native",)
     assert set(ex._samples["environment"]) == {"native"}
+    # the plot, the runs' verdicts (no comparison with one environment), as the Output's state
+    assert [o["output_type"] for o in ex.output.outputs] == ["display_data", "display_data"]
+    assert "null_syscall" in ex.output.outputs[1]["data"]["text/html"]
     # each campaign listed with the host that measured it (issue #28)
     labels = dict(ex.campaigns.options)
     older = [c for c in labels.values() if "native" in c][-1]
@@ -295,6 +298,24 @@ def test_the_table_filter_keeps_the_rows_picked_and_lets_unknown_columns_through
     assert rows.attrs["caption"] == "Every row: 95% intervals."
     f.lists["environment"].value = "gvisor"
     assert f.rows().empty
+
+
+def test_widgets_show_their_content_as_state_not_as_captured_output():
+    # what a widget shows travels as its Output's state: a runner (nbclient) that captures output into an
+    # Output widget sends it back to the kernel while waiting for the cell's reply, and papermill hung so
+    from osbench_analysis.explore import widgets
+
+    t = pd.DataFrame(dict(probe=["a", "b"], environment=["native", "native"], time=["1 ns", "3 ns"]))
+    f = widgets.TableFilter(t)
+    (shown,) = f.output.outputs
+    assert shown["output_type"] == "display_data" and ">3 ns<" in shown["data"]["text/html"]
+    f.lists["probe"].value = "a"
+    (shown,) = f.output.outputs
+    assert ">1 ns<" in shown["data"]["text/html"] and ">3 ns<" not in shown["data"]["text/html"]
+    f.lists["probe"].value = widgets.ALL
+    f.table = t.iloc[0:0]
+    f.refresh()
+    assert f.output.outputs == ({"output_type": "stream", "name": "stdout", "text": "no row has these values\n"},)
 
 
 def test_the_guests_are_one_call_and_asking_samples_for_one_says_so():

@@ -27,6 +27,27 @@ def _newest_per_environment(cat: pd.DataFrame, root: str | Path | None = None) -
     return [r.campaign_id for r in analysis.select_campaigns(root=root) if r.campaign_id in set(cat["campaign_id"])]
 
 
+def show_in(output, *items) -> None:
+    """Replace what an ipywidgets ``Output`` shows by ``items`` (a str prints as text; anything else shows as
+    IPython would display it), set as the widget's state in one assignment.
+
+    Not ``with output: display(...)``: capturing into an Output makes a notebook runner (nbclient, under
+    papermill) send the captured outputs back to the kernel on the shell socket while it waits on that socket
+    for the cell's reply; now and then the reply is then never seen and the run waits for ever (nbclient
+    issue 312; `make paper` stopped so in the estimate table's filter).  Set as state, the outputs reach the
+    runner and JupyterLab alike, and the runner sends nothing back."""
+    from IPython.core.formatters import format_display_data
+
+    outputs = []
+    for item in items:
+        if isinstance(item, str):
+            outputs.append({"output_type": "stream", "name": "stdout", "text": item + "\n"})
+        else:
+            data, metadata = format_display_data(item)
+            outputs.append({"output_type": "display_data", "data": data, "metadata": metadata})
+    output.outputs = tuple(outputs)
+
+
 class Explorer:
     """The widget and its state: ``Explorer(root).widget`` is what a cell shows."""
 
@@ -68,9 +89,7 @@ class Explorer:
     def _campaigns_changed(self, _) -> None:
         """New campaigns: the probes, placements and environments they hold become the choices."""
         if not self.campaigns.value:
-            self.output.clear_output()
-            with self.output:
-                print("pick at least one campaign")
+            show_in(self.output, "pick at least one campaign")
             return
         _, s = store.load_campaigns(list(self.campaigns.value), self.root,
                                     columns=["campaign_id", "environment", "probe", "placement"])
@@ -125,27 +144,26 @@ class Explorer:
                           & ((self._holding["placement"] == placement) if placement else True)]
         # the chosen environments that measured this probe here (a sandbox may lack a placement)
         envs = [e for e in self.environments.value if e in set(h["environment"])]
-        self.output.clear_output(wait=True)
-        with self.output:
-            try:
-                if not envs:
-                    raise explore.ExploreError(f"none of {list(self.environments.value)} measured "
-                                               f"{self.probe.value} {placement or ''} in these campaigns")
-                s = explore.samples(self.probe.value, placement=placement, campaigns=list(self.campaigns.value),
-                                    environments=envs, root=self.root)
-                self._samples = s
-                display(explore.plot_runs(s))
-                # formatting.show: reasons and sentences in full (a plain frame cuts them at 50 characters)
-                display(formatting.show(explore.runs_agree(s)[["environment", "campaign_id", "placement", "verdict",
-                                                               "reason"]]))
-                others = [v for v in s[self.compare_by.value].astype(str).unique() if v != self.baseline.value]
-                for other in others:
-                    # campaigns picked from two hosts are compared as asked, the sentence saying so
-                    display(formatting.show(explore.compare(s, self.compare_by.value, other, self.baseline.value,
-                                                            across_hosts=True)[["sentence"]]))
-            except explore.OsbenchError as e:
-                print(e)
-
+        shown = []
+        try:
+            if not envs:
+                raise explore.ExploreError(f"none of {list(self.environments.value)} measured "
+                                           f"{self.probe.value} {placement or ''} in these campaigns")
+            s = explore.samples(self.probe.value, placement=placement, campaigns=list(self.campaigns.value),
+                                environments=envs, root=self.root)
+            self._samples = s
+            shown.append(explore.plot_runs(s))
+            # formatting.show: reasons and sentences in full (a plain frame cuts them at 50 characters)
+            shown.append(formatting.show(explore.runs_agree(s)[["environment", "campaign_id", "placement",
+                                                                 "verdict", "reason"]]))
+            others = [v for v in s[self.compare_by.value].astype(str).unique() if v != self.baseline.value]
+            for other in others:
+                # campaigns picked from two hosts are compared as asked, the sentence saying so
+                shown.append(formatting.show(explore.compare(s, self.compare_by.value, other, self.baseline.value,
+                                                             across_hosts=True)[["sentence"]]))
+        except explore.OsbenchError as e:
+            shown.append(str(e))
+        show_in(self.output, *shown)
 
 def explorer(root: str | Path | None = None, **kw):
     """The explorer widget (see :class:`Explorer`) for a notebook cell."""
@@ -187,12 +205,8 @@ class TableFilter:
         return out
 
     def refresh(self) -> None:
-        from IPython.display import display
-
-        self.output.clear_output(wait=True)
-        with self.output:
-            rows = self.rows()
-            display(formatting.show(rows) if len(rows) else "no row has these values")
+        rows = self.rows()
+        show_in(self.output, formatting.show(rows) if len(rows) else "no row has these values")
 
 
 def table_filter(table: pd.DataFrame, columns=FILTER_COLUMNS):
