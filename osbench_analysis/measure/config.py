@@ -115,7 +115,10 @@ PROFILES: dict[str, dict] = {
     "quick": dict(batches=10, warmup=1, min_batch_ms=10.0, **_precision_settings("quick"),
                   variants=views.profile_variants("quick"),
                   # in sandboxes, the architecture primitives only: all environments stay ~10 minutes
-                  sandbox_probes=list(registry.ARCHITECTURE_PROBES)),
+                  sandbox_probes=list(registry.ARCHITECTURE_PROBES),
+                  # two boots show whether a guest's counts repeat (xen-linux needs two for its minima); the
+                  # five guests' third boots cost ~30 s of a fresh machine's `make all` and tell nothing new
+                  guest_boots=2),
     # full: every sweep point too, and the unpinned placement
     "full": dict(batches=30, warmup=2, min_batch_ms=20.0, **_precision_settings("full"),
                  placements=["same_cpu", "cross_cpu", "unpinned"],
