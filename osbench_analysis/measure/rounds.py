@@ -76,6 +76,9 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
             _count_side_by_side(counting, boots, done, cfg, cpus, scratch, keep, bar)
             for p in counting:   # p.boots set: this guest has booted its last time
                 p.boots, open_[id(p)] = boots[id(p)], []
+                # boots side by side end in any order: the campaign keeps its runs in boot order
+                p.runs.sort(key=lambda r: r.run)
+                p.rows.sort(key=lambda r: r["run"])
             _say_finished(bar, parts, counting, started)
         t_rounds = time.monotonic()
         while any(open_.values()):
@@ -120,28 +123,33 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
 def _count_side_by_side(parts: list[_EnvRun], boots: dict, done: set, cfg: CampaignConfig, cpus: list[int],
                         scratch: Path, keep, bar) -> None:
     """Every boot of the guests that count their instructions, before the timed
-    rounds, side by side: each guest boots its runs one after another in a
-    thread of its own, and a boot takes one of the campaign's CPUs for itself
-    (pinned to it): at most one boot per CPU, a freed CPU going to the waiting
-    guest with the most work left (boots left x conditions), so that no long
-    guest is left to boot alone at the end.  Under QEMU's icount the count is
-    the guest's own whatever else the host runs (docs/environments.md), so
-    running them together changes no number, and no timed worker runs
-    meanwhile.  Each boot is still a run of its own.  Only this thread journals
-    (`keep`): the guests' threads hand over what they measured through a queue."""
+    rounds, side by side: each boot is a thread of its own and takes one of
+    the campaign's CPUs for itself (pinned to it): at most one boot per CPU, a
+    freed CPU going to the waiting boot whose guest has the most work left
+    (boots left x conditions; a guest's boots in order), so that no long guest
+    is left to boot alone at the end, and a guest's boots may run at the same
+    time (xen-linux's two boots of about 40 s each were the phase's longest
+    path one after the other).  Every boot builds its own image in its own
+    folder.  Under QEMU's icount the count is the guest's own whatever else the
+    host runs (docs/environments.md), so running them together changes no
+    number, and no timed worker runs meanwhile.  Each boot is still a run of
+    its own.  Only this thread journals (`keep`): the boots' threads hand over
+    what they measured through a queue."""
     import queue
     import threading
 
     free, results, stop = list(cpus), queue.Queue(), threading.Event()
     turn = threading.Condition()
     left = {id(p): boots[id(p)] * len(p.conditions) for p in parts}
-    waiting: set[int] = set()
+    waiting: list[tuple[int, int]] = []     # (guest, run) of the boots waiting for a CPU, in arrival order
 
-    def take_cpu(p: _EnvRun) -> int:
+    def take_cpu(p: _EnvRun, run: int) -> int:
+        me = (id(p), run)
         with turn:
-            waiting.add(id(p))
-            turn.wait_for(lambda: free and max(waiting, key=left.get) == id(p))
-            waiting.discard(id(p))
+            waiting.append(me)
+            # max() keeps the first of equals: a guest's boots in the order they asked
+            turn.wait_for(lambda: free and max(waiting, key=lambda w: left[w[0]]) == me)
+            waiting.remove(me)
             left[id(p)] -= len(p.conditions)
             return free.pop(0)
 
@@ -150,32 +158,31 @@ def _count_side_by_side(parts: list[_EnvRun], boots: dict, done: set, cfg: Campa
             free.append(cpu)
             turn.notify_all()
 
-    def boot_all(p: _EnvRun) -> None:
+    def boot(p: _EnvRun, run: int) -> None:
         try:
-            for run in range(boots[id(p)]):
-                cpu = take_cpu(p)
-                try:
-                    if stop.is_set():
-                        return
-                    for placement in dict.fromkeys(c.placement for c in p.conditions):
-                        group = [c for c in p.conditions if c.placement == placement
-                                 and _run_key(p.env.name, c.probe, c.params_json, c.placement, run) not in done]
-                        if not group:
-                            continue
-                        pinned = [cpu, *(c for c in cpus if c != cpu)]
-                        with contextlib.closing(_measure_group(p, group, run, cfg, pinned, scratch)) as got:
-                            for result in got:
-                                results.put((p, placement, run, *result))
-                finally:
-                    give_back(cpu)
+            cpu = take_cpu(p, run)
+            try:
+                if stop.is_set():
+                    return
+                for placement in dict.fromkeys(c.placement for c in p.conditions):
+                    group = [c for c in p.conditions if c.placement == placement
+                             and _run_key(p.env.name, c.probe, c.params_json, c.placement, run) not in done]
+                    if not group:
+                        continue
+                    pinned = [cpu, *(c for c in cpus if c != cpu)]
+                    with contextlib.closing(_measure_group(p, group, run, cfg, pinned, scratch)) as got:
+                        for result in got:
+                            results.put((p, placement, run, *result))
+            finally:
+                give_back(cpu)
         except BaseException as e:   # a guest's fault reaches the runner, which stops the campaign
             results.put(e)
         finally:
             results.put(None)
 
-    threads = [threading.Thread(target=boot_all, args=(p,), name=f"osbench-boots-{p.env.name}", daemon=True)
-               for p in parts]
-    bar.set_postfix_str(f"{', '.join(p.env.name for p in parts)}: {min(len(cpus), len(parts))} side by side",
+    threads = [threading.Thread(target=boot, args=(p, run), name=f"osbench-boot-{p.env.name}-{run}", daemon=True)
+               for run in range(max(boots[id(p)] for p in parts)) for p in parts if run < boots[id(p)]]
+    bar.set_postfix_str(f"{', '.join(p.env.name for p in parts)}: {min(len(cpus), len(threads))} side by side",
                         refresh=True)
     for t in threads:
         t.start()
