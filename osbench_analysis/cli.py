@@ -51,7 +51,7 @@ def add_campaign_parameters(p):
                         "guest kernel's own tmpfs separates the crossing to the host)")
     p.add_argument("--guest-boots", type=int,
                    help="boots of a guest counting instructions (mach, linux-tcg, sel4, xen-linux): its counts "
-                        "repeat, so 3 (the default) show it; at most --runs (xen-linux: 2)")
+                        "repeat, so two show it (the quick profile's 2, the full profile's 3); at most --runs (xen-linux: 2)")
     p.add_argument("--environment", help="kernel environment: native (default), a name from `osbench envs`, "
                                          "several comma-separated, or 'all' (interleaved, one campaign each)")
     p.add_argument("--variants", type=json.loads,
