@@ -33,7 +33,7 @@ PRIMITIVE_FAMILY = {
     "thread_create": "Threads", "thread_switch": "Threads", "thread_sync": "Threads", "thread_workload": "Threads",
     "context_switch": "IPC", "pipe_bandwidth": "IPC", "pipe_throughput": "IPC", "socket_latency": "IPC",
     "socket_bandwidth": "IPC", "ipc_rpc": "Microkernel-style IPC", "ipc_message": "Microkernel-style IPC",
-    "malloc": "Memory and files", "memory_copy": "Memory and files", "file_throughput": "Memory and files",
+    "malloc": "Memory and files", "heap_buffers": "Memory and files", "memory_copy": "Memory and files", "file_throughput": "Memory and files",
     "file_create": "Memory and files", "mmap": "Memory and files",
     "compute": "Applications", "compile": "Applications", "application_mix": "Applications",
     "application_web": "Applications", "application_db": "Applications", "application_mail": "Applications",
