@@ -154,4 +154,12 @@ PATHS = {
                                     "condvar_pingpong: glibc condition variable over futexes"),
     ("rtt_threads", "mach"): KernelPath("2", "0", "4", "mach_msg within one task"),
     ("rtt_threads", "sel4"): KernelPath("2", "0", "0", "Call/ReplyRecv, same VSpace: no CR3 write"),
+    ("rtt_threads", "xen"): KernelPath("about 2 Linux per hand-over, each through Xen (its trap and return)",
+                                  "2 per system call (PV: guest user and guest kernel have page tables of their own)",
+                                  "0", "as Linux, each entry through Xen"),
+    ("kernel_query", "linux"): KernelPath("1", "0", "0", "getppid: syscall, sysret"),
+    ("kernel_query", "xen"): KernelPath("1 Linux, 2 Xen", "2", "0", "as the null entry, through Xen"),
+    ("kernel_query", "mach"): KernelPath("1", "0", "0", "the mach_task_self trap"),
+    ("kernel_query", "sel4"): KernelPath("1", "0", "0 (the answer in message registers)",
+                                    "an invocation of a frame capability: one seL4_Call"),
 }

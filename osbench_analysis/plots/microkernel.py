@@ -113,8 +113,12 @@ def plot_matched(tab: pd.DataFrame) -> Figure:
     on one logarithmic axis of guest instructions; analogs are labelled so, absent cells left out."""
     from osbench_analysis.catalog.matched import COLUMN_LABELS
 
+    from osbench_analysis.catalog.families import print_name
+
     shown = tab[tab["absent"].eq("") & (tab["boots"].astype(float) > 0)]
-    labels = list(dict.fromkeys(f"{t}: {p}" for t, p in zip(shown["title"], shown["probe"])))
+    # a reader's names on the axis: the row, then the kernel's operation for it (never a probe identifier)
+    shown = shown.assign(label=[f"{t}: {print_name(p)}" for t, p in zip(shown["title"], shown["probe"])])
+    labels = list(dict.fromkeys(shown["label"]))
     fig = Figure(figsize=(8.0, 0.32 * max(len(labels), 4) + 1.6))
     ax = fig.subplots()
     pos = {lab: i for i, lab in enumerate(labels[::-1])}
@@ -123,7 +127,7 @@ def plot_matched(tab: pd.DataFrame) -> Figure:
         part = shown[shown["environment"] == env]
         design = part["design"].iloc[0]
         marker, colour = DESIGN_STYLE.get(design, ("x", "0.3"))
-        y = np.array([pos[f"{t}: {p}"] for t, p in zip(part["title"], part["probe"])], dtype=float)
+        y = np.array([pos[lab] for lab in part["label"]], dtype=float)
         y += 0.5 * (k / max(len(envs) - 1, 1) - 0.5)
         med = part["median"].to_numpy(float)
         exact = part["exact"].astype(bool).to_numpy()
@@ -134,7 +138,7 @@ def plot_matched(tab: pd.DataFrame) -> Figure:
         ax.scatter(med, y, marker=marker, s=22, facecolor="white" if hollow else colour, edgecolor=colour,
                    label=COLUMN_LABELS.get(env, env))
     ax.set_xscale("log")
-    ax.set_yticks(range(len(labels)), [lab.replace("_", " ") for lab in labels[::-1]], fontsize=6)
+    ax.set_yticks(range(len(labels)), labels[::-1], fontsize=6)
     ax.set_xlabel(UNIT + " (QEMU TCG -icount shift=0; not time)", fontsize=8)
     ax.grid(axis="x", which="both", alpha=0.2)
     ax.legend(fontsize=6, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
