@@ -18,7 +18,7 @@ import pandas as pd
 from osbench_analysis.analysis.microkernel import _condition, _count, boot_counts, summarise
 from osbench_analysis.catalog import matched as catalog
 from osbench_analysis.catalog.guests import UNIT
-from osbench_analysis.catalog.families import print_name
+from osbench_analysis.catalog.families import plain_name, print_name
 from osbench_analysis.formatting import tex_escape
 
 STATS = ("median", "lo", "hi", "min", "mean", "boots", "exact")
@@ -87,7 +87,7 @@ def matched_screen(tab: pd.DataFrame) -> pd.DataFrame:
                 label = catalog.COLUMN_LABELS[env]
                 if k < len(cells):
                     r = cells.iloc[k]
-                    line[label] = (_cell_text(r) if r["absent"] else f"{print_name(r['probe'])}: {_cell_text(r)}")
+                    line[label] = (_cell_text(r) if r["absent"] else f"{plain_name(r['probe'])}: {_cell_text(r)}")
                 else:
                     line[label] = ""
             lines.append(line)
@@ -132,7 +132,8 @@ def _tex_count(r: pd.Series) -> str:
 def matched_tex(tab: pd.DataFrame) -> str:
     """The matched table as a LaTeX tabular: rows x kernels, each cell the probe and its count, or why empty."""
     envs = list(dict.fromkeys(tab["environment"]))
-    lines = [r"\begin{tabular}{p{2.2cm}" + r">{\raggedright\arraybackslash}p{2.5cm}" * len(envs) + "}", r"\toprule",
+    lines = [r"\begin{tabular}{>{\raggedright\arraybackslash}p{2.2cm}" + r">{\raggedright\arraybackslash}p{2.5cm}" * len(envs)
+             + "}", r"\toprule",
              "Primitive & " + " & ".join(tex_escape(catalog.COLUMN_LABELS[e]) for e in envs) + r" \\",
              r"\midrule"]
     for _, part in tab.groupby("row", sort=False):
@@ -150,6 +151,8 @@ def matched_tex(tab: pd.DataFrame) -> str:
                     continue
                 cells.append(f"{print_name(r['probe'])}: {_tex_count(r)}")   # a reader's name, never the identifier
             title = tex_escape(part.iloc[0]["title"]) if k == 0 else ""
+            if k:
+                lines.append(r"\addlinespace[3pt]")      # a kernel's second operation for the row, set apart
             lines.append(f"{title} & " + " & ".join(cells) + r" \\")
         lines.append(r"\addlinespace")
     lines += [r"\bottomrule", r"\end{tabular}", ""]
@@ -204,8 +207,8 @@ def measured(tab: pd.DataFrame | None) -> bool:
 
 def _paths_tex() -> str:
     short = {long: catalog.COLUMN_LABELS[envs[0]] for long, envs in catalog.DESIGNS.values()}
-    lines = [r"\begin{tabular}{>{\raggedright\arraybackslash}p{2.6cm}p{1.6cm}>{\raggedright\arraybackslash}p{3.4cm}"
-             r">{\raggedright\arraybackslash}p{3.4cm}>{\raggedright\arraybackslash}p{2.4cm}}", r"\toprule",
+    lines = [r"\begin{tabular}{>{\raggedright\arraybackslash}p{2.6cm}>{\raggedright\arraybackslash}p{1.9cm}>{\raggedright\arraybackslash}p{3.3cm}"
+             r">{\raggedright\arraybackslash}p{3.3cm}>{\raggedright\arraybackslash}p{2.3cm}}", r"\toprule",
              r"Primitive & Kernel & Kernel entries & Address-space switches & Copies \\", r"\midrule"]
     last = None
     for _, r in paths_table().iterrows():

@@ -143,10 +143,10 @@ PATHS = {
     ("null_entry", "sel4"): KernelPath("1", "0", "0", "NBRecv: one syscall, no switch"),
     ("rtt_spaces", "linux"): KernelPath("4 (write and read on each side)", "2", "4 (1 B in and out each way)",
                                    "pipe_pingpong: two processes, two pipes"),
-    ("rtt_spaces", "xen"): KernelPath("4 Linux, >= 8 Xen (each system call's trap and return, plus the "
-                                 "context switches' hypercalls)", ">= 10 (2 per system call, 1 per process "
+    ("rtt_spaces", "xen"): KernelPath("4 Linux, at least 8 Xen (each system call's trap and return, plus the "
+                                 "context switches' hypercalls)", "at least 10 (2 per system call, 1 per process "
                                  "switch)", "4", "as Linux, each entry through Xen"),
-    ("rtt_spaces", "mach"): KernelPath("2 (mach_msg SEND|RCV on each side)", "2", "4 (the message into a kernel "
+    ("rtt_spaces", "mach"): KernelPath("2 (mach_msg sending and receiving on each side)", "2", "4 (the message into a kernel "
                                   "buffer and out, each way)", "mach_msg's copyin/copyout"),
     ("rtt_spaces", "sel4"): KernelPath("2 (Call; ReplyRecv)", "2", "0 for up to 4 words (in registers), else the "
                                   "words past 4 once each way", "the fastpath (or the slow path without it)"),

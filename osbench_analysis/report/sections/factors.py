@@ -84,7 +84,7 @@ def _caveated(published: pd.DataFrame) -> pd.Series:
 
 
 def design_caveats_tex(published: pd.DataFrame, primitives) -> str:
-    """'$^\dagger$ Process Creation (\citet{miao}): MINIX 3 copies ...' for the caveated factors of these
+    r"""'$^\dagger$ Process Creation, \citet{miao}: MINIX 3 copies ...' for the caveated factors of these
     primitives: what the dagger in a published range means ('' when none)."""
     p = published[published["primitive"].isin(list(primitives))]
     p = p[_caveated(p)].drop_duplicates(["source_id", "metric_id"])
