@@ -59,6 +59,16 @@ def test_the_round_trip_sentence_sets_every_kernel_beside_the_others_from_the_ta
     assert section.rtt_sentence(tab[tab["environment"] != "linux-tcg"]) == ""   # nothing to compare without Linux
 
 
+def test_a_query_served_by_another_address_space_costs_a_round_trip_over_linuxs_direct_query():
+    t = kernels.matched(pd.concat([_samples(), pd.DataFrame(_rows("linux-tcg", "service_direct", [[342]] * 2,
+                                                                  {"bytes": 0}))]))
+    s = section.served_sentence(t)
+    assert "342 instructions (getppid)" in s
+    assert f"{432 / 342:.3g} times as many on seL4" in s and f"{1663 / 342:.3g} times on GNU Mach" in s
+    assert f"{10500 / 342:.3g} times on Linux between two of its processes" in s
+    assert section.served_sentence(kernels.matched(_samples())) == ""      # no direct query measured: nothing
+
+
 def test_the_section_states_versions_age_unit_limits_and_determinism_in_a_readers_names(tab, tmp_path):
     det = kernels.determinism(_samples())
     files = section.write_section(tab, det, tmp_path)
