@@ -38,8 +38,9 @@ def test_mapped_convertible_metrics_say_how_many_of_our_ops_make_one_of_theirs(m
             assert r["our_ops_per_published_op"] > 0, r["metric_id"]
 
 
-# mmap_touch's only candidate (lmbench's file-backed page fault) is a different operation: no counterpart
-NO_PUBLISHED_COUNTERPART = {"mmap_touch"}
+# mmap_touch's only candidate (lmbench's file-backed page fault) is a different operation: no counterpart;
+# malloc_memcpy's (mallocMemCopy) is of unknown size, 'a few bytes' and 'a very large area' in one paper: unpaired
+NO_PUBLISHED_COUNTERPART = {"mmap_touch", "malloc_memcpy"}
 
 
 def test_every_probe_of_ours_has_a_primitive_and_a_published_counterpart(mapping):

@@ -18,7 +18,7 @@ import pandas as pd
 from osbench_analysis.analysis.microkernel import _condition, _count, boot_counts, summarise
 from osbench_analysis.catalog import matched as catalog
 from osbench_analysis.catalog.guests import UNIT
-from osbench_analysis.catalog.families import print_name
+from osbench_analysis.catalog.families import plain_name, print_name
 from osbench_analysis.formatting import tex_escape
 
 STATS = ("median", "lo", "hi", "min", "mean", "boots", "exact")
@@ -87,7 +87,7 @@ def matched_screen(tab: pd.DataFrame) -> pd.DataFrame:
                 label = catalog.COLUMN_LABELS[env]
                 if k < len(cells):
                     r = cells.iloc[k]
-                    line[label] = (_cell_text(r) if r["absent"] else f"{r['probe']}: {_cell_text(r)}")
+                    line[label] = (_cell_text(r) if r["absent"] else f"{plain_name(r['probe'])}: {_cell_text(r)}")
                 else:
                     line[label] = ""
             lines.append(line)
@@ -132,7 +132,8 @@ def _tex_count(r: pd.Series) -> str:
 def matched_tex(tab: pd.DataFrame) -> str:
     """The matched table as a LaTeX tabular: rows x kernels, each cell the probe and its count, or why empty."""
     envs = list(dict.fromkeys(tab["environment"]))
-    lines = [r"\begin{tabular}{p{2.2cm}" + r">{\raggedright\arraybackslash}p{2.5cm}" * len(envs) + "}", r"\toprule",
+    lines = [r"\begin{tabular}{>{\raggedright\arraybackslash}p{2.2cm}" + r">{\raggedright\arraybackslash}p{2.5cm}" * len(envs)
+             + "}", r"\toprule",
              "Primitive & " + " & ".join(tex_escape(catalog.COLUMN_LABELS[e]) for e in envs) + r" \\",
              r"\midrule"]
     for _, part in tab.groupby("row", sort=False):
@@ -150,6 +151,8 @@ def matched_tex(tab: pd.DataFrame) -> str:
                     continue
                 cells.append(f"{print_name(r['probe'])}: {_tex_count(r)}")   # a reader's name, never the identifier
             title = tex_escape(part.iloc[0]["title"]) if k == 0 else ""
+            if k:
+                lines.append(r"\addlinespace[3pt]")      # a kernel's second operation for the row, set apart
             lines.append(f"{title} & " + " & ".join(cells) + r" \\")
         lines.append(r"\addlinespace")
     lines += [r"\bottomrule", r"\end{tabular}", ""]
@@ -159,9 +162,12 @@ def matched_tex(tab: pd.DataFrame) -> str:
 def paths_table() -> pd.DataFrame:
     """What the instruction count flatters, bounded from each kernel's own path (catalog.PATHS): per row
     and design, kernel entries, address-space switches and copies per operation."""
+    row_order = [r.key for r in catalog.ROWS]
+    design_order = list(catalog.DESIGNS)
+    paths = sorted(catalog.PATHS.items(), key=lambda kv: (row_order.index(kv[0][0]), design_order.index(kv[0][1])))
     rows = [{"row": next(r.title for r in catalog.ROWS if r.key == key), "design": catalog.DESIGNS[design][0],
              "kernel entries": p.entries, "address-space switches": p.switches, "copies": p.copies,
-             "from": p.source} for (key, design), p in catalog.PATHS.items()]
+             "from": p.source} for (key, design), p in paths]
     return pd.DataFrame(rows)
 
 
@@ -186,8 +192,10 @@ def from_campaigns(campaigns: list[str] | None = None, root=None) -> tuple[pd.Da
         campaigns = newest_round(store.catalog(root))
     if not campaigns:
         return pd.DataFrame(), pd.DataFrame()
-    _, samples = store.load_campaigns(campaigns, root)
-    return matched(samples), determinism(samples)
+    manifests, samples = store.load_campaigns(campaigns, root)
+    tab = matched(samples)
+    tab.attrs["facts"] = {m.environment: dict(m.environment_facts or {}) for m in manifests.values()}
+    return tab, determinism(samples)
 
 
 def measured(tab: pd.DataFrame | None) -> bool:
@@ -198,11 +206,19 @@ def measured(tab: pd.DataFrame | None) -> bool:
 
 
 def _paths_tex() -> str:
-    lines = [r"\begin{tabular}{p{2.6cm}p{2.4cm}p{3.2cm}p{3.0cm}p{2.6cm}}", r"\toprule",
+    short = {long: catalog.COLUMN_LABELS[envs[0]] for long, envs in catalog.DESIGNS.values()}
+    lines = [r"\begin{tabular}{>{\raggedright\arraybackslash}p{2.6cm}>{\raggedright\arraybackslash}p{1.9cm}>{\raggedright\arraybackslash}p{3.3cm}"
+             r">{\raggedright\arraybackslash}p{3.3cm}>{\raggedright\arraybackslash}p{2.3cm}}", r"\toprule",
              r"Primitive & Kernel & Kernel entries & Address-space switches & Copies \\", r"\midrule"]
+    last = None
     for _, r in paths_table().iterrows():
-        lines.append(" & ".join(tex_escape(str(r[c])) for c in ("row", "design", "kernel entries",
-                                                               "address-space switches", "copies")) + r" \\")
+        if last is not None and r["row"] != last:
+            lines.append(r"\addlinespace")
+        title = tex_escape(str(r["row"])) if r["row"] != last else ""     # the row's title once per group
+        last = r["row"]
+        lines.append(" & ".join([title, tex_escape(short.get(r["design"], r["design"]))]
+                                + [tex_escape(str(r[c])) for c in ("kernel entries", "address-space switches", "copies")])
+                     + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     return "\n".join(lines)
 
@@ -211,65 +227,28 @@ def determinism_sentence(det: pd.DataFrame) -> str:
     """Per kernel, whether its boots repeated their counts (every number from `det`)."""
     if det.empty:
         return ""
-    parts = [f"\\texttt{{{tex_escape(r['environment'])}}}: {tex_escape(r['verdict'])} "
-             f"({int(r['conditions'])} conditions, {int(r['boots'])} boots)" for _, r in det.iterrows()]
-    return "Boot to boot, " + "; ".join(parts) + "."
-
-
-def section_tex(det: pd.DataFrame) -> str:
-    """microkernel_kernels.tex: the four designs' table and figure, the determinism per kernel, and what
-    the unit flatters with its bound (the paths' table)."""
-    return "\n".join([
-        "Four kernel designs run on the same emulated CPU: Linux (monolithic), Linux as the paravirtualised "
-        "first domain of Xen~4.17 (an OS personality on a small kernel: every system call enters Xen first), "
-        "GNU Mach (a first-generation microkernel) and seL4~5.0.0 (an L4-family microkernel, with and without "
-        "its IPC fastpath). Table~\\ref{tab:kernels-matched} sets their matched primitives side by side: each "
-        "cell is what that kernel does for the row, an analog is marked as one, and a kernel without a "
-        "counterpart has an empty cell (seL4 has no processes, files or pipes; no kernel but Mach measures a "
-        "message to oneself here). seL4~5.0.0 is from 2017: it predates the Meltdown and Spectre defences, "
-        "which Linux's \\texttt{mitigations=off} column removes on Linux's side. The published seL4 and L4 IPC "
-        "figures are cycles on their own hardware (Table~\\ref{tab:published-ipc}): another unit.",
-        determinism_sentence(det),
-        "",
-        r"\begin{table}[t]", r"\centering", r"\scriptsize", r"\setlength{\tabcolsep}{2pt}",
-        r"\resizebox{\linewidth}{!}{\input{generated/microkernel_matched}}",
-        r"\caption{Matched primitives of four kernel designs on one emulated CPU: " + UNIT + r", median over "
-        r"boots, exact when every boot counted the same, else with the range of the boots' medians, or $^*$ "
-        r"when they differ past the digits shown; $^a$: an analog, doing other work than the row's "
-        r"(catalog/matched.py says what); \emph{none}: no counterpart on that kernel. A count of instructions, "
-        r"not a time.}",
-        r"\label{tab:kernels-matched}", r"\end{table}",
-        "",
-        r"\begin{figure}[t]", r"\centering", r"\includegraphics[width=0.9\linewidth]{generated/microkernel_matched}",
-        r"\caption{The matched primitives of Table~\ref{tab:kernels-matched}: guest instructions per operation "
-        r"(logarithmic; filled markers, hollow for Linux with \texttt{mitigations=off} and seL4 without its "
-        r"fastpath). Not time: not comparable with the host's nanoseconds.}",
-        r"\label{fig:kernels-matched}", r"\end{figure}",
-        "",
-        "Instructions are not time: a CR3 write (an address-space switch), a \\texttt{syscall} and a locked "
-        "instruction count one, and TLB and cache misses count nothing, which flatters whatever switches "
-        "address spaces. Table~\\ref{tab:kernels-paths} bounds that from each kernel's own path: the kernel "
-        "entries, address-space switches and copies each operation makes (read from the code, not measured). "
-        "No cache or TLB model could be run here: QEMU~7.2's plugin loader is in Debian's build, but neither "
-        "its plugin header nor its contributed cache plugin is packaged.",
-        "",
-        r"\begin{table}[t]", r"\centering", r"\scriptsize",
-        r"\input{generated/microkernel_paths}",
-        r"\caption{What the instruction counts leave out, per operation, from each kernel's path.}",
-        r"\label{tab:kernels-paths}", r"\end{table}", ""])
+    order = list(catalog.COLUMNS)
+    det = det.assign(_o=[order.index(e) if e in order else len(order) for e in det["environment"]]).sort_values("_o")
+    parts = []
+    for _, r in det.iterrows():
+        minima = ("" if int(r["exact"]) == int(r["conditions"]) else
+                  f", its minimum batch the same in every boot for {int(r['same_minimum'])} of them")
+        parts.append(f"{tex_escape(catalog.COLUMN_LABELS.get(r['environment'], r['environment']))}: "
+                     f"{tex_escape(r['verdict'])}{minima} ({int(r['conditions'])} conditions, {int(r['boots'])} boots)")
+    return "Boot to boot, within this round: " + "; ".join(parts) + "."
 
 
 def write_files(tab: pd.DataFrame, det: pd.DataFrame, out_dir) -> list:
-    """paper/generated/: microkernel_matched.tex (table), .csv, .pdf (figure), microkernel_paths.tex and
-    microkernel_kernels.tex (the text that inputs them); nothing, and no stale file, unless two designs
-    were measured."""
+    """paper/generated/: microkernel_matched.tex (table), .csv, .pdf (figure) and microkernel_paths.tex (the
+    section's text that inputs them is report/sections/kernels.py's); nothing, and no stale file, unless two
+    designs were measured."""
     from pathlib import Path
 
     from osbench_analysis.plots import microkernel as plots_microkernel
 
     out = Path(out_dir)
     names = ("microkernel_matched.tex", "microkernel_matched.csv", "microkernel_matched.pdf",
-             "microkernel_paths.tex", "microkernel_kernels.tex")
+             "microkernel_paths.tex")
     if not measured(tab):
         for name in names:
             (out / name).unlink(missing_ok=True)
@@ -280,5 +259,4 @@ def write_files(tab: pd.DataFrame, det: pd.DataFrame, out_dir) -> list:
     fig = plots_microkernel.plot_matched(tab)
     fig.savefig(out / names[2], bbox_inches="tight")
     (out / names[3]).write_text(_paths_tex())
-    (out / names[4]).write_text(section_tex(det))
     return [out / n for n in names]

@@ -361,9 +361,8 @@ def section_tex(tab: pd.DataFrame, pub: pd.DataFrame) -> str:
             "the IPC costs of seL4, L4Re and L3 in cycles or time-stamp-counter ticks are in "
             "Table~\\ref{tab:published-ipc}): another unit on other hardware, not comparable with instruction "
             "counts.", ""]
-    lines += [r"\input{generated/microkernel_caveats}", "",
-              # the four designs' matched table (kernels.write_files), when seL4 or Xen was measured too
-              r"\IfFileExists{generated/microkernel_kernels.tex}{\input{generated/microkernel_kernels}}{}", ""]
+    # when the four designs were measured, paper.tex inputs their section (report/sections/kernels.py) instead
+    lines += [r"\input{generated/microkernel_caveats}", ""]
     return "\n".join(lines)
 
 

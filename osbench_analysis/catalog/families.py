@@ -33,7 +33,7 @@ PRIMITIVE_FAMILY = {
     "thread_create": "Threads", "thread_switch": "Threads", "thread_sync": "Threads", "thread_workload": "Threads",
     "context_switch": "IPC", "pipe_bandwidth": "IPC", "pipe_throughput": "IPC", "socket_latency": "IPC",
     "socket_bandwidth": "IPC", "ipc_rpc": "Microkernel-style IPC", "ipc_message": "Microkernel-style IPC",
-    "malloc": "Memory and files", "memory_copy": "Memory and files", "file_throughput": "Memory and files",
+    "malloc": "Memory and files", "heap_buffers": "Memory and files", "memory_copy": "Memory and files", "file_throughput": "Memory and files",
     "file_create": "Memory and files", "mmap": "Memory and files",
     "compute": "Applications", "compile": "Applications", "application_mix": "Applications",
     "application_web": "Applications", "application_db": "Applications", "application_mail": "Applications",
@@ -133,7 +133,7 @@ PRINT_NAMES = {
     # host-state canaries (issue #20)
     "canary_cpu": "canary: CPU loop", "canary_memcpy": "canary: 2~MiB copy", "canary_syscall": "canary: getppid",
     # GNU Mach's bootstrap task (probes/mach), guest instructions
-    "mach_null_trap": "Mach null trap", "mach_task_self": "mach\\_task\\_self", "mach_msg_self": "Mach message to self",
+    "mach_null_trap": "Mach null trap", "mach_task_self": "Mach task-self trap", "mach_msg_self": "Mach message to self",
     "mach_rpc_thread": "Mach RPC across threads", "mach_rpc_task": "Mach RPC across tasks",
     "mach_vm_touch": "vm\\_allocate + touch + deallocate", "mach_port_alloc": "port allocate + destroy",
     "mach_thread_create": "Mach thread create + terminate", "mach_task_create": "Mach task create + terminate",
@@ -154,6 +154,11 @@ BYTES_PER_OP = {"pipe_bw": 65536, "unix_bw": 65536, "memcpy_bw": "bytes", "file_
 def print_name(probe: str) -> str:
     """The probe as a reader reads it (TeX): 'fork + exec'; an unknown probe keeps its identifier, escaped."""
     return PRINT_NAMES.get(probe, probe.replace("_", "\\_"))
+
+
+def plain_name(probe: str) -> str:
+    """print_name as plain text, for a screen table or a figure's axis: 'AF_UNIX round trip'."""
+    return print_name(probe).replace("\\_", "_")
 
 
 def variant_params(variant: str) -> dict[str, str]:

@@ -143,10 +143,10 @@ PATHS = {
     ("null_entry", "sel4"): KernelPath("1", "0", "0", "NBRecv: one syscall, no switch"),
     ("rtt_spaces", "linux"): KernelPath("4 (write and read on each side)", "2", "4 (1 B in and out each way)",
                                    "pipe_pingpong: two processes, two pipes"),
-    ("rtt_spaces", "xen"): KernelPath("4 Linux, >= 8 Xen (each system call's trap and return, plus the "
-                                 "context switches' hypercalls)", ">= 10 (2 per system call, 1 per process "
+    ("rtt_spaces", "xen"): KernelPath("4 Linux, at least 8 Xen (each system call's trap and return, plus the "
+                                 "context switches' hypercalls)", "at least 10 (2 per system call, 1 per process "
                                  "switch)", "4", "as Linux, each entry through Xen"),
-    ("rtt_spaces", "mach"): KernelPath("2 (mach_msg SEND|RCV on each side)", "2", "4 (the message into a kernel "
+    ("rtt_spaces", "mach"): KernelPath("2 (mach_msg sending and receiving on each side)", "2", "4 (the message into a kernel "
                                   "buffer and out, each way)", "mach_msg's copyin/copyout"),
     ("rtt_spaces", "sel4"): KernelPath("2 (Call; ReplyRecv)", "2", "0 for up to 4 words (in registers), else the "
                                   "words past 4 once each way", "the fastpath (or the slow path without it)"),
@@ -154,4 +154,12 @@ PATHS = {
                                     "condvar_pingpong: glibc condition variable over futexes"),
     ("rtt_threads", "mach"): KernelPath("2", "0", "4", "mach_msg within one task"),
     ("rtt_threads", "sel4"): KernelPath("2", "0", "0", "Call/ReplyRecv, same VSpace: no CR3 write"),
+    ("rtt_threads", "xen"): KernelPath("about 2 Linux per hand-over, each through Xen (its trap and return)",
+                                  "2 per system call (PV: guest user and guest kernel have page tables of their own)",
+                                  "0", "as Linux, each entry through Xen"),
+    ("kernel_query", "linux"): KernelPath("1", "0", "0", "getppid: syscall, sysret"),
+    ("kernel_query", "xen"): KernelPath("1 Linux, 2 Xen", "2", "0", "as the null entry, through Xen"),
+    ("kernel_query", "mach"): KernelPath("1", "0", "0", "the mach_task_self trap"),
+    ("kernel_query", "sel4"): KernelPath("1", "0", "0 (the answer in message registers)",
+                                    "an invocation of a frame capability: one seL4_Call"),
 }

@@ -305,9 +305,10 @@ __all__ = ["ExploreError", "Verdict", "campaigns", "compare", "newest", "plot_ru
 
 def ipc_across_kernels(campaigns: list[str] | None = None, root: str | Path | None = None) -> pd.DataFrame:
     """Compare the IPC round trip across kernels, in one call: the request-reply round trips between two
-    address spaces and between two threads of one, of every emulated-CPU kernel measured under root
-    (Linux, Linux on Xen, GNU Mach, seL4 with and without its fastpath), in guest instructions per
-    operation, each cell saying which probe and whether it is an analog (analysis.kernels.ipc_round_trip)."""
+    address spaces and between two threads of one, of every emulated-CPU kernel in one round (the newest
+    campaign of each guest environment under root, as the paper reads them; or `campaigns`): Linux, Linux on
+    Xen, GNU Mach, seL4 with and without its fastpath, in guest instructions per operation, each cell naming
+    the kernel's operation and whether it is an analog (analysis.kernels.ipc_round_trip)."""
     from osbench_analysis.analysis import kernels
 
     tab, _ = kernels.from_campaigns(campaigns, root)

@@ -111,19 +111,28 @@ def plot_matched(tab: pd.DataFrame) -> Figure:
     """The four designs' matched primitives (analysis.kernels.matched): one line per row and entry, a marker
     per environment at its median count over boots (filled: exact; hollow with a bar: the boots' range),
     on one logarithmic axis of guest instructions; analogs are labelled so, absent cells left out."""
+    from osbench_analysis.catalog.families import plain_name
     from osbench_analysis.catalog.matched import COLUMN_LABELS
 
     shown = tab[tab["absent"].eq("") & (tab["boots"].astype(float) > 0)]
-    labels = list(dict.fromkeys(f"{t}: {p}" for t, p in zip(shown["title"], shown["probe"])))
-    fig = Figure(figsize=(8.0, 0.32 * max(len(labels), 4) + 1.6))
+    # a reader's names on the axis: the row, then the kernel's operation for it (never a probe identifier)
+    shown = shown.assign(label=[plain_name(p) for p in shown["probe"]])
+    # one heading line per matched row (its title), then one line per kernel's operation for it
+    lines, pos_of = [], {}
+    for (title,), part in shown.groupby(["title"], sort=False):
+        lines.append(("head", title))
+        for lab in dict.fromkeys(part["label"]):
+            pos_of[(title, lab)] = len(lines)
+            lines.append(("entry", lab))
+    n = len(lines)
+    fig = Figure(figsize=(7.0, 0.19 * max(n, 6) + 1.3))
     ax = fig.subplots()
-    pos = {lab: i for i, lab in enumerate(labels[::-1])}
     envs = list(dict.fromkeys(shown["environment"]))
     for k, env in enumerate(envs):
         part = shown[shown["environment"] == env]
         design = part["design"].iloc[0]
         marker, colour = DESIGN_STYLE.get(design, ("x", "0.3"))
-        y = np.array([pos[f"{t}: {p}"] for t, p in zip(part["title"], part["probe"])], dtype=float)
+        y = np.array([n - 1 - pos_of[(t, lab)] for t, lab in zip(part["title"], part["label"])], dtype=float)
         y += 0.5 * (k / max(len(envs) - 1, 1) - 0.5)
         med = part["median"].to_numpy(float)
         exact = part["exact"].astype(bool).to_numpy()
@@ -131,13 +140,21 @@ def plot_matched(tab: pd.DataFrame) -> Figure:
         err[:, exact] = 0
         ax.errorbar(med, y, xerr=err, fmt="none", ecolor=colour, elinewidth=0.8, capsize=1.5)
         hollow = env.endswith(("nomitig", "slowpath"))
-        ax.scatter(med, y, marker=marker, s=22, facecolor="white" if hollow else colour, edgecolor=colour,
+        ax.scatter(med, y, marker=marker, s=24, facecolor="white" if hollow else colour, edgecolor=colour,
                    label=COLUMN_LABELS.get(env, env))
+    ticks = [n - 1 - i for i in range(n)]
+    ax.set_yticks(ticks, [text for _, text in lines], fontsize=7)
+    for tick, (kind, _) in zip(ax.get_yticklabels(), lines):
+        if kind == "head":
+            tick.set_fontweight("bold")
+    for i, (kind, _) in enumerate(lines):
+        if kind == "head" and i:
+            ax.axhline(n - 1 - i + 0.5, color="0.8", lw=0.6)
     ax.set_xscale("log")
-    ax.set_yticks(range(len(labels)), [lab.replace("_", " ") for lab in labels[::-1]], fontsize=6)
+    ax.set_ylim(-0.7, n - 0.3)
     ax.set_xlabel(UNIT + " (QEMU TCG -icount shift=0; not time)", fontsize=8)
     ax.grid(axis="x", which="both", alpha=0.2)
-    ax.legend(fontsize=6, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
+    ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
     ax.set_title("Four kernel designs on one emulated CPU: matched primitives", fontsize=9, pad=28)
     fig.tight_layout()
     return fig

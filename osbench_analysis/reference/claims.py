@@ -9,9 +9,13 @@ covers, which aggregate, which split of an ambiguous cell).  Every reading is
 computed; none is adjusted to make a claim hold.
 
 Verdict per reading: the factor and whether it meets the stated expectation,
-and whether it ties one of the expectation's thresholds at print precision
-(``PRINT_DIGITS`` significant digits: the printed factor and the printed
-threshold are the same number, so the printed data cannot decide).
+and whether it is on a knife edge: within ``KNIFE_EDGE_BAND`` (5 %) of one of
+the expectation's thresholds of meaning, or printing as the same number at
+``PRINT_DIGITS`` significant digits.  The published numbers are single runs
+without intervals, and the thresholds (1.2 for "slightly", 2 for "far") are our
+conventions, not the authors': a factor 1 % past such a threshold neither
+confirms nor refutes the sentence.  ``band_sensitivity`` gives the verdict
+counts under narrower and wider bands.
 
 Some readings are rejected before any verdict, by a rule stated in the claims
 file and checked here (``REJECTION_RULES``): ``plausible`` rejects a reading
@@ -27,7 +31,7 @@ readings in this order of precedence (the first that applies):
 1. ``not checkable`` - the paper gives no numbers to check (figures, cited work);
 2. ``circular``      - the data reading was itself chosen with this sentence
    (``circular`` in the claim says how), so agreement proves nothing;
-3. ``knife-edge``    - some reading ties a threshold at print precision;
+3. ``knife-edge``    - some reading lies within KNIFE_EDGE_BAND of a threshold;
 4. ``depends``       - the readings disagree: it holds under some, fails under others;
 5. ``holds`` / ``fails`` - every reading agrees.
 
@@ -51,6 +55,11 @@ from osbench_analysis.formatting import sig3
 #: Factors and thresholds are printed to this many significant digits; a reading whose printed factor equals
 #: a printed threshold is on a knife edge.
 PRINT_DIGITS = 3
+#: A reading within this relative distance of a threshold of meaning is on a knife edge too: the published
+#: numbers carry no interval, and a factor 1 % past a conventional bound (1.2 for 'slightly') decides nothing.
+KNIFE_EDGE_BAND = 0.05
+#: The bands band_sensitivity() compares (0: print precision alone).
+SENSITIVITY_BANDS = (0.0, 0.02, 0.05, 0.10)
 #: A stated tolerance below this is the paper's own rounding allowance (rule 'arithmetic'), not a threshold of meaning.
 ROUNDING_ALLOWANCE = 0.06
 VERDICT_CLASSES = ("holds", "fails", "depends", "knife-edge", "circular", "not checkable")
@@ -361,9 +370,12 @@ def _primary(claim: dict) -> dict:
     return next(r for r in claim["readings"] if r.get("primary"))
 
 
-def ties(factor: float, threshold: float, digits: int = PRINT_DIGITS) -> bool:
-    """The factor and the threshold print as the same number (``digits`` significant digits)."""
-    return bool(factor > 0 and threshold > 0 and f"{factor:.{digits}g}" == f"{threshold:.{digits}g}")
+def ties(factor: float, threshold: float, digits: int = PRINT_DIGITS, band: float = KNIFE_EDGE_BAND) -> bool:
+    """The factor is on the threshold's knife edge: within `band` of it (relative), or printing as the same
+    number at ``digits`` significant digits."""
+    if not (factor > 0 and threshold > 0):
+        return False
+    return bool(f"{factor:.{digits}g}" == f"{threshold:.{digits}g}" or abs(factor / threshold - 1.0) <= band)
 
 
 def _pair_cells(ref: pd.DataFrame, source_id: str, comparison: dict, overrides: dict | None) -> list[dict]:
@@ -426,7 +438,8 @@ def _machine_with_both(ref: pd.DataFrame, source_id: str, a: dict, b: dict) -> s
     return next((hw for hw, oses in by_machine.items() if {a["os"], b["os"]} <= oses), "")
 
 
-def evaluate_readings(ref: pd.DataFrame, claims: list[dict] | None = None) -> pd.DataFrame:
+def evaluate_readings(ref: pd.DataFrame, claims: list[dict] | None = None,
+                      band: float = KNIFE_EDGE_BAND) -> pd.DataFrame:
     """One row per claim x reading: the factor, whether it meets the stated expectation, the nearest threshold,
     whether it ties it at print precision, and why it is rejected ('' when it is kept)."""
     claims = load_claims() if claims is None else [_normalise_claim(c) for c in claims]
@@ -447,7 +460,7 @@ def evaluate_readings(ref: pd.DataFrame, claims: list[dict] | None = None) -> pd
             rows.append({"claim_id": c["claim_id"], "source_id": c["source_id"], "reading_id": r["reading_id"],
                          "reading": r["reading"], "primary": bool(r.get("primary")), "stated": _stated(expect),
                          "factor": factor, "holds": meets(factor, expect, factors), "nearest_threshold": t,
-                         "distance_to_threshold": dist, "knife_edge": any(ties(factor, x) for x in ts),
+                         "distance_to_threshold": dist, "knife_edge": any(ties(factor, x, band=band) for x in ts),
                          "rejected": rejected, "detail": detail})
     return pd.DataFrame(rows, columns=READING_COLUMNS)
 
@@ -473,14 +486,15 @@ def _summary(readings: pd.DataFrame) -> str:
                      + (" (knife-edge)" if r.knife_edge else "") for r in readings.itertuples())
 
 
-def evaluate_claims(ref: pd.DataFrame, claims: list[dict] | None = None) -> pd.DataFrame:
+def evaluate_claims(ref: pd.DataFrame, claims: list[dict] | None = None,
+                    band: float = KNIFE_EDGE_BAND) -> pd.DataFrame:
     """One row per claim: what was stated, its readings' factors and the verdict class.
 
     `computed_factor`, `verdict`, `reading` and `detail` are those of the primary reading (the one the
     sentence most plausibly means); `factor_min`/`factor_max`, `n_hold` of `n_readings` and
     `readings_summary` cover every reading."""
     claims = load_claims() if claims is None else [_normalise_claim(c) for c in claims]
-    readings = evaluate_readings(ref, claims)
+    readings = evaluate_readings(ref, claims, band)
     rows = []
     for c in claims:
         base = {k: c.get(k, "") for k in ("claim_id", "source_id", "statement", "quote", "location",
@@ -502,6 +516,21 @@ def evaluate_claims(ref: pd.DataFrame, claims: list[dict] | None = None) -> pd.D
                             "verdict": "supported" if p["holds"] else "not supported", "reading": p["reading"],
                             "readings_summary": _summary(r), "detail": p["detail"], "not_checkable_reason": ""})
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+
+
+def band_sensitivity(ref: pd.DataFrame, claims: list[dict] | None = None,
+                     bands: tuple[float, ...] = SENSITIVITY_BANDS) -> pd.DataFrame:
+    """How the verdict counts move with the knife-edge band: one row per band (0 = print precision alone),
+    one column per verdict class, and how many claims change class against KNIFE_EDGE_BAND's."""
+    claims = load_claims() if claims is None else [_normalise_claim(c) for c in claims]
+    base = evaluate_claims(ref, claims, KNIFE_EDGE_BAND).set_index("claim_id")["verdict_class"]
+    rows = []
+    for b in bands:
+        cls = evaluate_claims(ref, claims, b).set_index("claim_id")["verdict_class"]
+        counts = cls.value_counts()
+        rows.append({"band": b, **{v: int(counts.get(v, 0)) for v in VERDICT_CLASSES},
+                     "changed": int((cls != base.reindex(cls.index)).sum())})
+    return pd.DataFrame(rows, columns=["band", *VERDICT_CLASSES, "changed"])
 
 
 def flagged(claims: pd.DataFrame) -> pd.DataFrame:

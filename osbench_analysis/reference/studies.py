@@ -70,7 +70,7 @@ REFERENCE_COLUMNS = [
     "system_id", "system_as_published", "os", "os_version", "hardware", "arch_class",
     "cell_as_published", "value_published", "correction", "value_corrected", "value", "note",
     "unit", "unit_label", "unit_as_printed", "semantics", "op", "higher_is_better", "primitive", "window_s", "n_ops",
-    "convertible", "not_convertible_reason", "us_per_op", "MB_per_s", "conversion",
+    "convertible", "not_convertible_reason", "design_caveat", "us_per_op", "MB_per_s", "conversion",
     "citation", "seed_file",
 ]
 
@@ -345,6 +345,8 @@ def _value_rows(source_id: str, spec: dict, values: pd.DataFrame, systems: dict,
             "primitive": metric["primitive"], "window_s": metric.get("window_s", math.nan),
             "n_ops": metric.get("n_ops", math.nan), "convertible": metric["convertible"],
             "not_convertible_reason": metric.get("not_convertible_reason", ""),
+            # why a factor of this metric is not the kernel design's (a feature one system lacks), as the study says
+            "design_caveat": metric.get("design_caveat", ""),
         })
     return rows
 

@@ -23,7 +23,7 @@ VERDICT_WORDS = {"holds": "holds", "fails": "fails", "depends": "depends", "knif
 VERDICT_MEANING = {
     "not checkable": "the study prints no numbers the sentence can be checked against",
     "circular": "the reading of the data was itself chosen with the sentence",
-    "knife-edge": "a reading's factor and a threshold print as the same number",
+    "knife-edge": "a reading's factor lies within the knife-edge band of a threshold",
     "depends": "the readings disagree (the claim depends on the reading)",
     "holds": "every reading meets the sentence",
     "fails": "no reading meets it",
@@ -50,7 +50,7 @@ def _rules_tex(rules: dict[str, str], names: tuple[str, ...]) -> str:
 
 def precedence_tex() -> str:
     """The stated order in which a claim's class is decided, from reference_claims."""
-    from osbench_analysis.reference.claims import PRINT_DIGITS, VERDICT_PRECEDENCE
+    from osbench_analysis.reference.claims import KNIFE_EDGE_BAND, PRINT_DIGITS, VERDICT_PRECEDENCE
 
     steps = []
     for v in VERDICT_PRECEDENCE:
@@ -59,8 +59,33 @@ def precedence_tex() -> str:
         name = "holds or fails" if v == "holds" else VERDICT_WORDS[v]
         meaning = "every reading meets the sentence, or none does" if v == "holds" else VERDICT_MEANING[v]
         steps.append(f"\\emph{{{name}}} when {meaning}")
-    return (f"A claim's class is the first of these that applies: {'; '.join(steps)}. Factors and thresholds are "
-            f"printed to {PRINT_DIGITS} significant digits, so a knife-edge claim is one the printed numbers cannot decide.")
+    band = f"{100 * KNIFE_EDGE_BAND:g}"
+    return (f"A claim's class is the first of these that applies: {'; '.join(steps)}. The knife-edge band is "
+            f"{band}\\% of the threshold either way, or the same number at {PRINT_DIGITS} significant digits: the "
+            "published numbers are single runs without intervals and the thresholds are our conventions, so a factor "
+            f"within {band}\\% of one neither confirms nor refutes the sentence.")
+
+
+def sensitivity_tex(sens: pd.DataFrame | None) -> str:
+    """How many claims fall in each class under narrower and wider knife-edge bands (Table tab:knife-band)."""
+    from osbench_analysis.reference.claims import KNIFE_EDGE_BAND, VERDICT_CLASSES
+
+    if sens is None or sens.empty:
+        return ""
+    classes = [v for v in VERDICT_CLASSES if v in sens.columns and sens[v].any()]
+    rows = []
+    for _, r in sens.iterrows():
+        band = "print precision only" if r["band"] == 0 else f"{100 * r['band']:g}\\%"
+        mark = " (used)" if abs(r["band"] - KNIFE_EDGE_BAND) < 1e-12 else ""
+        rows.append(f"{band}{mark} & " + " & ".join(str(int(r[v])) for v in classes) + f" & {int(r['changed'])} \\\\")
+    return "\n".join([
+        "How much the verdicts depend on the band is in Table~\\ref{tab:knife-band}.",
+        r"\begin{table}[!htbp]", r"\centering", r"\scriptsize",
+        r"\begin{tabular}{l" + "r" * (len(classes) + 1) + "}", r"\toprule",
+        "Knife-edge band & " + " & ".join(VERDICT_WORDS[v] for v in classes) + r" & changed \\", r"\midrule",
+        *rows, r"\bottomrule", r"\end{tabular}",
+        r"\caption{Claims per verdict class under knife-edge bands of other widths (changed: claims whose class "
+        r"differs from the band used).}", r"\label{tab:knife-band}", r"\end{table}", ""])
 
 
 def rejection_tex(readings: pd.DataFrame, rules: dict[str, str]) -> str:
@@ -115,7 +140,8 @@ def corrections_table_tex(issues: pd.DataFrame, keys: dict[str, str]) -> str:
 
 def reference_section_tex(readings: pd.DataFrame, counts: pd.DataFrame, capture: pd.DataFrame,
                           cited: pd.DataFrame | None = None, issues: pd.DataFrame | None = None,
-                          rules: dict[str, str] | None = None, keys: dict[str, str] | None = None) -> str:
+                          rules: dict[str, str] | None = None, keys: dict[str, str] | None = None,
+                          sensitivity: pd.DataFrame | None = None) -> str:
     """The appendix 'Published results revisited'.
 
     readings: reference_claims.claims_table (one row per claim x reading, with `rejected`);
@@ -155,7 +181,7 @@ def reference_section_tex(readings: pd.DataFrame, counts: pd.DataFrame, capture:
            "one defensible way (which columns, which machine, which aggregate, how an ambiguous cell splits), we "
            f"computed every reading ({n_read} kept in all). Each sentence's words are turned into a tolerance by a "
            "stated rule: " + _rules_tex(rules or {}, ("slight", "about", "significant", "far")) + ".",
-           "", precedence_tex(), "", rejection_tex(readings, rules or {}),
+           "", precedence_tex(), sensitivity_tex(sensitivity), "", rejection_tex(readings, rules or {}),
            f"The result: {cls}. Table~\\ref{{tab:claims}} lists every checkable claim with its factor under each kept "
            "reading ($\\checkmark$: the sentence holds under that reading).", ""]
     out += [r"{\scriptsize", r"\begin{longtable}{rp{0.34\linewidth}p{0.16\linewidth}p{0.2\linewidth}p{0.11\linewidth}}",
@@ -171,25 +197,46 @@ def reference_section_tex(readings: pd.DataFrame, counts: pd.DataFrame, capture:
     if cited is not None and len(cited):
         crow = [f"{tex_escape(r.metric_as_published)} & {tex_escape(r.system_as_published)}"
                 + (" (reattributed, Table~\\ref{tab:corrections})" if getattr(r, "correction", "") == "reattributed" else "")
-                + " & "
-                f"{tex_escape(r.cell_as_published)} & \\citet{{{r.bibkey}}}"
-                + (f", citing \\citet{{{r.cited_bibkey}}}" if isinstance(r.cited_bibkey, str) and r.cited_bibkey else "")
-                + " \\\\" for r in cited.itertuples()]
+                + f" & {_cell_with_unit(r.cell_as_published, r.unit_label)} & {_cited_source(r)} \\\\"
+                for r in cited.itertuples()]
         out += ["The studies also quote results of others that frame the microkernel question "
                 "(Table~\\ref{tab:cited}).",
                 r"{\scriptsize", r"\begin{longtable}{p{0.3\linewidth}p{0.18\linewidth}p{0.12\linewidth}p{0.24\linewidth}}",
                 r"\caption{Results the studies cite from earlier work (as printed).}\label{tab:cited}\\",
-                r"\toprule Result & System & As printed & Source \\ \midrule \endfirsthead",
-                r"\toprule Result & System & As printed & Source \\ \midrule \endhead",
+                r"\toprule Result & System & As printed (unit) & Source \\ \midrule \endfirsthead",
+                r"\toprule Result & System & As printed (unit) & Source \\ \midrule \endhead",
                 *crow, r"\bottomrule", r"\end{longtable}}", ""]
     return "\n".join(out)
+
+
+def _cell_with_unit(cell: str, unit_label: str) -> str:
+    """A cited cell as printed, with its unit when the print gives a bare number ('10' -> '10 µs')."""
+    import re
+
+    cell = str(cell)
+    if re.fullmatch(r"[0-9][0-9.,]*", cell.strip()) and isinstance(unit_label, str) and unit_label:
+        return tex_escape(f"{cell} {unit_label.replace(' per operation', '')}")
+    return tex_escape(cell)
+
+
+def _cited_source(r) -> str:
+    """Who prints a cited result and whose figures they are: '\\citet{study}, citing \\citet{work}', or, where
+    the study cites other work there and the attribution is ours, says so."""
+    cited = r.cited_bibkey if isinstance(r.cited_bibkey, str) else ""
+    note = r.cited_note if isinstance(r.cited_note, str) else ""
+    if cited and getattr(r, "attribution", "study") == "ours":
+        return (f"\\citet{{{r.bibkey}}}; figures of \\citet{{{cited}}}, attributed by us"
+                + (f" ({tex_escape(note.split(';')[0])})" if note else ""))
+    if cited:
+        return f"\\citet{{{r.bibkey}}}, citing \\citet{{{cited}}}"
+    return f"\\citet{{{r.bibkey}}}" + (f" ({tex_escape(note)})" if note else "")
 
 
 def write_reference_section(readings: pd.DataFrame, counts: pd.DataFrame, capture: pd.DataFrame,
                             cited: pd.DataFrame | None = None, out_dir: str | Path | None = None,
                             issues: pd.DataFrame | None = None, rules: dict[str, str] | None = None,
-                            keys: dict[str, str] | None = None) -> Path:
+                            keys: dict[str, str] | None = None, sensitivity: pd.DataFrame | None = None) -> Path:
     path = (Path(out_dir) if out_dir else GENERATED_DIR) / "reference_section.tex"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(reference_section_tex(readings, counts, capture, cited, issues, rules, keys))
+    path.write_text(reference_section_tex(readings, counts, capture, cited, issues, rules, keys, sensitivity))
     return path

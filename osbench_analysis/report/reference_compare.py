@@ -64,18 +64,18 @@ def architecture_ratios(ref: pd.DataFrame, sources: dict[str, dict] | None = Non
                     "baseline_system": pair["baseline"], "baseline_arch": b["arch_class"],
                     "subject_cell": s["cell_as_published"], "baseline_cell": b["cell_as_published"],
                     "slowdown_factor": cost(s["value"], bool(s["higher_is_better"])) / cost(b["value"], bool(b["higher_is_better"])),
-                    "why_fair": pair["why"],
+                    "why_fair": pair["why"], "design_caveat": s.get("design_caveat", "") or "",
                 })
     return pd.DataFrame(rows, columns=["source_id", "table_id", "metric_id", "metric_as_published", "primitive", "pair",
                                        "subject_system", "subject_arch", "baseline_system", "baseline_arch",
-                                       "subject_cell", "baseline_cell", "slowdown_factor", "why_fair"])
+                                       "subject_cell", "baseline_cell", "slowdown_factor", "why_fair", "design_caveat"])
 
 
 PUBLISHED_FACTOR_COLUMNS = [
     "primitive", "source_id", "bibkey", "study", "pair", "comparison", "subject_system", "subject_label", "subject_os",
     "subject_arch", "baseline_system", "baseline_label", "baseline_os", "baseline_arch", "table_id", "metric_id",
     "metric_as_published", "subject_cell", "baseline_cell", "slowdown_factor", "same_hardware", "cited", "hardware",
-    "probes", "best_match", "why_fair"]
+    "probes", "best_match", "why_fair", "design_caveat"]
 
 
 def published_factors(ref: pd.DataFrame | None = None, sources: dict[str, dict] | None = None,
@@ -116,7 +116,8 @@ def published_factors(ref: pd.DataFrame | None = None, sources: dict[str, dict] 
             "subject_cell": r.subject_cell, "baseline_cell": r.baseline_cell, "slowdown_factor": r.slowdown_factor,
             "same_hardware": bool(pair.get("same_hardware", False)), "cited": bool(pair.get("cited", False)),
             "hardware": sub["hardware"] if sub["hardware"] == base["hardware"] else f"{sub['hardware']} / {base['hardware']}",
-            "probes": probes.get(key, ""), "best_match": best.get(key, "none"), "why_fair": r.why_fair})
+            "probes": probes.get(key, ""), "best_match": best.get(key, "none"), "why_fair": r.why_fair,
+            "design_caveat": r.design_caveat})
     return pd.DataFrame(rows, columns=PUBLISHED_FACTOR_COLUMNS)
 
 
@@ -139,7 +140,7 @@ def published_factors_by_primitive(factors: pd.DataFrame | None = None, root: st
     return out[cols]
 
 
-CITED_RESULT_COLUMNS = ["source_id", "bibkey", "cited_bibkey", "cited_note", "table_id", "metric_id", "metric_as_published", "system_id",
+CITED_RESULT_COLUMNS = ["source_id", "bibkey", "cited_bibkey", "cited_note", "attribution", "table_id", "metric_id", "metric_as_published", "system_id",
                         "system_as_published", "arch_class", "cell_as_published", "value", "unit", "unit_label", "note", "quote",
                         "correction"]
 
@@ -162,6 +163,8 @@ def cited_results(ref: pd.DataFrame | None = None, root: str | Path | None = Non
                 r = part.loc[(metric_id, system_id)]
                 rows.append({"source_id": source_id, "bibkey": sources[source_id]["bibkey"],
                              "cited_bibkey": block.get("cited_bibkey", ""), "cited_note": block.get("cited_note", ""),
+                             # 'ours': the study cites other work here; the figures' source is our attribution
+                             "attribution": block.get("attribution", "study"),
                              "table_id": spec["table_id"],
                              "metric_id": metric_id, "metric_as_published": r["metric_as_published"], "system_id": system_id,
                              "system_as_published": r["system_as_published"], "arch_class": r["arch_class"],
@@ -315,7 +318,8 @@ def reference_outputs(result=None, reference_root: str | Path | None = None, *,
               "claim_readings": reference_claims.claims_table(ref, root=reference_root),
               "verdict_counts": reference_claims.verdict_counts(claims),
               "published_factors": published_factors_by_primitive(published_factors(ref, sources, mapping)),
-              "cited_results": cited_results(ref, reference_root)}
+              "cited_results": cited_results(ref, reference_root),
+              "knife_edge_sensitivity": reference_claims.band_sensitivity(ref, reference_claims.load_claims(reference_root))}
     # on screen each of our environments has its own colour and marker; in print, black diamonds
     figures = {"architecture_ratios": plots_reference.plot_architecture_ratios(arch, env, distinct_environments=screen),
                "ours_vs_published": plots_reference.plot_ours_vs_published(side, distinct_environments=screen)}
@@ -350,5 +354,5 @@ def write_reference(result=None, reference_root: str | Path | None = None,
         tables["claim_readings"], tables["verdict_counts"], tables["capture_summary"], tables.get("cited_results"),
         out_dir, issues=_issues_as_printed(tables["source_issues"], reference_root),
         rules=reference_claims.load_rules(reference_root),
-        keys=reference.bibkeys(reference_root)))
+        keys=reference.bibkeys(reference_root), sensitivity=tables.get("knife_edge_sensitivity")))
     return written

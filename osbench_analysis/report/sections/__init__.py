@@ -8,7 +8,7 @@ Each function returns TeX text; `write_sections` writes them with their
 figures into paper/generated/.  One module per section: abstract, background,
 results (the appendix of native conditions), architectures (the central figure,
 and crossing (c) with service (b)), scalability, environments, reproduce,
-validation and conclusion; factors holds the measured and published factors and
+validation, conclusion and kernels (section (a): the four kernel designs on one emulated CPU); factors holds the measured and published factors and
 SectionInputs, common the helpers every section shares, write `write_sections`.
 """
 from __future__ import annotations

@@ -33,9 +33,11 @@ def _slowdown_sentence(inp: SectionInputs) -> str:
             "change: " + "; ".join(parts) + ".")
 
 
-def abstract_tex(inp: SectionInputs, micro: pd.DataFrame | None = None) -> str:
-    """The abstract, every number from the analysis; no count of comparisons.  `micro`: section (a)'s
-    comparison (microkernel.comparison), when measured."""
+def abstract_tex(inp: SectionInputs, micro: pd.DataFrame | None = None, four: pd.DataFrame | None = None) -> str:
+    """The abstract, every number from the analysis; no count of comparisons.  `micro`: GNU Mach against Linux
+    (microkernel.comparison), `four`: the four designs' matched table (kernels.matched); section (a) is the
+    four designs when they were measured, else GNU Mach against Linux."""
+    from osbench_analysis.report.sections.kernels import abstract_sentence
     from osbench_analysis.analysis import microkernel
     from osbench_analysis.plots.architectures import env_short
 
@@ -56,8 +58,11 @@ def abstract_tex(inp: SectionInputs, micro: pd.DataFrame | None = None) -> str:
                f"user-space file server serves them ({', '.join(tex_escape(env_short(e)) for e in envs)})"
                if envs else "")
             + f", each with a {lvl} confidence interval over repeated worker processes.")
-    if microkernel.measured(micro):
-        text += (" A real microkernel, GNU Mach, runs beside Linux on the same emulated CPU, counted in guest "
+    four_designs = abstract_sentence(four) if four is not None else ""
+    if four_designs:
+        text += four_designs
+    elif microkernel.measured(micro):
+        text += (" A real microkernel, GNU Mach, and Linux run as guests of the same emulated CPU, counted in guest "
                  "instructions." + microkernel.conclusion_sentence(micro))
     text += _crossing_sentences(inp)
     text += _service_sentence(inp)

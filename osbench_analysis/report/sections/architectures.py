@@ -19,8 +19,20 @@ def architectures_figure_tex(inp: SectionInputs) -> str:
                       f"host (filled markers, one colour and shape per environment, measured here: the ratio of the {ESTIMAND_PLURAL} with its "
                       f"{lvl} interval, both parties on one CPU), beside the factors the published studies report between "
                       "hybrid or microkernel systems and monolithic ones on their own hardware (hollow grey markers, no "
-                      "intervals published). Log scale; rows grouped by family.}",
+                      "intervals published). Log scale; rows grouped by family."
+                      + (" A published factor marked $^\\dagger$ in Table~\\ref{tab:factors} is put down by its study "
+                         "to a feature one system lacks, not to its design." if _any_caveat(inp) else "") + "}",
                       r"\label{fig:architectures}", r"\end{figure}", ""])
+
+
+def _any_caveat(inp: SectionInputs) -> bool:
+    """Whether a published factor of a primitive measured here carries a design caveat (a missing feature)."""
+    from osbench_analysis.report.sections.factors import _caveated
+
+    pub = inp.published
+    if pub is None or pub.empty or inp.measured.empty:
+        return False
+    return bool(_caveated(pub[pub["primitive"].isin(set(inp.measured["primitive"]))]).any())
 
 
 def architectures_tex(inp: SectionInputs) -> str:

@@ -9,10 +9,11 @@ from osbench_analysis.report.sections.factors import SectionInputs
 from osbench_analysis.report.sections.service import _ipc_range, _service_sentence, load_published_ipc
 
 
-def conclusion_tex(inp: SectionInputs, micro: pd.DataFrame | None = None) -> str:
+def conclusion_tex(inp: SectionInputs, micro: pd.DataFrame | None = None, four: pd.DataFrame | None = None) -> str:
     """The Conclusion: the findings, each with its interval, generated from the same numbers as the abstract;
-    `micro`: section (a)'s comparison (microkernel.comparison), when measured."""
+    `micro`: GNU Mach against Linux (microkernel.comparison), `four`: the four designs (kernels.matched)."""
     from osbench_analysis.analysis import microkernel
+    from osbench_analysis.report.sections.kernels import rtt_sentence
 
     out = [r"\section{Conclusion}\label{sec:conclusion}",
            "Moving a kernel service out of the kernel costs, on present hardware, what the crossing to the server "
@@ -28,7 +29,9 @@ def conclusion_tex(inp: SectionInputs, micro: pd.DataFrame | None = None) -> str
                       "the factor measured here is that of Linux's IPC path, not of the design." if len(ipc) else ""))
     out.append("Third, the published factors most often quoted for `microkernels' come from xnu, a hybrid that serves "
                "these calls in its kernel; they bound a different design and cannot be compared with ours as if they "
-               "measured the same one. A real microkernel on the same emulated CPU as Linux "
-               "(Section~\\ref{sec:microkernel}) is the comparison that answers the question directly."
-               + microkernel.conclusion_sentence(micro))
+               "measured the same one. Real microkernels on the same emulated CPU as Linux "
+               "(Section~\\ref{sec:microkernel}) are the comparison that answers the question directly."
+               + ((" " + rtt) if (rtt := (rtt_sentence(four) if four is not None and len(four) else ""))
+                  else microkernel.conclusion_sentence(micro))
+               + (" These are path lengths without caches or TLBs, not times." if rtt else ""))
     return "\n".join(out) + "\n"

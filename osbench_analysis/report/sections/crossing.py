@@ -11,7 +11,8 @@ from osbench_analysis.formatting import percent_tex, tex_escape
 from osbench_analysis.report.estimand import ESTIMAND_PLURAL, environment_file_systems
 from osbench_analysis.report.sections.common import MAIN_PLACEMENT, _cost_tex, _table, _time
 from osbench_analysis.report.sections.factors import (PUBLISHED_TOLERANCE, SectionInputs, _agreement_sentence,
-                                                      _published_sources, _published_summary, agreement)
+                                                      _published_sources, _published_summary, agreement,
+                                                      design_caveats_tex)
 
 
 def crossing_tex(inp: SectionInputs) -> str:
@@ -99,7 +100,9 @@ def crossing_tex(inp: SectionInputs) -> str:
                       f"Time per operation in each environment over {tex_escape(base)} Linux on the same host (\\(\\times\\), the ratio of the "
                       f"{ESTIMAND_PLURAL}, {lvl} interval; the first row names the file system the file probes used), beside "
                       "the published hybrid- or microkernel-over-monolithic factors for the same primitive ("
-                      + _published_sources(pub, m["primitive"]) + ").",
+                      + _published_sources(pub, m["primitive"]) + ")."
+                      + (" " + caveats + " It is not counted below." if (caveats := design_caveats_tex(pub, m["primitive"]))
+                         else ""),
                       "tab:factors", size=r"\tiny"))
     ag = agreement(m, pub)
     if len(ag):

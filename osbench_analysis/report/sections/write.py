@@ -9,6 +9,7 @@ from osbench_analysis.report.sections.background import background_tex
 from osbench_analysis.report.sections.conclusion import conclusion_tex
 from osbench_analysis.report.sections.environments import environments_tex
 from osbench_analysis.report.sections.factors import SectionInputs
+from osbench_analysis.report.sections.related import related_crossings_tex
 from osbench_analysis.report.sections.reproduce import reproduce_tex
 from osbench_analysis.report.sections.results import results_tex
 from osbench_analysis.report.sections.scalability import MCGARRY_SWEEPS, scalability_tex
@@ -31,18 +32,20 @@ def figures(inp: SectionInputs) -> dict:
 
 
 def write_sections(result, out_dir: str | Path, reference_root=None, microkernel_table=None,
-                   other_campaigns: dict | None = None) -> list[Path]:
-    """Write every generated section and its figures into out_dir (microkernel_table: section (a)'s
-    comparison, for the Conclusion; other_campaigns: for the reproduction table, see reproduce_tex)."""
+                   other_campaigns: dict | None = None, kernels_table=None) -> list[Path]:
+    """Write every generated section and its figures into out_dir (microkernel_table: GNU Mach against Linux,
+    kernels_table: the four designs' matched table (analysis.kernels.matched), section (a)'s findings for the
+    abstract and the Conclusion; other_campaigns: for the reproduction table, see reproduce_tex)."""
     from osbench_analysis.plots import forest as plots
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     inp = SectionInputs.build(result, reference_root)
-    texts = {"abstract": abstract_tex(inp, microkernel_table), "background_studies": background_tex(inp),
+    texts = {"abstract": abstract_tex(inp, microkernel_table, kernels_table),
+             "background_studies": background_tex(inp, reference_root),
              "results": results_tex(result), "architectures": architectures_tex(inp),
-             "scalability": scalability_tex(result), "conclusion": conclusion_tex(inp, microkernel_table),
-             "architectures_figure": architectures_figure_tex(inp),
+             "scalability": scalability_tex(result), "conclusion": conclusion_tex(inp, microkernel_table, kernels_table),
+             "architectures_figure": architectures_figure_tex(inp), "related_crossings": related_crossings_tex(inp),
              "environments": environments_tex(result), "reproduce": reproduce_tex(result, other_campaigns),
              "validation": validation_tex(load_validation()), "published_ipc_table": published_ipc_tex(reference_root)}
     written = []
