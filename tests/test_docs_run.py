@@ -29,9 +29,11 @@ def blocks(page: Path) -> list[tuple[str, str]]:
 
 
 def masked(text: str) -> str:
-    """A text's shape: numbers, quoted values and campaign ids masked, runs of space as one."""
+    """A text's shape: numbers, quoted values, campaign ids and host labels masked (the page shows the host
+    of its writer's data; a clone's `make all` adds its own host), runs of space as one."""
     text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", str(text))
     text = re.sub(r"\d{8}T\d{6}Z[\w.-]*", "ID", text)
+    text = re.sub(r"[A-Z][\w() -]*? · \d+ vCPU · [\w.+-]*\w", "HOST", text)
     text = re.sub(r"\d+(\.\d+)?", "N", text)
     return re.sub(r"\s+", " ", text).strip()
 
