@@ -94,7 +94,7 @@ def matched_screen(tab: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame(lines)
     out.attrs["caption"] = (f"Counts are {UNIT} (QEMU TCG -icount, kernel and user): median over boots, exact "
                             "when every boot counted the same, else [range of the boots' medians]; a path "
-                            "length, not a time. An analog does other work than the row's (catalog/matched.py).")
+                            "length, not a time. An analog does other work than the row's.")
     return out
 
 
@@ -211,7 +211,7 @@ def determinism_sentence(det: pd.DataFrame) -> str:
     """Per kernel, whether its boots repeated their counts (every number from `det`)."""
     if det.empty:
         return ""
-    parts = [f"\\texttt{{{tex_escape(r['environment'])}}}: {tex_escape(r['verdict'])} "
+    parts = [f"{tex_escape(catalog.COLUMN_LABELS.get(r['environment'], r['environment']))}: {tex_escape(r['verdict'])} "
              f"({int(r['conditions'])} conditions, {int(r['boots'])} boots)" for _, r in det.iterrows()]
     return "Boot to boot, " + "; ".join(parts) + "."
 
@@ -236,7 +236,7 @@ def section_tex(det: pd.DataFrame) -> str:
         r"\caption{Matched primitives of four kernel designs on one emulated CPU: " + UNIT + r", median over "
         r"boots, exact when every boot counted the same, else with the range of the boots' medians, or $^*$ "
         r"when they differ past the digits shown; $^a$: an analog, doing other work than the row's "
-        r"(catalog/matched.py says what); \emph{none}: no counterpart on that kernel. A count of instructions, "
+        r"(the matched table of the code says what); \emph{none}: no counterpart on that kernel. A count of instructions, "
         r"not a time.}",
         r"\label{tab:kernels-matched}", r"\end{table}",
         "",

@@ -55,7 +55,10 @@ def plot_microkernel(tab: pd.DataFrame, *, screen: bool = False) -> Figure:
 
 
 def _pair_labels(tab: pd.DataFrame) -> list[str]:
-    return [f"{m}  vs  {lx}" for m, lx in zip(tab["mach_probe"], tab["linux_probe"])]
+    from osbench_analysis.catalog.families import plain_text, print_condition
+
+    return [f"{plain_text(print_condition(m))}  vs  {plain_text(print_condition(lx))}"
+            for m, lx in zip(tab["mach_probe"], tab["linux_probe"])]
 
 
 def _measured_kernels(tab: pd.DataFrame):
@@ -134,7 +137,10 @@ def plot_matched(tab: pd.DataFrame) -> Figure:
         ax.scatter(med, y, marker=marker, s=22, facecolor="white" if hollow else colour, edgecolor=colour,
                    label=COLUMN_LABELS.get(env, env))
     ax.set_xscale("log")
-    ax.set_yticks(range(len(labels)), [lab.replace("_", " ") for lab in labels[::-1]], fontsize=6)
+    from osbench_analysis.catalog.families import plain_text, print_condition
+
+    printed = [lab.split(": ", 1)[0] + ": " + plain_text(print_condition(lab.split(": ", 1)[1])) for lab in labels]
+    ax.set_yticks(range(len(labels)), printed[::-1], fontsize=6)
     ax.set_xlabel(UNIT + " (QEMU TCG -icount shift=0; not time)", fontsize=8)
     ax.grid(axis="x", which="both", alpha=0.2)
     ax.legend(fontsize=6, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
