@@ -209,7 +209,9 @@ def print_variant(variant: str) -> str:
     params = {k: v for k, v in variant_params(variant).items() if k != "fs"}   # the file system has its own column
     if not params:
         return "--"
-    return ", ".join(v if k in ("linkage", "parent") else f"{k.replace('_', ' ')} {v}" for k, v in params.items())
+    words = {"workdir_fs": lambda v: "guest's own " + v.removeprefix("guest-")}   # the sandbox's own file system
+    return ", ".join(v if k in ("linkage", "parent") else words[k](v) if k in words else f"{k.replace('_', ' ')} {v}"
+                     for k, v in params.items())
 
 
 def bytes_per_op(probe: str, variant: str = "") -> int | None:
