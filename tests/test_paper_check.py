@@ -48,8 +48,8 @@ def test_printable_names_and_real_interface_names_pass():
 def test_the_references_and_the_reproduction_appendix_may_name_files_and_campaigns():
     text = "\f".join([
         "7 Conclusion\nA pipe round trip.",
-        "References\n[1] see https://x.org/linux_kernel/data/file.py\n\nA    Published results revisited\n"
-        "the fuse-nocache row",
+        "References\n[1] see https://x.org/linux_kernel/data/file.py\nA Comparative study of sched_ext\n"
+        "A    Published results revisited\nthe fuse-nocache row",
         "G    Reproducing this paper\n20261126T120746Z-vm-native samples.parquet"])
     kept = pdf_check.reader_lines(pdf_check.page_lines(text))
     found = pdf_check.identifiers(kept)

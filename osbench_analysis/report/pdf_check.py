@@ -74,7 +74,7 @@ class Line:
 #: others' words) and the reproduction appendix (it must name the campaigns and files, to reproduce them).
 _EXEMPT_FROM = (re.compile(r"^\s*References\s*$"), re.compile(r"^\s*[A-Z]\s+Reproducing this paper\s*$"))
 #: An appendix heading ('B    Published microkernel figures'): checking resumes after the references.
-_APPENDIX_HEADING = re.compile(r"^\s*[A-Z]\s{1,}[A-Z][a-z]")
+_APPENDIX_HEADING = re.compile(r"^\s*[A-Z]\s{2,}[A-Z][a-z]")
 
 
 def page_lines(text: str) -> list[Line]:
@@ -98,7 +98,7 @@ def reader_lines(lines: list[Line]) -> list[Line]:
 
 
 #: Identifiers with underscores that are the names of real interfaces (system calls, library functions,
-#: constants) a reader may meet in prose: never a probe's name (a probe's own name is what it measures).
+#: constants) a reader may meet in prose; a probe's name is never one of them.
 API_NAMES = frozenset({"posix_spawn", "clock_gettime", "mach_task_self", "vm_allocate", "vm_deallocate", "mach_msg",
                        "sched_yield", "pthread_create", "pthread_join", "pthread_mutex_lock", "pthread_cond_wait",
                        "mach_port_allocate", "thread_create", "task_create", "exit_group", "rt_sigaction",
