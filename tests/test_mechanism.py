@@ -131,7 +131,7 @@ def test_intervals_widen_with_run_to_run_noise():
 def test_missing_native_prices_are_named_not_guessed():
     r = row_of(mechanism.decompose(samples(10_000.0, prices=False), counts())[0])
     assert math.isnan(r["pieces_ns"]) and r["adds_up"] is None and r["status"] == "not decomposed"
-    assert "native prices not measured" in r["verdict"] and "pipe_pingpong" in r["verdict"]
+    assert "native prices not measured" in r["verdict"] and "pipe round trip" in r["verdict"]
 
 
 def test_a_crossing_never_counted_is_not_decomposed_and_another_hosts_counts_are_said():
@@ -176,7 +176,7 @@ def test_a_sandbox_without_its_crossing_probe_is_named_not_dropped():
     s = pd.concat([samples(10_000.0), pd.DataFrame(condition("uml", "stat", 5000.0, campaign="20261124T000000Z-h-uml"))])
     summary, _ = mechanism.decompose(s, counts())
     r = row_of(summary, "uml")
-    assert r["verdict"] == "not decomposed: the null_syscall was not measured in uml"
+    assert r["verdict"] == "not decomposed: the null system call was not measured in User-mode Linux"
     assert math.isnan(r["crossing_ns"]) and r["adds_up"] is None
     assert row_of(summary)["status"] == "rest"   # gvisor's row is still there, decomposed
 

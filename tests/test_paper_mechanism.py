@@ -84,9 +84,9 @@ def test_a_price_missing_from_the_data_is_said_not_crashed_on(result):
     r = dataclasses.replace(result, samples=result.samples[result.samples["probe"] != "pipe_pingpong"])
     summary, _ = paper_mechanism.decomposition(r, crossing_counts.load_counts())
     gv = summary[summary["environment"] == "gvisor"].iloc[0]
-    assert pd.isna(gv["pieces_ns"]) and "pipe_pingpong" in gv["verdict"]
+    assert pd.isna(gv["pieces_ns"]) and "pipe round trip" in gv["verdict"]
     tex = paper_mechanism.mechanism_tex(r, crossing_counts.load_counts())
-    assert "gVisor's crossing (null system call) is not decomposed: native prices not measured on this host: pipe\\_pingpong." in tex
+    assert "gVisor's crossing (null system call) is not decomposed: native prices not measured on this host: pipe round trip." in tex
     assert " & -- & not decomposed \\\\" in tex
 
 
@@ -128,15 +128,18 @@ def test_a_workload_measured_in_an_environment_stands_beside_its_crossing_factor
 
 
 def test_the_title_page_names_the_round_not_every_campaign(result):
-    assert paper.campaign_round_line(result) == f"Campaign round {ROUND}"
-    assert paper.text_macros(result)["osbCampaignRound"] == f"Campaign round {ROUND}"
+    # the round's start in words, never its campaign id (ids are in the reproduction appendix)
+    stamp = ROUND[:15]
+    words = f"Measured {stamp[:4]}-{stamp[4:6]}-{stamp[6:8]} {stamp[9:11]}:{stamp[11:13]} UTC"
+    assert paper.campaign_round_line(result) == words and ROUND[:8] not in words
+    assert paper.text_macros(result)["osbCampaignRound"] == words
     every = reproducibility.catalog_manifests()
     older = [c for c in every if c.startswith("20261123T135922Z") and every[c].environment != "native"]
     if not older:
         pytest.skip("no earlier round in this checkout")
     fake = types.SimpleNamespace(manifests={**result.manifests, older[0]: every[older[0]]},
                                  primary_ids=[*result.primary_ids, older[0]], sweep_manifests={})
-    assert paper.campaign_round_line(fake) == "2 campaign rounds, 2026-11-23 to 2026-11-26"
+    assert paper.campaign_round_line(fake) == "Measured in 2 campaign rounds, 2026-11-23 to 2026-11-26"
 
 
 def test_the_method_tells_one_story_of_the_number_quoted(result):

@@ -44,7 +44,7 @@ def test_overview_puts_each_campaign_against_its_pooled_value():
     # the host's drift shows in absolute times, and cancels in the ratio paired within its round
     ratio_dots = np.concatenate([c.get_offsets()[:, 1] for c in right.collections if len(c.get_offsets())])
     assert len(ratio_dots) == 3 and np.ptp(np.log(ratio_dots)) < np.ptp(np.log(dots)) / 3
-    assert [t.get_text() for t in right.get_xticklabels()] == ["gvisor"]   # no baseline over itself
+    assert [t.get_text() for t in right.get_xticklabels()] == ["gVisor"]   # printed; no baseline over itself
 
 
 def test_paper_reproducibility_text_only_when_campaigns_pool():

@@ -1,6 +1,7 @@
 """A sweep campaign (native, only the swept probes, every point) beside a round's campaign of the whole
 catalog: the analysis keeps the round's campaign as the primary, fits the sweeps from the sweep campaign
-alone, never pools it, and the paper gets a Scalability subsection whose sentences come from the fits."""
+alone, never pools it, and the paper gets a Scalability appendix that quotes measured values and names the
+fitted line as a fit."""
 import dataclasses
 import datetime as dt
 import json
@@ -9,6 +10,7 @@ import re
 import numpy as np
 import pytest
 
+from osbench_analysis import formatting, stats
 from osbench_analysis.analysis import pipeline as analysis
 from osbench_analysis.report import sections as paper_sections
 from osbench_analysis.catalog import registry
@@ -96,23 +98,40 @@ def test_the_sweep_campaign_feeds_the_sweeps_and_never_replaces_the_round(tmp_pa
     assert t.loc[("mmap_window_maps", "same_cpu"), "verdict"] in ("constant", "inconclusive")
 
     tex = paper_sections.scalability_tex(a)
-    assert tex.startswith("\\subsection{Scalability}\\label{sec:scalability}")
+    assert tex.startswith("\\clearpage\n\\section{Scalability sweeps}\\label{sec:scalability}")
+    assert "answer no question of the paper's body" in tex
     assert "McGarry's scalability tests: processes alive, windows mapped, sockets open, threads alive" in tex
-    assert sw.id in tex and "\\label{tab:sweeps}" in tex and "generated/sweeps_paper" in tex
-    # the sentence of a sweep states its own fit: the time at the first point and the change over the range,
-    # with its interval; the slope with its interval is in its table row
+    assert sw.id not in tex and "\\label{tab:sweeps}" in tex and "generated/sweeps_paper" in tex
+    # the sentence of a sweep quotes what was measured at each point (the geometric mean of the runs' medians
+    # with its interval over runs), the measured change, and the slope named as a fit
     fit = a.sweep_fits[("fork_alive", "native", "same_cpu")]
-    sentence = tex[tex.index("Creating and reaping a process"):]
-    sentence = sentence[:sentence.index(" at 1000.")]
-    assert sentence.startswith("Creating and reaping a process grows:") and "with 0 processes alive" in sentence
-    assert (f"{100 * fit.growth_rel:+.1f}\\% [{100 * fit.growth_ci_low:.1f}, {100 * fit.growth_ci_high:.1f}]"
-            in sentence)
-    mapped = tex[tex.index("Mapping and unmapping"):].split(".")[0]
-    assert "stays constant" in mapped or "cannot settle" in mapped
-    row = next(line for line in tex.splitlines() if line.startswith("fork with processes alive & processes alive & one CPU"))
+    pts = stats.sweep_points(fit)
+    first = pts.iloc[0]
+    runs0 = fit.points[fit.points["x"] == 0]["run_value_ns"]
+    assert first.estimate_ns == pytest.approx(float(np.exp(np.log(runs0).mean())))
+    assert first.ci_low_ns < first.estimate_ns < first.ci_high_ns
+    sentence = tex[tex.index("Creating and reaping a process"):].split(". ")[0]
+    assert sentence.startswith("Creating and reaping a process took "
+                               + formatting.time_with_ci_tex(first.estimate_ns, first.ci_low_ns, first.ci_high_ns)
+                               + " with 0 processes alive")
+    rel, lo, hi = stats.measured_change(fit)
+    assert f"{100 * rel:+.1f}\\% [{100 * lo:.1f}, {100 * hi:.1f}] measured" in sentence
+    assert rel == pytest.approx(pts.iloc[-1].estimate_ns / first.estimate_ns - 1)
+    assert lo < rel < hi and lo - 0.05 <= GROWTH["fork_alive"] <= hi + 0.05
+    assert "least-squares slope fitted over every run" in sentence
+    # the fitted value at the first point is nowhere quoted as a time
+    fitted0, unit = formatting.format_time_ns(fit.intercept_ns)
+    if fitted0 != formatting.format_time_ns(first.estimate_ns)[0]:
+        assert f" {fitted0} [" not in tex and f" {fitted0} {unit}" not in tex
+    row = next(line for line in tex.splitlines() if line.startswith("fork with processes alive (one CPU) & processes alive"))
     assert f"{fit.slope_ns:.3g}" in row.replace("$-$", "-")
     # the table has a row per fitted sweep and placement
-    assert len(re.findall(r"\\\\$", tex.split("\\midrule")[1], re.M)) == len(a.sweeps)
+    assert len(re.findall(r"\\\\(\[2pt\])?$", tex.split("\\midrule")[1], re.M)) == len(a.sweeps)
+    # the measured points the PDF check reads: per operation, and per unit for the rounds of units
+    table = paper_sections.sweep_points_table(a)
+    fa = table[(table.probe == "fork_alive") & (table.placement == "same_cpu")]
+    assert list(fa["x"]) == [0, 100, 1000] and fa["estimate_ns"].iloc[0] == pytest.approx(first.estimate_ns)
+    assert set(table[table.probe == "files_in_folder"]["per_unit"]) == {True, False}
 
     # the reproduction table lists the sweep campaign with what it is for
     from osbench_analysis.report import paper
@@ -120,7 +139,7 @@ def test_the_sweep_campaign_feeds_the_sweeps_and_never_replaces_the_round(tmp_pa
     repro = paper_sections.reproduce_tex(a, paper.other_campaigns(a, tmp_path))
     assert sw.id.replace("_", "\\_") in repro and "(sweeps)" in repro and "scalability sweeps alone" in repro
     # and the title page names its round beside the round's
-    assert paper.campaign_round_line(a) == "Campaign round 20261126T113057Z; sweeps 20261126T131000Z"
+    assert paper.campaign_round_line(a) == "Measured 2026-11-26 11:30 UTC; scalability sweeps 2026-11-26 13:10 UTC"
 
 
 def test_the_paper_figure_has_a_panel_per_sweep_at_the_text_width(tmp_path):
@@ -157,7 +176,7 @@ def test_a_named_sweep_campaign_beside_the_round_is_read_for_the_sweeps(tmp_path
 
 def test_a_sweep_whose_operation_is_a_round_of_its_units_is_quoted_per_unit(tmp_path):
     """files_in_folder's operation is a round of `files` files: its time per operation grows with the files by
-    construction, and the paper quotes the change of the time per file instead (the same fit, transformed)."""
+    construction, and the paper quotes the measured time per file at each point and its measured change."""
     base = _template()
     s = sweep_campaign(tmp_path, base, "s-native", probes=["files_in_folder", "socket_bind_open"]).samples
     fits = sweeps.fit_sweeps(s)
@@ -165,15 +184,21 @@ def test_a_sweep_whose_operation_is_a_round_of_its_units_is_quoted_per_unit(tmp_
     r = next(t[t["probe"] == "files_in_folder"].itertuples())
     fit = fits[("files_in_folder", "native", "same_cpu")]
     c = paper_sections.sweep_change(r, fit)
-    # per op +10% from 1000 to 65534 files (GROWTH): per file 1.1 * 1000 / 65534 - 1
-    assert c.per == "file" and c.rel == pytest.approx((1 + r.growth_rel) * 1000 / 65534 - 1)
-    assert c.low == pytest.approx((1 + r.growth_ci_low) * 1000 / 65534 - 1) and c.verdict == "decreasing per file"
+    per_file = stats.sweep_points(fit, per_unit=True)
+    per_op = stats.sweep_points(fit)
+    assert list(per_file["x"]) == [1000, 10000, 65534]
+    assert per_file["estimate_ns"].to_numpy() == pytest.approx(per_op["estimate_ns"].to_numpy() / per_file["x"])
+    # per op +10% from 1000 to 65534 files (GROWTH): per file about 1.1 * 1000 / 65534 - 1, measured
+    assert c.per == "file" and c.rel == pytest.approx(per_file["estimate_ns"].iloc[-1] / per_file["estimate_ns"].iloc[0] - 1)
+    assert c.rel == pytest.approx(1.1 * 1000 / 65534 - 1, abs=0.02) and c.verdict == "falls"
     other = next(t[t["probe"] == "socket_bind_open"].itertuples())
     assert paper_sections.sweep_change(other, fits[("socket_bind_open", "native", "same_cpu")]).per == ""
     sentence = paper_sections._sweep_sentence(r, fit)
-    t0 = fit.intercept_ns + fit.slope_ns * 1000
-    assert sentence.startswith("Per file, creating and removing a file (") and " falls: " in sentence
-    assert f"{paper_sections._time(t0 / 1000)} per file" in sentence
+    p0 = per_file.iloc[0]
+    assert sentence.startswith("Creating and removing a file took, per file, "
+                               + formatting.time_with_ci_tex(p0.estimate_ns, p0.ci_low_ns, p0.ci_high_ns)
+                               + " with 1000 files in the folder")
+    assert "the time per file falls from the first point to the last" in sentence
 
 
 def test_the_committed_sweep_campaign_is_read_beside_the_committed_round():

@@ -218,5 +218,8 @@ def test_a_reproducibility_figure_per_family_shows_every_campaign_and_the_pooled
     ax = figs["reproducibility_kernel_entry"].axes[0]
     # per condition: 4 campaigns (interval + point each) and the pooled interval + diamond
     assert len(ax.lines) == 2 * (4 * 2 + 2)
-    assert [t.get_text().split(":")[0] for t in ax.get_yticklabels()] == ["native", "gvisor"]
+    # each condition in printed names: 'gVisor: null system call, one CPU τ=...', never the identifiers
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert [t.split(":")[0] for t in labels] == ["native", "gVisor"]
+    assert all("_" not in t for t in labels) and all(", one CPU" in t for t in labels)
     assert "over 4 campaigns" in ax.get_title()

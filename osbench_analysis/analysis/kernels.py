@@ -94,7 +94,7 @@ def matched_screen(tab: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame(lines)
     out.attrs["caption"] = (f"Counts are {UNIT} (QEMU TCG -icount, kernel and user): median over boots, exact "
                             "when every boot counted the same, else [range of the boots' medians]; a path "
-                            "length, not a time. An analog does other work than the row's (catalog/matched.py).")
+                            "length, not a time. An analog does other work than the row's.")
     return out
 
 

@@ -214,7 +214,8 @@ def decompose(samples: pd.DataFrame, counts: pd.DataFrame | None = None, *, base
             env_s = samples[(samples["environment"] == env) & (samples["probe"] == probe)]
             if env_s.empty:
                 if probe == ENVIRONMENT_CROSSINGS[env][0]:   # said, not dropped: which sandbox has no breakdown
-                    summary.append(_undecomposed(env, probe, "", level, f"the {probe} was not measured in {env}"))
+                    summary.append(_undecomposed(env, probe, "", level, f"the {_words(probe)} was not measured in "
+                                                                  f"{_env_words(env)}"))
                 continue
             for placement in [p for p in sorted(env_s["placement"].unique()) if p == COUNTED_PLACEMENT]:
                 r, t = _one(samples, counts, host, env, probe, placement, baseline, level)
@@ -240,8 +241,8 @@ def _one(samples, counts, host, env, probe, placement, baseline, level):
            "crossing_low_ns": cx.ci_low, "crossing_high_ns": cx.ci_high, "level": level}
     chost = crossing_counts.counts_host_for(counts, host, env, probe, baseline) if len(counts) else ""
     if not chost:
-        return {**_undecomposed(env, probe, placement, level, f"the {probe} was not counted in {env} and "
-                                f"{baseline} on any host (measure/counting.py)", crossing=False), **row}, []
+        return {**_undecomposed(env, probe, placement, level, f"the {_words(probe)} was not counted in {_env_words(env)} "
+                                f"and {_env_words(baseline)} Linux on any host", crossing=False), **row}, []
     row.update(counts_host=chost, counts_same_host=chost == host)
     events = event_counts(counts, chost, env, probe, baseline)
     prices, missing = {}, []
@@ -255,7 +256,7 @@ def _one(samples, counts, host, env, probe, placement, baseline, level):
         prices[piece.name] = parts
     if missing:
         return {**_undecomposed(env, probe, placement, level, "native prices not measured on this host: "
-                                + ", ".join(dict.fromkeys(missing)), crossing=False), **row,
+                                + ", ".join(dict.fromkeys(_words(m) for m in missing)), crossing=False), **row,
                 "counts_host": chost, "counts_same_host": chost == host}, []
     terms, pieces_terms = [], []
     for piece in PIECES:
@@ -287,6 +288,19 @@ def _one(samples, counts, host, env, probe, placement, baseline, level):
     if status == "exceeds":   # the excess, kept (a finding), never as a negative rest
         row.update(excess_ns=-un.value, excess_low_ns=-un.ci_high, excess_high_ns=-un.ci_low)
     return row, terms
+
+
+def _words(probe: str) -> str:
+    """A probe as a reader reads it, in plain text (the report escapes it for TeX)."""
+    from osbench_analysis.catalog.families import plain_text, print_name
+
+    return plain_text(print_name(probe))
+
+
+def _env_words(env: str) -> str:
+    from osbench_analysis.plots.architectures import env_short
+
+    return env_short(env)
 
 
 def _undecomposed(env: str, probe: str, placement: str, level: float, why: str, crossing: bool = True) -> dict:

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from osbench_analysis.catalog import registry
+from osbench_analysis.catalog.families import print_condition, print_name
 from osbench_analysis.catalog.guests import GUEST_ENVIRONMENTS, LINUX, LINUX_NOMITIG, MACH, UNIT  # noqa: F401  (the guests' names, re-exported)
 from osbench_analysis.formatting import sig3, tex_escape
 
@@ -144,7 +145,7 @@ def table_tex(tab: pd.DataFrame) -> str:
         ratio = ("--" if not np.isfinite(r["ratio"]) else
                  f"{sig3(r['ratio'])}" + (" (exact)" if r["ratio_exact"] else
                                          f" [{sig3(r['ratio_lo'])}, {sig3(r['ratio_hi'])}]"))
-        lines.append(f"\\texttt{{{tex_escape(r['mach_probe'])}}} & \\texttt{{{tex_escape(r['linux_probe'])}}} & "
+        lines.append(f"{print_condition(r['mach_probe'])} & {print_condition(r['linux_probe'])} & "
                      f"{count_tex(m)} & {count_tex(lx)} & {ratio} & {count_tex(off)} \\\\")
         tails = [f"{_int(s['min'])} / {_int(s['mean'])}" if s["boots"] else "--" for s in (m, lx)]
         lines.append(f" & & {tails[0]} & {tails[1]} & & \\\\")
@@ -296,8 +297,9 @@ def _exactness(ok: pd.DataFrame, exact: int) -> str:
         return f"all {n} ratios are exact, every boot of both kernels counting the same."
     rest = ok[~ok["ratio_exact"].astype(bool)]
     spread = float(np.nanmax(np.maximum(rest["ratio_hi"] / rest["ratio"] - 1, 1 - rest["ratio_lo"] / rest["ratio"])))
-    head = "no ratio is exact" if exact == 0 else f"{exact} of the {n} ratios are exact"
-    why = f"{head}: in the others the boots differ slightly (a timer interrupt lands in one boot's batch and not in another's)"
+    cause = "(a timer interrupt lands in one boot's batch and not in another's)"
+    why = (f"no ratio is exact: the boots of each kernel differ slightly {cause}" if exact == 0 else
+           f"{exact} of the {n} ratios are exact; in the other {n - exact} the boots differ slightly {cause}")
     if not spread > 5e-4:
         return why + ", which leaves their median counts, and so the ratios, the same in every boot."
     return why + f", which moves a ratio by at most {sig3(100 * spread)}\\% over its range of boots."
@@ -317,7 +319,7 @@ def findings_tex(tab: pd.DataFrame) -> str:
          + _exactness(ok, exact))
     if len(below):
         s += (f" Mach's path is the longer one for "
-              + ", ".join(f"\\texttt{{{tex_escape(p)}}}" for p in below["mach_probe"]) + ".")
+              + ", ".join(print_name(p) for p in below["mach_probe"]) + ".")
     off = ok["linux_nomitig_median"].to_numpy(float) / ok["mach_median"].to_numpy(float)
     change = ok["linux_nomitig_median"].to_numpy(float) / ok["linux_median"].to_numpy(float) - 1
     has = np.isfinite(off)
@@ -327,6 +329,14 @@ def findings_tex(tab: pd.DataFrame) -> str:
               f"Linux's speculative-execution defences, which this Mach lacks, change its counts by at most "
               f"{sig3(100 * worst)}\\%" + (", a small part of the difference." if worst < 0.1 else "."))
     return s
+
+
+def _marker_words(tab: pd.DataFrame) -> str:
+    """What the figure's markers show, from the counts drawn: a filled marker only where some count is exact."""
+    cols = [c for c in tab.columns if c.endswith("_exact") and c != "ratio_exact"]
+    any_exact = any(tab[c].fillna(False).astype(bool).any() for c in cols)
+    return ("filled markers: every boot counted the same; hollow markers with bars: the median over boots and "
+            "their range" if any_exact else "markers: the median over boots, bars: the range over boots")
 
 
 def section_tex(tab: pd.DataFrame, pub: pd.DataFrame) -> str:
@@ -349,7 +359,7 @@ def section_tex(tab: pd.DataFrame, pub: pd.DataFrame) -> str:
         r"\begin{figure}[t]", r"\centering",
         r"\includegraphics[width=0.72\linewidth]{generated/microkernel}",
         r"\caption{Microkernel and monolithic kernel on one emulated CPU: guest instructions per operation "
-        r"(left, logarithmic; filled markers exact counts, bars the range over boots) and Linux / Mach (right). "
+        r"(left, logarithmic; " + _marker_words(tab) + r") and Linux / Mach (right). "
         r"The axis is instructions, not time; it is not comparable with the host's nanoseconds.}",
         r"\label{fig:microkernel}", r"\end{figure}",
         "",

@@ -145,6 +145,17 @@ PRINT_NAMES = {
     "sel4_space_create": "seL4 address space create + revoke",
 }
 
+#: A swept parameter as a reader reads it on an axis or in a table (never the registry's identifier).
+SWEEP_AXIS_WORDS = {"alive": "processes alive", "parent_mb": "MB touched in the parent",
+                    "processes": "processes in the ring", "files": "files in the folder", "sockets": "sockets open",
+                    "maps": "windows mapped", "threads": "threads alive"}
+
+
+def print_sweep_axis(param: str) -> str:
+    """'parent_mb' -> 'MB touched in the parent'; an unknown parameter with its underscores as spaces."""
+    return SWEEP_AXIS_WORDS.get(param, str(param).replace("_", " "))
+
+
 #: Bandwidth probes: the bytes one operation moves, a number or the parameter that holds it.  The paper
 #: reports these in bytes per second, with the bytes per operation named.
 BYTES_PER_OP = {"pipe_bw": 65536, "unix_bw": 65536, "memcpy_bw": "bytes", "file_write": "buffer",
@@ -159,6 +170,33 @@ def print_name(probe: str) -> str:
 def plain_name(probe: str) -> str:
     """print_name as plain text, for a screen table or a figure's axis: 'AF_UNIX round trip'."""
     return print_name(probe).replace("\\_", "_")
+
+
+#: A kernel design (the manifests' arch_class) as a reader reads it.
+DESIGN_WORDS = {"monolithic": "monolithic", "microkernel": "microkernel", "hybrid": "hybrid",
+                "user-space-kernel": "user-space kernel", "hosted-kernel": "hosted kernel",
+                "user-space-server": "user-space file server"}
+
+
+def print_design(arch_class: str) -> str:
+    return DESIGN_WORDS.get(str(arch_class), str(arch_class).replace("-", " "))
+
+
+def print_condition(label: str) -> str:
+    """A probe with its parameters as the code labels it, 'service_shm (bytes=0)', as a reader reads it (TeX):
+    'service via shared memory (bytes 0)'; a label that names no probe is returned as it is."""
+    import re
+
+    m = re.fullmatch(r"([a-z0-9_]+)(?: \((.*)\))?", str(label).strip())
+    if not m or m[1] not in PRINT_NAMES:
+        return str(label)
+    params = print_variant(m[2]) if m[2] and "=" in m[2] else (m[2] or "--")
+    return PRINT_NAMES[m[1]] + ("" if params == "--" else f" ({params})")
+
+
+def plain_text(tex: str) -> str:
+    """A printed name for a figure (matplotlib, not TeX): 'posix\\_spawn' -> 'posix_spawn', '2~MiB' -> '2 MiB'."""
+    return str(tex).replace("\\_", "_").replace("~", " ")
 
 
 def variant_params(variant: str) -> dict[str, str]:
@@ -176,7 +214,9 @@ def print_variant(variant: str) -> str:
     params = {k: v for k, v in variant_params(variant).items() if k != "fs"}   # the file system has its own column
     if not params:
         return "--"
-    return ", ".join(v if k in ("linkage", "parent") else f"{k.replace('_', ' ')} {v}" for k, v in params.items())
+    words = {"workdir_fs": lambda v: "guest's own " + v.removeprefix("guest-")}   # the sandbox's own file system
+    return ", ".join(v if k in ("linkage", "parent") else words[k](v) if k in words else f"{k.replace('_', ' ')} {v}"
+                     for k, v in params.items())
 
 
 def bytes_per_op(probe: str, variant: str = "") -> int | None:

@@ -55,7 +55,10 @@ def plot_microkernel(tab: pd.DataFrame, *, screen: bool = False) -> Figure:
 
 
 def _pair_labels(tab: pd.DataFrame) -> list[str]:
-    return [f"{m}  vs  {lx}" for m, lx in zip(tab["mach_probe"], tab["linux_probe"])]
+    from osbench_analysis.catalog.families import plain_text, print_condition
+
+    return [f"{plain_text(print_condition(m))}  vs  {plain_text(print_condition(lx))}"
+            for m, lx in zip(tab["mach_probe"], tab["linux_probe"])]
 
 
 def _measured_kernels(tab: pd.DataFrame):

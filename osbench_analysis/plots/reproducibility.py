@@ -6,9 +6,24 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
+from osbench_analysis.plots.architectures import env_short
 
 
 MAX_ROWS = 40     # conditions per figure; a family with more is split
+
+#: A placement as a reader reads it.
+_PLACEMENT_WORDS = {"same_cpu": "one CPU", "cross_cpu": "two CPUs", "unpinned": "unpinned"}
+
+
+def _condition_label(environment: str, probe: str, variant: str, placement: str) -> str:
+    """'gVisor: open + close (9p), one CPU': printed names, never the identifiers."""
+    from osbench_analysis.catalog.families import file_system, plain_text, print_name, print_variant
+
+    shown = print_variant(variant or "")
+    fs = "--" if "guest's own" in shown else file_system(variant or "")     # named once
+    extra = [w for w in (shown, fs) if w != "--"]
+    return (f"{env_short(environment)}: {plain_text(print_name(probe))}"
+            + (f" ({', '.join(extra)})" if extra else "") + f", {_PLACEMENT_WORDS.get(placement, placement)}")
 
 
 def _slug(text: str) -> str:
@@ -41,8 +56,7 @@ def campaigns_forest(values: pd.DataFrame, pooled: pd.DataFrame, title: str = ""
         ax.plot([p.ci_low_ns, p.ci_high_ns], [i + 0.42, i + 0.42], color="black", lw=2)
         ax.plot([p.estimate_ns], [i + 0.42], "D", ms=4, color="black")
         tau = "" if not np.isfinite(p.between_campaign_sd) else f" τ={p.between_campaign_sd:.2f}"
-        variant = f" [{c.variant}]" if c.variant else ""
-        labels.append(f"{c.environment}: {c.probe}{variant} {c.placement}{tau}")
+        labels.append(_condition_label(c.environment, c.probe, c.variant, c.placement) + tau)
     ax.set_yticks(range(len(conds)), labels, fontsize=7)
     ax.invert_yaxis()
     ax.set_xscale("log")
@@ -117,7 +131,7 @@ def spread_overview(pooling):
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.yaxis.set_minor_formatter(NullFormatter())
-        ax.set_xticks(range(len(envs)), envs, rotation=30, ha="right", fontsize=7)
+        ax.set_xticks(range(len(envs)), [env_short(e) for e in envs], rotation=30, ha="right", fontsize=7)
         ax.set_title(title, fontsize=8)
         ax.grid(axis="y", alpha=0.3)
     axes[0].set_yticks([0.25, 0.5, 1, 2])

@@ -10,6 +10,8 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from osbench_analysis.catalog import registry
+from osbench_analysis.catalog.families import print_sweep_axis
+from osbench_analysis.plots.architectures import env_short
 from osbench_analysis.plots.forest import _DIFF, _KEPT
 from osbench_analysis.stats import SweepFit
 
@@ -37,7 +39,7 @@ def sweeps_figure(fits: dict[tuple[str, str, str], SweepFit], *, columns: int = 
         ax.set_title(f"{probe} ({placement}{', ' + env if env else ''})\n"
                      f"slope {fit.slope_ns:.3g} ns/{fit.x} [{fit.slope_ci_low_ns:.3g}, "
                      f"{fit.slope_ci_high_ns:.3g}], {fit.level:.0%} CI; {fit.verdict}", fontsize=8)
-        ax.set_xlabel(fit.x)
+        ax.set_xlabel(print_sweep_axis(fit.x))
         ax.set_ylabel("µs per operation")
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.25)
@@ -85,8 +87,9 @@ def paper_sweeps_figure(fits: dict[tuple, SweepFit], *, columns: int = 4, width_
             seen.setdefault(label, line)
         ax.set_ylabel(f"{unit} per op", fontsize=8)
         name = PRINT_NAMES.get(probe, probe).replace("\\_", "_")
-        ax.set_title(name if len(key) < 2 or not key[1] or key[1] == "native" else f"{name} ({key[1]})", fontsize=8)
-        ax.set_xlabel(panels[key][0][1].x, fontsize=8)
+        ax.set_title(name if len(key) < 2 or not key[1] or key[1] == "native" else f"{name} ({env_short(key[1])})",
+                     fontsize=8)
+        ax.set_xlabel(print_sweep_axis(panels[key][0][1].x), fontsize=8)
         ax.set_ylim(bottom=0)
         ax.tick_params(labelsize=8)
         ax.grid(alpha=0.25)

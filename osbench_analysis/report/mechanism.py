@@ -178,7 +178,9 @@ def mechanism_tex(result, counts: pd.DataFrame | None = None) -> str:
         "\\caption{One crossing as an accounting: each sandbox's added cost of one operation over native Linux, "
         "the host events its own processes make per operation beyond native's (counted), those events priced "
         f"at their native cost, and what they leave, each with its {lvl} interval (delta method over run "
-        "medians, Welch degrees of freedom; counts as fixed coefficients). Where the priced events exceed "
+        "medians, Welch degrees of freedom; counts as fixed coefficients). A sum needs an interval on the time "
+        "scale, so it is symmetric; the appendix tables give one condition's interval on the log scale, so the same "
+        "estimate has slightly different bounds there. Where the priced events exceed "
         "the crossing the table says so instead of printing a negative rest.}", r"\label{tab:mechanism}",
         r"\end{table}"])
     return text + "\n" + table + "\n"

@@ -138,23 +138,31 @@ def text_macros(result) -> dict[str, str]:
     return out
 
 
+def _stamp_words(stamp: str) -> str:
+    """A round's UTC start as a reader reads it: '20261126T160129Z' -> '2026-11-26 16:01 UTC' (never the id)."""
+    import re
+
+    m = re.fullmatch(r"(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})\d{2}Z", stamp)
+    return f"{m[1]}-{m[2]}-{m[3]} {m[4]}:{m[5]} UTC" if m else stamp
+
+
 def campaign_round_line(result, primary: list[str] | None = None) -> str:
-    """The title page's line: 'Campaign round 20261126T113057Z', or '3 campaign rounds, 2026-11-23 to
-    2026-11-26', from the primary campaigns' rounds (reproducibility.round_of); a sweep campaign's round
-    is added as '; sweeps <round>'."""
+    """The title page's line: 'Measured 2026-11-26 11:30 UTC', or 'Measured in 3 campaign rounds, 2026-11-23 to
+    2026-11-26', from the primary campaigns' rounds (reproducibility.round_of); a sweep campaign's round is added
+    as '; scalability sweeps 2026-11-26 13:10 UTC'.  No campaign id: those are in the reproduction appendix."""
     from osbench_analysis.analysis.reproducibility import round_of
 
     primary = primary or result.primary_ids
     mfs = [result.manifests[c] for c in primary]
     rounds = list(dict.fromkeys(campaign_stamp(round_of(m)) for m in mfs))
     if len(rounds) == 1:
-        line = f"Campaign round {rounds[0]}"
+        line = f"Measured {_stamp_words(rounds[0])}"
     else:
         days = sorted({str(m.created_utc)[:10] for m in mfs})
-        line = f"{len(rounds)} campaign rounds, {days[0]}" + (f" to {days[-1]}" if days[-1] != days[0] else "")
+        line = f"Measured in {len(rounds)} campaign rounds, {days[0]}" + (f" to {days[-1]}" if days[-1] != days[0] else "")
     sweeps = [campaign_stamp(round_of(m)) for m in (getattr(result, "sweep_manifests", None) or {}).values()]
     if sweeps:
-        line += "; sweeps " + ", ".join(dict.fromkeys(sweeps))
+        line += "; scalability sweeps " + ", ".join(_stamp_words(s) for s in dict.fromkeys(sweeps))
     return line
 
 

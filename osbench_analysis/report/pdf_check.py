@@ -44,6 +44,249 @@ def body_pages(aux_text: str, label: str = BODY_END_LABEL) -> int | None:
     return int(m.group(1)) if m else None
 
 
+_FLOAT_TOO_LARGE = re.compile(r"LaTeX Warning: Float too large for page by (\d+(?:\.\d+)?)pt on input line (\d+)")
+
+
+def floats_too_large(log_text: str) -> list[str]:
+    """LaTeX's own word that a float is taller than the text block (it then runs into the footer):
+    'float 512.3pt too tall at line 12 of generated/reproduce.tex'."""
+    log_text = re.sub(r"(?m)^(.{79})\n", r"\1", log_text)
+    out = []
+    for m in _FLOAT_TOO_LARGE.finditer(log_text):
+        opened = re.findall(r"\((\./[^\s()]+\.tex)", log_text[:m.start()])
+        out.append(f"float {m.group(1)}pt too tall at line {m.group(2)}" + (f" of {opened[-1][2:]}" if opened else ""))
+    return out
+
+
+# ------------------------------------------------------------------ what a reader sees, line by line
+
+@dataclass(frozen=True)
+class Line:
+    page: int           # 1-based
+    number: int         # 1-based within its page (pdftotext -layout)
+    text: str
+
+    def where(self) -> str:
+        return f"p. {self.page} line {self.number}"
+
+
+#: Where reader-facing text stops being checked for identifiers: the references (their titles and URLs are
+#: others' words) and the reproduction appendix (it must name the campaigns and files, to reproduce them).
+_EXEMPT_FROM = (re.compile(r"^\s*References\s*$"), re.compile(r"^\s*[A-Z]\s+Reproducing this paper\s*$"))
+#: An appendix heading ('B    Published microkernel figures'): checking resumes after the references.
+_APPENDIX_HEADING = re.compile(r"^\s*[A-Z]\s{2,}[A-Z][a-z]")
+
+
+def page_lines(text: str) -> list[Line]:
+    """pdftotext -layout output as lines with their page (form feeds) and line number."""
+    return [Line(i + 1, j + 1, ln) for i, page in enumerate(text.split("\f")) for j, ln in enumerate(page.splitlines())]
+
+
+def reader_lines(lines: list[Line]) -> list[Line]:
+    """The lines of prose, captions, tables and figure text a reader meets (without the exempt parts)."""
+    out, exempt = [], False
+    for ln in lines:
+        if _EXEMPT_FROM[1].match(ln.text):
+            break                                          # the reproduction appendix runs to the end
+        if _EXEMPT_FROM[0].match(ln.text):
+            exempt = True
+        elif exempt and _APPENDIX_HEADING.match(ln.text):
+            exempt = False
+        if not exempt:
+            out.append(ln)
+    return out
+
+
+#: Identifiers with underscores that are the names of real interfaces (system calls, library functions,
+#: constants) a reader may meet in prose; a probe's name is never one of them.
+API_NAMES = frozenset({"posix_spawn", "clock_gettime", "mach_task_self", "vm_allocate", "vm_deallocate", "mach_msg",
+                       "sched_yield", "pthread_create", "pthread_join", "pthread_mutex_lock", "pthread_cond_wait",
+                       "mach_port_allocate", "thread_create", "task_create", "exit_group", "rt_sigaction",
+                       "rt_sigreturn", "process_vm_readv", "copy_file_range", "io_uring", "seccomp_unotify", "x86_64"})
+_CAMPAIGN_ID = re.compile(r"\b\d{8}T\d{6}Z\b")
+_SNAKE = re.compile(r"(?<![\w/.-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+_PATH = re.compile(r"(?<![\w/])(?:benchmarks|data|osbench_analysis|probes|tests|notebooks|paper|build)/[\w./-]*"
+                   r"|\b[\w-]+\.(?:py|ipynb|parquet|json|csv)\b")
+#: The host's identity key where prose names the host by it ('on host vm'), not the word in 'vm_allocate'.
+_HOST_KEY = re.compile(r"\b(?:host|on|of) vm\b")
+
+
+def _api_name_at(text: str, start: int) -> bool:
+    following = re.sub(r"\s+", "_", text[start:start + 40])
+    return any(following.startswith(a) and not following[len(a):len(a) + 1].isalnum() for a in API_NAMES)
+
+
+def _identifier_patterns() -> list[tuple[str, re.Pattern]]:
+    """What may not reach a reader: environment and design keys as the code spells them, campaign ids,
+    snake_case names, file paths, the host's key."""
+    from osbench_analysis import environments
+    from osbench_analysis.store.schema import ARCH_CLASSES
+
+    # an environment's key where it is not an ordinary word ('native' is one); 'fuse.osbench' is a file
+    # system's type as the kernel names it, beside 9p and tmpfs
+    keys = sorted((n for n in environments.names() if n != "native"), key=len, reverse=True)
+    designs = [d for d in ARCH_CLASSES if "-" in d]
+    alt = "|".join(re.escape(k) for k in [*keys, *designs])
+    return [("campaign id", _CAMPAIGN_ID),
+            ("environment or design key", re.compile(rf"(?<![\w-])(?:{alt})(?![\w-]|\.\w)")),
+            ("file path", _PATH), ("host key", _HOST_KEY), ("snake_case identifier", _SNAKE)]
+
+
+def identifiers(lines: list[Line], where: str = "") -> list[str]:
+    """Every identifier a reader would meet, one line each: 'p. 7 line 12: environment or design key
+    'fuse-nocache' in "... fuse-nocache ..."' (``where`` names a figure file instead of the page)."""
+    out = []
+    patterns = _identifier_patterns()
+    for ln in lines:
+        seen = set()
+        for kind, pat in patterns:
+            for m in pat.finditer(ln.text):
+                word = m.group(0)
+                if kind == "snake_case identifier" and word in API_NAMES:
+                    continue
+                # an interface's name whose escaped underscores pdftotext reads as spaces ('mach task self')
+                if kind.startswith("environment") and _api_name_at(ln.text, m.start()):
+                    continue
+                if any(a <= m.start() < b for a, b in seen):
+                    continue                                # already named as a more specific kind
+                seen.add((m.start(), m.end()))
+                ctx = ln.text[max(0, m.start() - 30):m.end() + 30].strip()
+                out.append(f"{where or ln.where()}: {kind} {word!r} in \"{ctx}\"")
+    return out
+
+
+#: Generated TeX a reader does not meet as prose: the reproduction appendix names campaigns, files and packages.
+TEX_EXEMPT = ("reproduce.tex", "python_env.tex")
+#: An escaped snake_case name in TeX ('pipe\\_pingpong'): in the PDF its underscore is a drawn rule, which
+#: pdftotext reads as a space, so the identifier is looked for in the generated TeX too.
+_TEX_SNAKE = re.compile(r"(?<![\w\\])[a-z][a-z0-9]*(?:\\_[a-z0-9]+)+\b")
+
+
+def included_tex(paper_tex: str | Path, generated_dir: str | Path) -> list[Path]:
+    """The generated TeX files the paper \\inputs, directly or through another generated file, in order."""
+    d, seen, todo = Path(generated_dir), [], [Path(paper_tex)]
+    while todo:
+        text = todo.pop(0).read_text(errors="replace")
+        for name in re.findall(r"\\input\{generated/([^}]+)\}", re.sub(r"(?<!\\)%.*", "", text)):
+            f = d / (name if name.endswith(".tex") else name + ".tex")
+            if f.is_file() and f not in seen:
+                seen.append(f)
+                todo.append(f)
+    return seen
+
+
+def tex_identifiers(generated_dir: str | Path, paper_tex: str | Path | None = None) -> list[str]:
+    """snake_case names in the generated TeX the paper \\inputs (all of generated/ without ``paper_tex``),
+    outside comments and the reproduction appendix, by file and line:
+    'generated/microkernel_table.tex line 5: snake_case identifier 'mach_null_trap''."""
+    out = []
+    files = (included_tex(paper_tex, generated_dir) if paper_tex and Path(paper_tex).is_file()
+             else sorted(Path(generated_dir).glob("*.tex")))
+    for f in files:
+        if f.name in TEX_EXEMPT:
+            continue
+        for i, line in enumerate(f.read_text(errors="replace").splitlines(), 1):
+            line = re.sub(r"(?<!\\)%.*", "", line)
+            line = re.sub(r"\\(?:label|ref|input|includegraphics|cite[tp]?|IfFileExists)(?:\[[^\]]*\])?\{[^}]*\}", "", line)
+            for m in _TEX_SNAKE.finditer(line):
+                word = m.group(0).replace("\\_", "_")
+                if word not in API_NAMES:
+                    out.append(f"{f.parent.name}/{f.name} line {i}: snake_case identifier {word!r}")
+    return out
+
+
+# ------------------------------------------------------------------ floats into the footer
+
+#: LaTeX's article class sets the page number's baseline this far below the text block (\footskip).
+FOOTSKIP_PT = 30.0
+#: How far a descender may reach below the text block's last baseline.
+DESCENDER_PT = 4.0
+_BBOX_PAGE = re.compile(r"<page width=\"([\d.]+)\" height=\"([\d.]+)\">(.*?)</page>", re.S)
+_BBOX_WORD = re.compile(r"<word xMin=\"([\d.]+)\" yMin=\"([\d.]+)\" xMax=\"([\d.]+)\" yMax=\"([\d.]+)\">(.*?)</word>")
+
+
+def past_text_block(bbox_html: str, footskip_pt: float = FOOTSKIP_PT) -> list[str]:
+    """Words below the text block, from `pdftotext -bbox` positions against the page number's: the block ends
+    ``footskip_pt`` above the number's baseline; a word lower than that (beyond a descender) ran past the page
+    into the footer.  'p. 33: "20261126T160129Z-vm-linux-tcg" reaches 14.2pt below the text block (the page
+    number's line)'. A page without a number at its foot is not judged."""
+    import html
+
+    out = []
+    for i, m in enumerate(_BBOX_PAGE.finditer(bbox_html)):
+        height = float(m.group(2))
+        words = [(float(a), float(b), float(c), float(d), html.unescape(t)) for a, b, c, d, t
+                 in _BBOX_WORD.findall(m.group(3))]
+        number = [w for w in words if w[4] == str(i + 1) and w[1] > 0.85 * height]
+        if not number:
+            continue
+        pn = max(number, key=lambda w: w[3])
+        bottom = pn[3] - footskip_pt
+        low = [w for w in words if w is not pn and w[3] > bottom + DESCENDER_PT]
+        if low:
+            worst = max(low, key=lambda w: w[3])
+            out.append(f"p. {i + 1}: \"{' '.join(w[4] for w in low[:6])}\" reach{'es' if len(low) == 1 else ''} "
+                       f"{worst[3] - bottom:.1f}pt below the text block, into the footer")
+    return out
+
+
+# ------------------------------------------------------------------ fitted values quoted as measured
+
+_QUANTITY = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:\[[^\]]*\]\s*)?(ns|[µμ]s|ms)\b")
+#: Words that name a value as the product of a fit, not a measurement.
+_FIT_WORDS = re.compile(r"\bfit(?:ted|s)?\b|least-squares|\bslope\b|\bintercept\b|\bregression\b", re.I)
+
+
+def _section(lines: list[Line], title: str) -> list[Line]:
+    """The lines of the (sub)section whose heading's title matches the regular expression ``title``, up to the
+    next heading."""
+    heading = re.compile(r"^\s*(?:[A-Z]|\d+(?:\.\d+)*)\s+[A-Z]")
+    titled = re.compile(r"^\s*(?:[A-Z]|\d+(?:\.\d+)*)\s+(?:" + title + r")\s*$")
+    out, inside = [], False
+    for ln in lines:
+        if titled.match(ln.text):
+            inside = True
+            continue
+        if inside and heading.match(ln.text) and len(ln.text.strip()) < 60 and not _QUANTITY.search(ln.text):
+            break
+        if inside:
+            out.append(ln)
+    return out
+
+
+#: The sweeps' heading: the appendix 'Scalability sweeps' (or the body's former subsection 'Scalability').
+SWEEPS_TITLE = r"Scalability(?: sweeps)?"
+
+
+def fitted_as_measured(lines: list[Line], points: "pd.DataFrame", title: str = SWEEPS_TITLE) -> list[str]:
+    """Every time quoted in the sweeps' section must be a measured one (a point's value as printed, per
+    operation or per unit: ``points``, the generated sweep_points.csv) unless its sentence names it a fit:
+    'p. 27 line 4: 86.7 µs is no measured sweep value (measured: 84.7 µs, ...) and its sentence names no fit'."""
+    from osbench_analysis.formatting import format_time_ns
+
+    measured = {" ".join(format_time_ns(v)).replace("\\textmu s", "µs") for v in points["estimate_ns"]}
+    section = _section(lines, title)
+    text, owner = "", []
+    for ln in section:
+        owner.append((len(text), ln))
+        text += ln.text.strip() + " "
+    out = []
+    for m in _QUANTITY.finditer(text):
+        quoted = f"{m.group(1)} {m.group(2).replace('μ', 'µ')}"
+        if quoted in measured:
+            continue
+        start = max(text.rfind(". ", 0, m.start()), text.rfind("; ", 0, m.start()), 0)
+        ends = [i for i in (text.find(". ", m.end()), text.find("; ", m.end())) if i >= 0]
+        if _FIT_WORDS.search(text[start:min(ends) if ends else len(text)]):
+            continue
+        ln = [o for o in owner if o[0] <= m.start()][-1][1]
+        near = sorted(measured, key=lambda v: abs(float(v.split()[0]) - float(m.group(1)))
+                      if v.split()[1] == quoted.split()[1] else float("inf"))[:2]
+        out.append(f"{ln.where()}: {quoted} is no measured sweep value (nearest measured: {', '.join(near)}) "
+                   "and its sentence names no fit")
+    return out
+
+
 @dataclass
 class PaperCheck:
     pdf: Path
@@ -96,11 +339,16 @@ def check_paper(pdf: str | Path, figures_dir: str | Path | None = None, render_d
         hits = re.findall(rf"\b{word}\b", text, re.I)
         if hits:
             result.problems.append(f"the word {word!r} appears {len(hits)} times; cite the studies by authors and titles")
+    lines = page_lines(text)
+    result.problems += [f"identifier a reader meets, {p}" for p in identifiers(reader_lines(lines))]
+    result.problems += [f"text past the page, {p}" for p in past_text_block(_run(["pdftotext", "-bbox", str(pdf), "-"]))]
     log, aux = pdf.with_suffix(".log"), pdf.with_suffix(".aux")
     if log.is_file():
-        boxes = overfull_boxes(log.read_text(errors="replace"))
+        log_text = log.read_text(errors="replace")
+        boxes = overfull_boxes(log_text)
         if boxes:
             result.problems.append(f"{len(boxes)} overfull boxes past the margin (LaTeX log): {boxes[:5]}")
+        result.problems += [f"a float runs into the footer (LaTeX log): {f}" for f in floats_too_large(log_text)]
     if aux.is_file():
         body = body_pages(aux.read_text(errors="replace"))
         result.body_pages = body
@@ -119,7 +367,43 @@ def check_paper(pdf: str | Path, figures_dir: str | Path | None = None, render_d
         for png in sorted(Path(figures_dir).glob("*.png")):
             if figure_is_blank(png):
                 result.problems.append(f"figure {png.name} shows nothing")
+        result.problems += [f"identifier a reader meets, {p}" for p in figure_identifiers(figures_dir, pdf.with_suffix(".tex"))]
+        result.problems += [f"identifier a reader meets, {p}" for p in tex_identifiers(figures_dir, pdf.with_suffix(".tex"))]
+        points = Path(figures_dir) / SWEEP_POINTS_FILE
+        if points.is_file():
+            import pandas as pd
+
+            result.problems += [f"a fit quoted as measured, {p}"
+                                for p in fitted_as_measured(lines, pd.read_csv(points))]
     return result
+
+
+#: The measured sweep values the scalability appendix may quote (report.sections.scalability.POINTS_FILE).
+SWEEP_POINTS_FILE = "sweep_points.csv"
+
+
+def included_figures(tex_files) -> set[str]:
+    """The names of the figures the paper includes (\\includegraphics{generated/NAME}) in these TeX files."""
+    names = set()
+    for f in tex_files:
+        names |= set(re.findall(r"\\includegraphics(?:\[[^\]]*\])?\{generated/([^}.]+)",
+                                Path(f).read_text(errors="replace")))
+    return names
+
+
+def figure_identifiers(figures_dir: str | Path, paper_tex: str | Path | None = None) -> list[str]:
+    """Identifiers in the text of every vector figure the paper includes (axis labels, titles, legends),
+    named by file: the figures \\included by the generated TeX (and by ``paper_tex``)."""
+    out = []
+    d = Path(figures_dir)
+    shown = included_figures([*d.glob("*.tex"), *([paper_tex] if paper_tex and Path(paper_tex).is_file() else [])])
+    for fig in sorted(f for f in d.glob("*.pdf") if f.stem in shown):
+        try:
+            text = _run(["pdftotext", "-layout", str(fig), "-"])
+        except subprocess.CalledProcessError:
+            continue
+        out += identifiers(page_lines(text), where=f"figure {fig.name}")
+    return out
 
 
 #: The paper's text block (A4, 2.5 cm margins): figures are included at this width.

@@ -75,6 +75,7 @@ from osbench_analysis.stats.estimates import (Estimate, estimate_ci, mean_ci, me
 from osbench_analysis.stats.summary import (AnalysisParameters, SUMMARY_COLUMNS, condition_tables, flag_sensitivity, quoted_estimate, summarize, typical_run)  # noqa: F401
 from osbench_analysis.stats.quote import (DEFAULT_QUOTE, QUOTES, below_level, quote_warns, quotes_typical_run, runs_for_level)  # noqa: F401
 from osbench_analysis.stats.ratios import (MissingRunLabels, RATIO_MATCH, RatioEstimate, ratio_ci, ratio_matrix, ratio_table)  # noqa: F401
-from osbench_analysis.stats.sweeps import (SWEEP_CI_METHODS, SweepFit, sweep_fit)  # noqa: F401
+from osbench_analysis.stats.sweeps import (SWEEP_CI_METHODS, SweepFit, measured_change, sweep_fit,  # noqa: F401
+                                           sweep_points)
 from osbench_analysis.stats import pooled  # noqa: F401  (campaigns as a level of replication)
 from osbench_analysis.stats.pooled import (OVER_CAMPAIGNS, POOLING_METHOD, Pooled, WITHIN_ONE_CAMPAIGN, random_effects)  # noqa: F401

@@ -11,6 +11,7 @@ from osbench_analysis.stats.quality import DEFAULT_FLAG_RULE, FlagRule, flag_bat
 from osbench_analysis.stats.ci_methods import check_common
 from osbench_analysis.stats.params import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 from osbench_analysis.stats.rundata import _rng
+from osbench_analysis.stats.intervals import t_interval, welch_interval
 
 
 @dataclass(frozen=True)
@@ -173,3 +174,39 @@ def sweep_fit(samples: pd.DataFrame, x: str, *, estimator: str = "median", level
     return SweepFit(x, a_hat, b_hat, float(b_lo), float(b_hi), float(a_lo), float(a_hi), float(g_hat),
                     float(g_lo), float(g_hi), float(tolerance_rel), verdict, level, int(levels.size),
                     int(len(pts)), pts, note)
+
+
+def sweep_points(fit: SweepFit, level: float | None = None, per_unit: bool = False) -> pd.DataFrame:
+    """What was measured at each point of a sweep, not what the line fits there: per value of x the
+    geometric mean of the runs' values with a t-interval on their logarithms (the paper's estimand over runs);
+    ``per_unit`` divides by x (a probe whose operation is a round of x units: the time of one unit).
+    Columns x, n_runs, estimate_ns, ci_low_ns, ci_high_ns."""
+    level = fit.level if level is None else level
+    rows = []
+    for xv, g in fit.points.groupby("x", sort=True):
+        logs = np.log(g["run_value_ns"].to_numpy(dtype=float) / (float(xv) if per_unit and xv > 0 else 1.0))
+        if logs.size > 1:
+            m, lo, hi = (float(v) for v in t_interval(logs, level))
+        else:
+            m, lo, hi = float(logs[0]), math.nan, math.nan
+        rows.append({"x": float(xv), "n_runs": int(logs.size), "estimate_ns": math.exp(m),
+                     "ci_low_ns": math.exp(lo), "ci_high_ns": math.exp(hi)})
+    return pd.DataFrame(rows, columns=["x", "n_runs", "estimate_ns", "ci_low_ns", "ci_high_ns"])
+
+
+def measured_change(fit: SweepFit, level: float | None = None, per_unit: bool = False) -> tuple[float, float, float]:
+    """The measured relative change from the sweep's first point to its last (no line involved): the ratio of
+    the geometric means over runs at the two points minus one, with a Welch interval on the difference of the
+    runs' mean logarithms.  ``per_unit``: of the time per unit (each point's time divided by its x)."""
+    level = fit.level if level is None else level
+    xs = sorted(fit.points["x"].unique())
+    x0, x1 = float(xs[0]), float(xs[-1])
+    ends = []
+    for xv in (x0, x1):
+        v = fit.points.loc[fit.points["x"] == xv, "run_value_ns"].to_numpy(dtype=float)
+        ends.append(np.log(v / (xv if per_unit and xv > 0 else 1.0)))
+    if min(e.size for e in ends) < 2:
+        d = float(ends[1].mean() - ends[0].mean())
+        return math.expm1(d), math.nan, math.nan
+    d, lo, hi = (float(v) for v in welch_interval(ends[1], ends[0], level))
+    return math.expm1(d), math.expm1(lo), math.expm1(hi)

@@ -27,8 +27,9 @@ from osbench_analysis.report.sections.factors import (PUBLISHED_TOLERANCE, Secti
                                                       published_factors)
 from osbench_analysis.report.sections.reproduce import reproduce_tex  # noqa: F401
 from osbench_analysis.report.sections.results import results_tex, value_cell  # noqa: F401
-from osbench_analysis.report.sections.scalability import (MCGARRY_SWEEPS, PER_UNIT_SWEEPS, SWEEP_WORDS, SweepChange,  # noqa: F401
-                                                          _sweep_sentence, scalability_tex, sweep_change)
+from osbench_analysis.report.sections.scalability import (MCGARRY_SWEEPS, PER_UNIT_SWEEPS, POINTS_FILE,  # noqa: F401
+                                                          SWEEP_WORDS, SweepChange, _sweep_sentence, scalability_tex,
+                                                          sweep_change, sweep_points_table)
 from osbench_analysis.report.sections.service import load_published_ipc, published_ipc_tex, service_tex  # noqa: F401
 from osbench_analysis.report.sections.validation import load_validation, validation_tex  # noqa: F401
 from osbench_analysis.report.sections.write import figures, write_sections  # noqa: F401

@@ -29,8 +29,8 @@ def _slowdown_sentence(inp: SectionInputs) -> str:
                      f"({sig3(clear['ratio'].min())}--{sig3(clear['ratio'].max())}; {len(clear)} of {len(g)} {what})")
     if not parts:
         return ""
-    return (" Median factor over native Linux, with its range, over the primitives whose interval excludes no "
-            "change: " + "; ".join(parts) + ".")
+    return (" Over the primitives that differ measurably from native Linux (their interval excludes a factor of 1), "
+            "the median factor and its range are: " + "; ".join(parts) + ".")
 
 
 def abstract_tex(inp: SectionInputs, micro: pd.DataFrame | None = None, four: pd.DataFrame | None = None) -> str:
@@ -62,8 +62,8 @@ def abstract_tex(inp: SectionInputs, micro: pd.DataFrame | None = None, four: pd
     if four_designs:
         text += four_designs
     elif microkernel.measured(micro):
-        text += (" A real microkernel, GNU Mach, and Linux run as guests of the same emulated CPU, counted in guest "
-                 "instructions." + microkernel.conclusion_sentence(micro))
+        text += (" A real microkernel, GNU Mach, and Linux each run as a guest on the same emulated CPU, counted in "
+                 "guest instructions." + microkernel.conclusion_sentence(micro))
     text += _crossing_sentences(inp)
     text += _service_sentence(inp)
     text += _slowdown_sentence(inp)

@@ -41,14 +41,7 @@ def crossing_tex(inp: SectionInputs) -> str:
                   for r in q.itertuples()}
         fewer = "" if q["n_campaigns"].astype(int).eq(k).all() else \
             "; a count in parentheses: pooled over that many comparable campaigns"
-        parts = [f"{tex_escape(env_short(r.environment))} {_cost_tex(r)}"
-                 + (" (one stat)" if r.probe != CROSSING_PROBE else "")
-                 + (" (the interval includes zero: no measurable cost)" if r.ci_low_ns <= 0 <= r.ci_high_ns else "")
-                 for r in cc.sort_values("cost_ns", ascending=False).itertuples()]
-        out.append("One crossing (a \\texttt{getpid} system call; where only the file path changes, one "
-                   "\\texttt{stat} on the served file system) costs, beyond its cost on native Linux: "
-                   + "; ".join(parts) + f" ({lvl} intervals within one campaign; Table~\\ref{{tab:crossing}}"
-                   + (f" gives them pooled over the host's {k} campaigns beside" if k > 1 else "") + ").")
+        out.append(_added_cost_sentences(cc, env_short, lvl, k))
         guest = guest_crossing_costs(result)
         if len(guest):
             out.append("Served by the guest kernel's own tmpfs instead of the host-backed volume, one \\texttt{stat} "
@@ -96,7 +89,7 @@ def crossing_tex(inp: SectionInputs) -> str:
     out.append(f"Table~\\ref{{tab:factors}} gives every factor of Figure~\\ref{{fig:architectures}} with its interval, "
                "beside the published factors for the same primitive as ranges by the kind of system they come from: "
                "a hybrid (xnu serves these calls in its BSD layer, in the kernel) or a microkernel (MINIX~3).")
-    out.append(_table("p{0.11\\linewidth}" + "r" * len(envs) + "p{0.18\\linewidth}", head, rows,
+    out.append(_table(">{\\raggedright}p{0.15\\linewidth}" + "r" * len(envs) + "p{0.18\\linewidth}", head, rows,
                       f"Time per operation in each environment over {tex_escape(base)} Linux on the same host (\\(\\times\\), the ratio of the "
                       f"{ESTIMAND_PLURAL}, {lvl} interval; the first row names the file system the file probes used), beside "
                       "the published hybrid- or microkernel-over-monolithic factors for the same primitive ("
@@ -113,6 +106,40 @@ def crossing_tex(inp: SectionInputs) -> str:
                    "here; the microkernel factors are the comparison the question asks for.")
     out.append(paper_mechanism.applications_tex(result))
     return "\n".join(out) + "\n"
+
+
+def _added_cost_sentences(cc: pd.DataFrame, env_short, lvl: str, k: int) -> str:
+    """What one crossing adds, in sentences with verbs: 'A getpid system call takes X longer under gVisor and Y
+    longer under ... than on native Linux. Where only the file system is served elsewhere, one stat on it takes
+    ...'; where an interval includes zero, no added cost is measurable."""
+    def joined(items: list[str]) -> str:
+        return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+    def clause(subject: str, rows) -> str:
+        paid = [r for r in rows if not r.ci_low_ns <= 0 <= r.ci_high_ns]
+        free = [r for r in rows if r.ci_low_ns <= 0 <= r.ci_high_ns]
+        text = ""
+        if paid:
+            text = (f"{subject} takes " + joined([f"{_cost_tex(r)} longer under {tex_escape(env_short(r.environment))}"
+                                                  for r in paid]) + " than on native Linux")
+        if free:
+            text += ("; under " if paid else f"For {subject[0].lower() + subject[1:]}, under ") + joined(
+                [f"{tex_escape(env_short(r.environment))} ({_cost_tex(r)})" for r in free]) + \
+                " no added cost is measurable"
+        return text + "."
+
+    cc = cc.sort_values("cost_ns", ascending=False)
+    calls = [r for r in cc.itertuples() if r.probe == CROSSING_PROBE]
+    files = [r for r in cc.itertuples() if r.probe != CROSSING_PROBE]
+    text = []
+    if calls:
+        text.append(clause("A \\texttt{getpid} system call", calls))
+    if files:
+        text.append("Where only the file system is served elsewhere, the crossing is a file operation: "
+                    + clause("one \\texttt{stat} on the served file system", files))
+    text.append(f"These are {lvl} intervals within one campaign; Table~\\ref{{tab:crossing}} gives them"
+                + (f" beside the same differences pooled over the host's {k} campaigns" if k > 1 else "") + ".")
+    return " ".join(text)
 
 
 def _stacked_ratio(ratio: float, lo: float, hi: float) -> str:

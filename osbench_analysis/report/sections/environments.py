@@ -3,6 +3,7 @@ inside, the file probes' folder, version, and the sentences on the binaries, the
 kernel's own release."""
 from __future__ import annotations
 
+from osbench_analysis.catalog.families import print_design
 from osbench_analysis.formatting import tex_escape
 from osbench_analysis.report.estimand import environment_file_systems, environment_folders
 from osbench_analysis.report.sections.common import _table
@@ -37,7 +38,7 @@ def environments_tex(result) -> str:
             version = f"{version}, {info['platform']}"
         if info.get("cache"):
             version = f"{version}, cache={info['cache']}"
-        rows.append(f"{tex_escape(env_short(mf.environment))} & {tex_escape(mf.arch_class)} & {tex_escape(str(kernel))} & "
+        rows.append(f"{tex_escape(env_short(mf.environment))} & {tex_escape(print_design(mf.arch_class))} & {tex_escape(str(kernel))} & "
                     f"{tex_escape(fs.get(mf.environment, '--'))} & {tex_escape(str(version))}"
                     + (f" & {tex_escape(mf.host_identity.label.replace(' · ', ', '))}" if several_hosts else "") + " \\\\")
     head = "Environment & Design & Kernel inside & File probes' folder & Version" + (" & Host" if several_hosts else "")

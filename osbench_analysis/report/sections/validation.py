@@ -27,8 +27,8 @@ def validation_tex(cells: pd.DataFrame) -> str:
     meta = cells[cells["section"] == "meta"].iloc[0]
     lo_band, hi_band = (100 * b for b in meta["band"])
     out = [f"We validated the intervals on simulated experiments with known truths ({int(meta['experiments']):,} "
-           "experiments per cell, \\texttt{benchmarks/stats\\_coverage.py}; the cells are committed in "
-           "\\texttt{data/validation})."]
+           "experiments per cell; the study and its cells are part of the code that regenerates this paper, "
+           "Appendix~\\ref{sec:reproduce})."]
     a = cells[cells["section"] == "A"]
     if len(a):
         c = a["coverage_%"]

@@ -12,7 +12,7 @@ from osbench_analysis.report.sections.factors import SectionInputs
 from osbench_analysis.report.sections.related import related_crossings_tex
 from osbench_analysis.report.sections.reproduce import reproduce_tex
 from osbench_analysis.report.sections.results import results_tex
-from osbench_analysis.report.sections.scalability import MCGARRY_SWEEPS, scalability_tex
+from osbench_analysis.report.sections.scalability import MCGARRY_SWEEPS, scalability_tex, write_points
 from osbench_analysis.report.sections.service import published_ipc_tex
 from osbench_analysis.report.sections.validation import load_validation, validation_tex
 
@@ -52,6 +52,7 @@ def write_sections(result, out_dir: str | Path, reference_root=None, microkernel
     for name, text in texts.items():
         (out / f"{name}.tex").write_text(text)
         written.append(out / f"{name}.tex")
+    written.append(write_points(result, out))          # the measured sweep values, for the PDF check
     for name, fig in figures(inp).items():
         written += plots.save_figure(fig, out, name)
         plots.close(fig)
