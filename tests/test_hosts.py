@@ -6,6 +6,7 @@ import copy
 import dataclasses
 import datetime as dt
 
+import pandas as pd
 import pytest
 
 from osbench_analysis.analysis import hosts as ah
@@ -313,3 +314,30 @@ def test_synthetic_campaigns_are_another_host_only_when_a_host_fact_differs(tmp_
     synthetic.write_synthetic(tmp_path, "s2", base, hostname="h2", host={"cpu_model": "Other CPU"})
     cat = store.catalog(tmp_path).set_index("campaign_id")["host"]
     assert cat["s0"] == cat["s1"] != cat["s2"]
+
+
+def test_the_papers_across_machines_section_names_every_host_and_pools_none_across(two_hosts, tmp_path):
+    from osbench_analysis.analysis import pipeline as analysis
+    from osbench_analysis.report.sections import machines
+
+    result = analysis.analyze(root=two_hosts, host="amd", n_resamples=100)
+    written = machines.write_section(result, tmp_path, root=two_hosts)
+    assert {p.name for p in written} >= {"machines.tex", "hosts_crossing_table.tex", "machines_figure.tex"}
+    text = (tmp_path / "machines.tex").read_text()
+    table = (tmp_path / "hosts_crossing_table.tex").read_text()
+    # this paper's host (AMD) first, the other beside it; both rounds of each host pooled on their own
+    assert "AMD EPYC, 2 vCPU" in table.split("this paper's host")[0].split("host A:")[1]
+    assert "Intel Xeon, 2 vCPU" in text and "(4 campaigns)" in text
+    # gVisor's crossing differs (20x against 5x native): the table says the intervals do not overlap
+    assert " & no \\\\" in table and "differs between hosts in 1 of 1" in text
+    # the conclusions of the other host that hold here, counted from analysis.hosts.reproduction
+    cross = ah.cross_host(two_hosts)
+    repro = ah.reproduction(cross, this=result.hosts[0])
+    assert f"these hold on this paper's host: {int(repro['holds'].sum())} of" in text
+    assert "gvisor" not in text and "null_syscall" not in text          # printed names, never identifiers
+    # with one host there is nothing to compare, and the section says so
+    alone = analysis.analyze(root=two_hosts, host="intel", campaigns=["a-r2-native", "a-r2-gvisor"],
+                             n_resamples=100)
+    one = machines.section_tex(ah.cross_host(two_hosts, hosts=["intel"]), alone.hosts[0], pd.DataFrame(),
+                               pd.DataFrame(), {}, False)
+    assert "Only this paper's host" in one

@@ -172,15 +172,16 @@ class CrossHost:
             raise HostError(f"kind must be one of {', '.join(frames)} (got {kind!r})")
         return spread_table(*frames[kind], labels=self.labels, ratio=kind == "ratios")
 
-    def figure(self, placement: str = "same_cpu"):
+    def figure(self, placement: str = "same_cpu", labels: dict | None = None):
         """plots.hosts.cross_host_figure: each environment's crossing cost and crossing probe's ratio to
-        the baseline on every host."""
+        the baseline on every host (``labels``: host -> its name in the legend; default the host labels)."""
         from osbench_analysis.analysis.architectures import CROSSING_PROBES
         from osbench_analysis.plots.hosts import cross_host_figure
 
         r = self.ratios
         r = r[r["probe"].isin(CROSSING_PROBES) & (r["variant"].fillna("") == "")] if len(r) else r
-        return cross_host_figure(self.crossing_costs, r, self.labels, baseline=self.baseline, placement=placement)
+        return cross_host_figure(self.crossing_costs, r, labels or self.labels, baseline=self.baseline,
+                                 placement=placement)
 
     def findings(self) -> list[str]:
         """One sentence per crossing cost and per crossing probe's ratio (same CPU): the value on each

@@ -14,6 +14,8 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
+from osbench_analysis.plots.architectures import env_short
+
 #: the primitive the analysis draws across hosts unless told otherwise
 DEFAULT_PRIMITIVE = ("null_syscall", "", "same_cpu")
 
@@ -57,6 +59,10 @@ def primitive_across_hosts(estimates: pd.DataFrame, probe: str, variant: str = "
     return fig
 
 
+#: a placement as a reader reads it
+PLACEMENT_WORDS = {"same_cpu": "both on one CPU", "cross_cpu": "on two CPUs", "unpinned": "unpinned"}
+
+
 def cross_host_figure(crossing_costs: pd.DataFrame, ratios: pd.DataFrame, labels: dict, *,
                       baseline: str = "native", placement: str = "same_cpu") -> Figure:
     """Hosts as a level (analysis/hosts.py ``CrossHost.figure``): left, each environment's crossing cost
@@ -96,9 +102,9 @@ def cross_host_figure(crossing_costs: pd.DataFrame, ratios: pd.DataFrame, labels
                         ms=5, capsize=2.5, lw=1.2, color=colours[h], label=labels.get(h, h))
         ax.set_xscale("log")
         ax.set_xlabel(xlabel)
-        ax.set_title(f"{title}, {placement}", fontsize=10)
+        ax.set_title(f"{title}, {PLACEMENT_WORDS.get(placement, placement)}", fontsize=10)
         ax.grid(axis="x", which="both", alpha=0.25)
-    axes[0].set_yticks(y0, envs)
+    axes[0].set_yticks(y0, [env_short(e) for e in envs])
     handles, names = axes[0].get_legend_handles_labels()
     fig.legend(handles, names, loc="outside lower center", ncol=min(len(hosts), 2), fontsize=8, frameon=False)
     return fig

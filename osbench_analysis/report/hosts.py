@@ -80,3 +80,33 @@ def write_hosts(cross, table: pd.DataFrame, out_dir: str | Path) -> list[Path]:
         (out / name).write_text(text)
         written.append(out / name)
     return written
+
+
+def identity_sentence(parts: dict) -> str:
+    """A host's identity (hosts.identity parts) as the Method states it, TeX: CPU and its family/model/stepping
+    and microcode, the crossing-relevant features, vCPUs and memory, the host kernel, the hypervisor, and the
+    mitigations the kernel reports as active or vulnerable (those 'Not affected' left out).  A part an older
+    manifest did not record is left out, and the sentence says the identity was derived."""
+    p = {k: v for k, v in (parts or {}).items() if v not in (None, "", [], {})}
+    cpu = str(p.get("cpu_model", "an unknown CPU"))
+    detail = ", ".join(x for x in (
+        f"family {p['cpu_family']}" if "cpu_family" in p else "",
+        f"model {p['cpu_model_number']}" if "cpu_model_number" in p else "",
+        f"stepping {p['cpu_stepping']}" if "cpu_stepping" in p else "",
+        f"microcode {p['microcode']}" if "microcode" in p else "",
+        ("features " + " ".join(p["features"])) if p.get("features") else "") if x)
+    text = cpu + (f" ({detail})" if detail else "")
+    if "logical_cpus" in p:
+        text += f", {p['logical_cpus']} vCPUs"
+    if "memory_gib" in p:
+        text += f", {p['memory_gib']} GiB"
+    if "kernel_release" in p:
+        text += f", host kernel Linux {p['kernel_release']}"
+    if "virtualization" in p:
+        text += f" under {p['virtualization']}"
+    mitig = p.get("mitigations") or {}
+    active = [f"{k.replace('_', ' ')}: {str(v).split(';')[0]}" for k, v in sorted(mitig.items())
+              if not str(v).startswith("Not affected")]
+    if active:
+        text += "; mitigations " + "; ".join(active)
+    return tex_escape(text)

@@ -14,6 +14,7 @@ from osbench_analysis.formatting import (campaign_stamp, ci_parts, format_time_n
                                          tex_escape, time_unit, time_with_ci_tex)
 from osbench_analysis.report import sections as paper_sections
 # The published-results appendix lives in paper_published (re-exported for callers of the old names).
+from osbench_analysis.report.hosts import identity_sentence
 from osbench_analysis.report.published import VERDICT_WORDS, reference_section_tex, write_reference_section  # noqa: F401
 from osbench_analysis.errors import OsbenchError
 from osbench_analysis.report.estimand import ESTIMAND, paper_estimates
@@ -116,6 +117,8 @@ def text_macros(result) -> dict[str, str]:
         "osbHostCpu": tex_escape(host["cpu_model"]), "osbHostCpus": str(host["cpu_count_logical"]),
         "osbHostKernel": tex_escape(host["kernel_release"]), "osbHostVirt": tex_escape(host["virtualization"]),
         "osbHostLabel": tex_escape(result.host_labels.get(host_name, host_name).replace(" · ", ", ")),
+        "osbHostIdentity": identity_sentence(first.host_identity.parts)
+        + (" (identity derived from an older manifest)" if first.host_identity.derived else ""),
         "osbLevelPercent": f"{result.settings.level * 100:g}", "osbResamples": str(result.settings.n_resamples),
         "osbEnvironmentCount": str(len(result.environments)),
     }
@@ -233,6 +236,9 @@ def write_generated(result, out_dir: str | Path | None = None, campaigns_root: s
     from osbench_analysis.report.sections import kernels as kernels_section
 
     written += kernels_section.write_section(*four, out)
+    from osbench_analysis.report.sections import machines
+
+    written += machines.write_section(result, out, root=campaigns_root)
     written.append(python_env.write_tex(out))
     return written
 

@@ -1,0 +1,279 @@
+"""The paper's "Across machines" section (machines.tex, input by paper.tex; issue #28 items 4-6, issue #32
+item 1): the paper is about one host; this section sets every other host that measured the same conditions
+beside it.  Per environment the cost of one crossing on every host (each host's campaigns pooled on their
+own, never across hosts), whether the environment-to-native ratios keep their direction and how far their
+sizes move, the measured share of the difference that the native pieces of a crossing account for
+(analysis.hosts.mechanism_share), the guests' instruction counts across hosts, and which of the other hosts'
+conclusions hold on the paper's host (analysis.hosts.reproduction).  Every number and every verdict comes
+from analysis/hosts.py's records; nothing is computed here but counts of them."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from osbench_analysis.catalog.families import print_name
+from osbench_analysis.formatting import interval_plain, sig3, tex_escape, time_plain
+
+#: The conclusions a host is compared on: each environment's crossing cost and its crossing probe's ratio to
+#: native Linux (analysis.hosts.reproduction); the reference hosts are every other host whose campaigns are
+#: under the campaigns root (in a fresh clone: the committed ones).
+SECTION_FILE = "machines.tex"
+FIGURE_NAME = "hosts_crossing"
+
+
+def _env(env: str) -> str:
+    from osbench_analysis.plots.architectures import env_short
+
+    return tex_escape(env_short(env))
+
+
+def _host(label: str) -> str:
+    """A host label as TeX: 'AMD EPYC (AVX-512), 2 vCPU, 6.18.44-fc-v669'."""
+    return tex_escape(str(label).replace(" · ", ", "))
+
+
+def _time(v: float, lo: float, hi: float) -> str:
+    return _us(v, lo, hi)
+
+
+def _us(v: float, lo: float, hi: float) -> str:
+    """A time in µs with its interval, the unit in the column's head: '8.37 [8.12, 8.62]'."""
+    v, lo, hi = v / 1e3, lo / 1e3, hi / 1e3
+    return f"{sig3(v)} [{sig3(lo)}, {sig3(hi)}]" if np.isfinite(lo) and np.isfinite(hi) else sig3(v)
+
+
+def _ratio(v: float, lo: float, hi: float) -> str:
+    return f"{sig3(v)} [{sig3(lo)}, {sig3(hi)}]" if np.isfinite(lo) and np.isfinite(hi) else sig3(v)
+
+
+def crossing_table_tex(cross, this: str) -> str:
+    """Per environment and crossing probe (same CPU): the crossing cost on each host, this host first, the
+    spread (largest over smallest) and whether the hosts' intervals overlap."""
+    c = cross.crossing_costs
+    if c.empty:
+        return ""
+    c = c[c["placement"] == "same_cpu"]
+    hosts = [this, *[h for h in cross.hosts["host"] if h != this]]
+    hosts = [h for h in hosts if h in set(c["host"])]
+    short = {h: f"host {chr(ord('A') + i)}" for i, h in enumerate(hosts)}
+    rows = []
+    for (env, probe), g in c.groupby(["environment", "probe"], sort=True):
+        if g["host"].nunique() < 2:
+            continue
+        g = g.drop_duplicates("host").set_index("host")
+        cells = [_time(*g.loc[h, ["cost_ns", "ci_low_ns", "ci_high_ns"]]) if h in g.index else "--" for h in hosts]
+        v, lo, hi = (g[k].to_numpy(float) for k in ("cost_ns", "ci_low_ns", "ci_high_ns"))
+        spread = f"{v.max() / v.min():.2f}$\\times$" if (v > 0).all() else "--"
+        rows.append(" & ".join([_env(env), print_name(probe), *cells, spread,
+                                "yes" if np.nanmax(lo) <= np.nanmin(hi) else "no"]) + " \\\\")
+    if not rows:
+        return ""
+    key = "; ".join(f"{short[h]}: {_host(cross.labels.get(h, h))}" + (" (this paper's host)" if h == this else "")
+                    for h in hosts)
+    return "\n".join([
+        r"\begin{table}[t]", r"\centering", r"\scriptsize", r"\setlength{\tabcolsep}{3pt}",
+        r"\begin{tabular}{ll" + "r" * len(hosts) + "rl}", r"\toprule",
+        " & ".join(["environment", "crossing", *(short[h] + r" (\textmu{}s)" for h in hosts), "spread", "overlap"]) + r" \\",
+        r"\midrule", *rows, r"\bottomrule", r"\end{tabular}",
+        r"\caption{The cost of one crossing (the environment's time minus native Linux's for one system call, "
+        r"or one \texttt{stat} on the served file system; both processes on one CPU) on every host that measured "
+        r"it, each host's comparable campaigns pooled on their own with a 95\% interval across that host's "
+        r"campaigns (within one campaign where a host has one). " + key + ".}",
+        r"\label{tab:hosts-crossing}", r"\end{table}"])
+
+
+def ratio_summary(cross) -> dict:
+    """Counts over the environment-to-native ratios measured on two hosts or more (every primitive, same CPU):
+    how many keep their verdict on every host, and the largest spread with its condition."""
+    t = cross.table("ratios")
+    if t.empty:
+        return {}
+    t = t[t["placement"] == "same_cpu"]
+    worst = t.loc[t["spread"].idxmax()] if t["spread"].notna().any() else None
+    return {"n": len(t), "hold": int(t["holds_on_every_host"].sum()),
+            "median_spread": float(t["spread"].median()),
+            "worst": worst}
+
+
+def mechanism_rows(cross, this: str, root=None) -> pd.DataFrame:
+    """analysis.hosts.mechanism_share of this host against every other host whose primary campaigns hold a
+    sandbox and the native pieces (both hosts' newest complete rounds' samples)."""
+    from osbench_analysis.analysis.hosts import mechanism_share
+    from osbench_analysis.store import campaigns as store
+
+    primary = {r.host: [c for c in str(r.primary).split(", ") if c] for r in cross.hosts.itertuples()}
+    if not primary.get(this):
+        return pd.DataFrame()
+    _, here = store.load_campaigns(primary[this], root)
+    out = []
+    for h, ids in primary.items():
+        if h == this or not ids:
+            continue
+        _, there = store.load_campaigns(ids, root)
+        t = mechanism_share(here, there)
+        if len(t):
+            out.append(t.assign(other=h))
+    return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
+
+
+def xsave_areas(cross, root=None) -> dict[str, int]:
+    """host -> the XSAVE area in bytes its host kernel reported to User-mode Linux (the UML campaign's
+    environment_info: the one record of it that every host's campaigns carry, derived identities too)."""
+    import re
+
+    from osbench_analysis.store import campaigns as store
+    from osbench_analysis.store.records import Manifest
+
+    out = {}
+    paths = store.catalog(root).set_index("campaign_id")["path"]
+    for r in cross.hosts.itertuples():
+        uml = [c for c in str(r.primary).split(", ") if c.endswith("-uml") and c in paths.index]
+        if not uml:
+            continue
+        try:
+            info = Manifest.from_json((Path(paths[uml[0]]) / store.MANIFEST_FILE).read_text()).environment_info
+        except (OSError, ValueError):
+            continue
+        m = re.search(r"(\d+) B XSAVE area", str((info or {}).get("xsave_shim_why", "")))
+        if m:
+            out[r.host] = int(m[1])
+    return out
+
+
+def _mechanism_sentences(mech: pd.DataFrame, cross, frames: dict, this: str) -> list[str]:
+    out = []
+    if mech.empty:
+        return out
+    labels = cross.labels
+    for other, g in mech.groupby("other", sort=False):
+        g = g[g["crossing_probe"] == "null_syscall"]
+        if g.empty:
+            continue
+        parts = [f"{_env(r.environment)} {time_plain(r.crossing_here_ns)} here, {time_plain(r.crossing_there_ns)} "
+                 f"there, pieces {time_plain(r.pieces_here_ns)} and {time_plain(r.pieces_there_ns)} "
+                 f"({r.share:.0%})".replace("%", "\\%") for r in g.itertuples()]
+        s = (f"Against {_host(labels.get(other, other))}, one system call's crossing and the share of its difference "
+             "that the measured native pieces account for: " + "; ".join(parts) + ".")
+        if (g["share"] < 0).any():
+            s += (" A negative share means the pieces (signal delivery, context switches, tracer stops, priced from "
+                  "each host's own native probes) move against the crossing: the difference lies in what they leave "
+                  "out, the sandbox's own dispatch and the hypervisor's handling of the intercepted call.")
+        if this in frames and other in frames:
+            a, b = frames[this], frames[other]
+            s += f" The XSAVE area is {a:,} bytes here and {b:,} there"
+            cheaper_here = float(g["crossing_here_ns"].median()) < float(g["crossing_there_ns"].median())
+            s += (": a larger XSAVE area does not make crossings dearer here." if a != b and (a > b) == cheaper_here
+                  else ".")
+        out.append(s.replace("µ", "\\textmu{}"))
+    return out
+
+
+def _guest_sentence(cross) -> str:
+    g = cross.guests
+    if g.empty or g["host"].nunique() < 2:
+        return ""
+    factor = g.groupby("mach_probe")["mach_median"].agg(lambda v: v.max() / v.min())
+    worst = float(factor.max())
+    same = "identical on every host" if worst == 1.0 else f"the same within {100 * (worst - 1):.2g}\\% on every host"
+    return (f"GNU Mach's guest instruction counts, {len(factor)} primitives measured on {g['host'].nunique()} hosts, "
+            f"are {same}: the one unit here that does not depend on the machine.")
+
+
+def section_tex(cross, this: str, repro: pd.DataFrame, mech: pd.DataFrame, frames: dict,
+                figure: bool) -> str:
+    """The section, or a one-paragraph note when no other host measured these conditions."""
+    labels = cross.labels
+    out = [r"\section{Across machines}\label{sec:machines}"]
+    others = [h for h in cross.hosts["host"] if h != this]
+    if not others:
+        out.append(f"Only this paper's host ({_host(labels.get(this, this))}) measured these conditions: nothing "
+                   "here says how its numbers move on another machine.")
+        return "\n".join(out) + "\n"
+    pooled = {r.host: int(r.campaigns_pooled) for r in cross.hosts.itertuples()}
+    listing = "; ".join(f"{_host(labels.get(h, h))} ({pooled.get(h, 0)} campaign"
+                        f"{'' if pooled.get(h, 0) == 1 else 's'})" for h in [this, *others])
+    out.append(f"The same probes ran on {len(cross.hosts)} hosts of one virtual-machine image that differ in "
+               f"processor, microcode, host kernel or hypervisor build: {listing}. Each host is analysed on its own, "
+               "its comparable campaigns pooled and never another host's; every interval below is across the "
+               "campaigns of one host.")
+    c = cross.table("crossing_costs")
+    if len(c):
+        c = c[c["placement"] == "same_cpu"]
+        differ = c[~c["holds_on_every_host"]]
+        s = (f"The cost of one crossing (Table~\\ref{{tab:hosts-crossing}}"
+             + (", Figure~\\ref{fig:hosts-crossing} in the appendix" if figure else "") + f") differs between hosts in "
+             f"{len(differ)} of {len(c)} environments and crossings")
+        if len(differ):
+            w = differ.loc[differ["spread"].idxmax()]
+            s += (f", by up to {w['spread']:.2f} times from the cheapest host to the dearest "
+                  f"({_env(w['environment'])}, {print_name(w['probe'])})")
+        out.append(s + ".")
+    rs = ratio_summary(cross)
+    if rs:
+        w = rs["worst"]
+        s = (f"Of the {rs['n']} ratios to native Linux measured on two hosts or more, {rs['hold']} keep their "
+             "verdict (slower, faster or no measurable difference) on every host; their sizes do not transfer: "
+             f"the hosts' values differ by {rs['median_spread']:.2f} times in the median ratio")
+        if w is not None:
+            s += (f" and by {w['spread']:.2f} times at most ({_env(w['environment'])}, {print_name(w['probe'])})")
+        out.append(s + ". A ratio measured on one machine is a finding about that machine.")
+    out += _mechanism_sentences(mech, cross, frames, this)
+    gs = _guest_sentence(cross)
+    if gs:
+        out.append(gs)
+    if len(repro):
+        parts = []
+        for ref, g in repro.groupby("reference_host", sort=False):
+            parts.append(f"{int(g['holds'].sum())} of {_host(ref)}'s {len(g)} ({int(g['same_size'].sum())} in size "
+                         "too)")
+        out.append("\\paragraph{Does this host reproduce the others?} Of each other host's conclusions (every "
+                   "environment's crossing cost and its crossing probe's ratio to native Linux), these hold on this "
+                   "paper's host: " + "; ".join(parts) + ". In size too means inside that host's prediction interval "
+                   "for one more campaign where it has several, else overlapping intervals.")
+    return "\n\n".join(out) + "\n"
+
+
+def figure_tex() -> str:
+    """The cross-host figure as a float (the appendix inputs it: the body has its table)."""
+    return "\n".join([r"\begin{figure}[ht]", r"\centering",
+                      rf"\includegraphics[width=\linewidth]{{generated/{FIGURE_NAME}}}",
+                      r"\caption{Every host's cost of one crossing (left) and its crossing probe's ratio to native "
+                      r"Linux (right), both processes on one CPU, with 95\% intervals across each host's campaigns; "
+                      r"hosts named as in Table~\ref{tab:hosts-crossing}.}",
+                      r"\label{fig:hosts-crossing}", r"\end{figure}", ""])
+
+
+def write_section(result, out_dir, root=None) -> list[Path]:
+    """machines.tex, its table (hosts_crossing_table.tex) and figure, for the analysis' own host."""
+    from osbench_analysis.analysis import hosts as analysis_hosts
+    from osbench_analysis.plots import forest as plots
+
+    out = Path(out_dir)
+    this = result.hosts[0] if getattr(result, "hosts", None) else None
+    cross = analysis_hosts.cross_host(root)
+    this = this if this in set(cross.hosts["host"]) else (cross.hosts["host"].iloc[0] if len(cross.hosts) else None)
+    written = []
+    figure = False
+    if this is not None and len(cross.hosts) > 1:
+        short = {h: f"host {chr(ord('A') + i)}" for i, h in
+                 enumerate([this, *[h for h in cross.hosts["host"] if h != this]])}
+        try:
+            fig = cross.figure(labels=short)
+        except ValueError:
+            fig = None
+        if fig is not None:
+            written += plots.save_figure(fig, out, FIGURE_NAME)
+            plots.close(fig)
+            figure = True
+    repro = analysis_hosts.reproduction(cross, this=this) if this is not None else pd.DataFrame()
+    mech = mechanism_rows(cross, this, root) if this is not None and len(cross.hosts) > 1 else pd.DataFrame()
+    frames = xsave_areas(cross, root) if len(mech) else {}
+    table = crossing_table_tex(cross, this) if this is not None else ""
+    (out / "hosts_crossing_table.tex").write_text(table + "\n")
+    (out / "machines_figure.tex").write_text(figure_tex() if figure else "")
+    written.append(out / "machines_figure.tex")
+    (out / SECTION_FILE).write_text(section_tex(cross, this, repro, mech, frames, figure)
+                                    + ("\n\\input{generated/hosts_crossing_table}\n" if table else ""))
+    return [*written, out / "hosts_crossing_table.tex", out / SECTION_FILE]
