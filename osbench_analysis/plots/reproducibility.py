@@ -135,8 +135,7 @@ def spread_overview(pooling):
         ax.set_title(title, fontsize=8)
         ax.grid(axis="y", alpha=0.3)
     axes[0].set_yticks([0.25, 0.5, 1, 2])
-    n = pooling.n_campaigns_max
-    axes[0].set_ylabel(f"campaign / pooled over {n}", fontsize=8)
+    axes[0].set_ylabel("campaign / pooled value", fontsize=8)
     handles = [plt.Line2D([], [], ls="", marker="o", ms=4, color=cmap(k)) for k in range(len(rounds))]
     fig.legend(handles, [f"campaign {r[:4]}-{r[4:6]}-{r[6:8]} {r[9:11]}:{r[11:13]}" if len(r) >= 13 else r
                          for r in rounds], loc="lower center", ncol=len(rounds), fontsize=7, frameon=False)
@@ -144,4 +143,39 @@ def spread_overview(pooling):
     return fig
 
 
-__all__ = ["campaigns_forest", "reproducibility_figures", "spread_overview"]
+def spread_summary(pooling):
+    """The appendix's one reproducibility figure: per primitive (a row, printable name, ordered by family),
+    how far apart the host's campaigns put it, as the largest campaign value over the smallest (1 = the
+    campaigns agree), one marker per environment; only conditions measured in more than one campaign,
+    one CPU placement, each environment's first variant of a probe."""
+    import matplotlib.pyplot as plt
+
+    from osbench_analysis.catalog import families
+
+    v = pooling.values
+    v = v[v["placement"] == "same_cpu"] if (v["placement"] == "same_cpu").any() else v
+    g = v.groupby(["environment", "probe", "variant"], dropna=False)["y"]
+    spread = pd.DataFrame({"spread": np.exp(g.max() - g.min()), "n": g.size()}).reset_index()
+    spread = spread[spread["n"] > 1].drop_duplicates(["environment", "probe"])
+    probes = sorted(spread["probe"].unique(), key=lambda p: (families.family_rank(families.probe_family(p)), families.print_name(p)))
+    envs = list(dict.fromkeys(e for e in pooling.estimates["environment"] if e in set(spread["environment"])))
+    fig, ax = plt.subplots(figsize=(7.0, max(2.5, 0.15 * len(probes) + 1.2)))
+    markers = "osD^v<>PXh*"
+    cmap = plt.get_cmap("tab10")
+    row = {p: i for i, p in enumerate(probes)}
+    for k, env in enumerate(envs):
+        part = spread[spread["environment"] == env]
+        ax.scatter(part["spread"], part["probe"].map(row), s=14, marker=markers[k % len(markers)],
+                   color=cmap(k % 10), label=env_short(env), alpha=0.85, linewidths=0)
+    ax.set_yticks(range(len(probes)), [families.print_name(p) for p in probes], fontsize=7)
+    ax.set_ylim(len(probes) - 0.5, -0.5)
+    ax.set_xscale("log")
+    ax.set_xlabel("largest campaign value / smallest (1: the campaigns agree; log scale)", fontsize=8)
+    ax.axvline(1.0, color="0.3", lw=0.8)
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right", frameon=True)
+    fig.tight_layout()
+    return fig
+
+
+__all__ = ["campaigns_forest", "reproducibility_figures", "spread_overview", "spread_summary"]

@@ -309,19 +309,19 @@ def write_reproducibility(result, out: Path) -> list[Path]:
         fig = plots_reproducibility.spread_overview(p)
         written += plots.save_figure(fig, out, "reproducibility_overview")
         plots.close(fig)
-        # the per-family figures Analysis.figures() named (written above by write_generated), in the families' order
-        names = sorted((f.stem for f in out.glob("reproducibility_*.pdf") if f.stem != "reproducibility_overview"),
-                       key=lambda n: (_family_rank(n), n))
+        fig = plots_reproducibility.spread_summary(p)
+        written += plots.save_figure(fig, out, "reproducibility_summary")
+        plots.close(fig)
+        lo, hi = int(p.estimates.loc[p.estimates["n_campaigns"] > 1, "n_campaigns"].min()), p.n_campaigns_max
+        over = f"{lo}" if lo == hi else f"{lo} to {hi}"
+        body = [r"\section{Campaign to campaign}\label{sec:reproducibility}",
+                r"\begin{figure}[p]\centering\includegraphics[width=\linewidth,height=0.9\textheight,keepaspectratio]"
+                r"{generated/reproducibility_summary}\caption{Campaign to campaign, per primitive: how far apart "
+                f"the host's campaigns put each primitive in each environment (its {over} campaigns of one host, "
+                "one CPU): the largest campaign estimate over the smallest; 1 means they agree.}"
+                r"\end{figure}"]
     else:
-        names = []
-    body = [r"\section{Campaign to campaign, per family}\label{sec:reproducibility}",
-            "Each condition pooled over campaigns: every campaign's estimate with its interval over runs, and "
-            "the pooled estimate with its interval over campaigns.", ""] if names else []
-    lvl = f"{p.level:.0%}".replace("%", r"\%") if p is not None else ""
-    body += [r"\begin{figure}[p]\centering\includegraphics[width=\linewidth,height=0.85\textheight,keepaspectratio]"
-             f"{{generated/{n}}}\\caption{{Campaign to campaign, {tex_escape(_family_of(n))}: each campaign's estimate "
-             f"with its {lvl} interval over runs (colour) and the value pooled over {p.n_campaigns_max} campaigns with "
-             "its interval over campaigns (black).}" r"\end{figure}" for n in names]
+        body = []
     written.append(write_text(out / "reproducibility_appendix.tex", "\n".join(body) + "\n"))
     return written
 

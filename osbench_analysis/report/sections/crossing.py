@@ -10,6 +10,7 @@ from osbench_analysis.catalog.families import family_rank, print_name
 from osbench_analysis.formatting import percent_tex, tex_escape
 from osbench_analysis.report.estimand import ESTIMAND_PLURAL, environment_file_systems
 from osbench_analysis.report.sections.common import MAIN_PLACEMENT, _cost_tex, _table, _time
+from osbench_analysis.report import apps_prediction
 from osbench_analysis.report.sections.factors import (PUBLISHED_TOLERANCE, SectionInputs, _agreement_sentence,
                                                       _published_sources, _published_summary, agreement,
                                                       design_caveats_tex)
@@ -105,6 +106,7 @@ def crossing_tex(inp: SectionInputs) -> str:
                    + _agreement_sentence(ag) + " primitives, and overlaps it for the rest. The hybrid factors measure a different design from the one measured "
                    "here; the microkernel factors are the comparison the question asks for.")
     out.append(paper_mechanism.applications_tex(result))
+    out.append(apps_prediction.prediction_tex(result))
     return "\n".join(out) + "\n"
 
 
