@@ -9,7 +9,8 @@ from osbench_analysis.analysis import syscall_mix
 from osbench_analysis.analysis.pipeline import without_fs
 from osbench_analysis.catalog import registry
 from osbench_analysis.catalog.families import print_name
-from osbench_analysis.formatting import percent_tex, ratio_with_ci
+from osbench_analysis.formatting import ratio_with_ci
+from osbench_analysis.report import mechanism as paper_mechanism
 from osbench_analysis.report.estimand import paper_estimates
 
 MAIN_PLACEMENT = "same_cpu"
@@ -36,65 +37,56 @@ def prediction_table(result, counts: pd.DataFrame) -> pd.DataFrame:
               for r in apps[apps["environment"] == base].itertuples()}
     extra = syscall_mix.extra_costs(prims[["environment", "probe", "estimate_ns", "ci_low_ns", "ci_high_ns"]], base)
     pred = syscall_mix.predict(counts, native, extra)
+    slow = paper_mechanism.applications(result)[1]   # the measured slowdowns, as the applications table has them
     rows = []
+    skipped = sorted({p.environment for p in pred.itertuples() if p.missing})
     for p in pred.itertuples():
-        m = apps[(apps["environment"] == p.environment) & (apps["probe"] == p.workload)]
+        m = slow[(slow["environment"] == p.environment) & (slow["probe"] == p.workload)]
         if m.empty or p.missing:
             continue
         m = m.iloc[0]
         t0 = native[p.workload][0]
         r = dict(workload=p.workload, environment=p.environment,
-                 measured=m["estimate_ns"] / t0, measured_low=m["ci_low_ns"] / t0, measured_high=m["ci_high_ns"] / t0,
+                 measured=m["ratio"], measured_low=m["ci_low"], measured_high=m["ci_high"],
                  predicted=p.predicted_ns / t0, predicted_low=(p.predicted_ns - p.half_ns) / t0,
                  predicted_high=(p.predicted_ns + p.half_ns) / t0, interval_over=m.get("interval_over", ""),
                  fallback=", ".join(print_name(x) for x in p.fallback))
         r["verdict"] = syscall_mix.verdict(r["predicted_low"], r["predicted_high"], r["measured_low"],
                                            r["measured_high"])
         rows.append(r)
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    out.attrs["not_predicted"] = skipped
+    return out
 
 
-def prediction_tex(result, counts: pd.DataFrame | None = None, provenance: dict | None = None) -> str:
-    """The table and the sentences saying where prediction and measurement disagree; '' without counts."""
+def prediction_tex(result, counts: pd.DataFrame | None = None, provenance: dict | None = None) -> tuple[str, pd.DataFrame, str]:
+    """(the sentences saying where prediction and measurement disagree, the prediction table for
+    Table tab:apps, its caption part); ('', empty, '') without counts."""
     if counts is None:
         counts, provenance = syscall_mix.load_mix()
     if counts.empty:
-        return ""
+        return "", pd.DataFrame(), ""
     t = prediction_table(result, counts)
     if t.empty:
-        return ""
-    lvl = percent_tex(result.settings.level)
+        return "", t, ""
     cov = syscall_mix.coverage(counts)
     covered = "; ".join(
         f"{print_name(c.workload)}: {c.calls:.0f} calls per run, {c.priced_calls:.0f} priced"
         + (f" (unpriced: {', '.join(c.unpriced)})" if c.unpriced else "") for c in cov.itertuples())
     counted_on = (provenance or {}).get("host_key", "an unrecorded host")
-    over = sorted(set(t["interval_over"].dropna().astype(str)) - {""}) or ["within one campaign"]
-    rows = []
-    for r in t.itertuples():
-        word = {"agrees": "agree", "under": "under-predicted", "over": "over-predicted"}[r.verdict]
-        rows.append(f"{print_name(r.workload)} & {_env(r.environment)} & "
-                    f"{ratio_with_ci(r.measured, r.measured_low, r.measured_high)} & "
-                    f"{ratio_with_ci(r.predicted, r.predicted_low, r.predicted_high)} & {word} \\\\")
     fb = sorted({x for f in t["fallback"] for x in f.split(", ") if x})
-    table = "\n".join([
-        r"\begin{table}[tbp]", r"\centering", r"\scriptsize",
-        r"\begin{tabular}{llrrl}", r"\toprule",
-        r"Workload & Environment & Measured ($\times$ native) & Predicted ($\times$ native) & \\", r"\midrule",
-        *rows, r"\bottomrule", r"\end{tabular}",
-        f"\\caption{{Whole programs, predicted from their system calls: each workload's slowdown measured, beside "
-        f"native time plus each counted call times the extra cost of the measured primitive that prices it "
-        f"(the environment's time minus native's, same host), over native time. Measured: {lvl} interval "
-        f"{over[0]}; predicted: native's and each primitive's intervals combined in quadrature, counts fixed. "
-        "The verdict says whether the two intervals overlap."
-        + (f" Primitives not measured in an environment ({', '.join(fb)}) are priced there as one null system call."
-           if fb else "") + "}", r"\label{tab:apps-predicted}", r"\end{table}"])
+    caption = ("Predicted (indented rows): native time plus each counted call times the extra cost of the "
+               "measured primitive that prices it (the environment's time minus native's, same host), over native "
+               "time; its interval combines native's and each primitive's in quadrature, counts fixed; "
+               "$^{<}$/$^{>}$: below/above the measured interval."
+               + (f" Primitives not measured in an environment ({', '.join(fb)}) are priced there as one null "
+                  "system call." if fb else ""))
     under = t[t["verdict"] == "under"]
     over_p = t[t["verdict"] == "over"]
     text = (r"\paragraph{Predicted from the system calls.} Counted natively with strace (on host "
             + counted_on.replace("_", r"\_") + "; a program's calls are the same on every host), " + covered
-            + ". Priced by the measured primitives, the calls predict the slowdowns of "
-              r"Table~\ref{tab:apps-predicted}.")
+            + ". Priced by the measured primitives, the calls predict the slowdowns in "
+              r"the indented rows of Table~\ref{tab:apps}.")
     agree = t[t["verdict"] == "agrees"]
     if len(agree):
         text += (f" Prediction and measurement agree for {len(agree)} of {len(t)} pairs.")
@@ -108,4 +100,12 @@ def prediction_tex(result, counts: pd.DataFrame | None = None, provenance: dict 
                  + "; ".join(f"{print_name(r.workload)} under {_env(r.environment)} "
                              f"({r.predicted:.3g} predicted, {r.measured:.3g} measured)" for r in over_p.itertuples())
                  + ": there a call costs the program less than the probe that prices it.")
-    return text + "\n" + table + "\n"
+    wide = t[(t["verdict"] == "agrees") & (t["measured_high"] > 2 * t["measured_low"])]
+    if len(wide):
+        text += (" Where they agree only because the measured interval is wide ("
+                 + "; ".join(f"{print_name(r.workload)} under {_env(r.environment)}" for r in wide.itertuples())
+                 + ": intervals spanning more than a factor of two), the agreement says little.")
+    if t.attrs.get("not_predicted"):
+        text += (" Not predicted: " + ", ".join(_env(e) for e in t.attrs["not_predicted"])
+                 + ", where a primitive the calls need (and the null system call that would stand in) was not measured.")
+    return text + "\n", t, caption

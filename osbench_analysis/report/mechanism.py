@@ -211,11 +211,36 @@ def applications(result) -> tuple[pd.DataFrame, pd.DataFrame]:
     if len(slow):
         slow = slow[(slow["host"] == result.hosts[0]) & (slow["placement"] == MAIN_PLACEMENT)
                     & ~slow["variant"].fillna("").str.contains(f"{registry.WORKDIR_FS}=", regex=False)]
+    slow = slow.assign(interval_over="within one campaign")
+    pooled = getattr(getattr(result, "pooling", None), "ratios", None)
+    if pooled is not None and len(pooled) and len(slow):
+        # the same ratio pooled over the host's rounds that measured it (each round's ratio paired in its round)
+        pr = pooled[(pooled["host"] == result.hosts[0]) & pooled["probe"].isin(apps) & (pooled["n_campaigns"] > 1)]
+        pr = pr.assign(_v=pr["variant"].fillna("").map(without_fs)).drop_duplicates(["environment", "probe", "placement", "_v"])
+        key = ["environment", "probe", "placement", "_v"]
+        slow = slow.assign(_v=slow["variant"].fillna("").map(without_fs)).merge(
+            pr[[*key, "ratio", "ci_low", "ci_high", "n_campaigns"]], on=key, how="left", suffixes=("", "_pooled"))
+        have = slow["ratio_pooled"].notna()
+        for c in ("ratio", "ci_low", "ci_high"):
+            slow.loc[have, c] = slow.loc[have, f"{c}_pooled"]
+        slow.loc[have, "interval_over"] = [f"over the host's {int(n)} rounds that measured it"
+                                          for n in slow.loc[have, "n_campaigns"]]
+        slow = slow.drop(columns=["_v", "ratio_pooled", "ci_low_pooled", "ci_high_pooled", "n_campaigns"])
     return native.reset_index(drop=True), slow.reset_index(drop=True)
 
 
-def applications_tex(result) -> str:
-    """The workloads' slowdown per environment beside its crossing factor, '--' where not measured."""
+def _over(slow: pd.DataFrame) -> str:
+    """What the slowdowns' intervals cover, in words."""
+    kinds = sorted(set(slow["interval_over"])) if "interval_over" in slow.columns else []
+    if not kinds:
+        return "within one campaign"
+    return " or ".join(kinds)
+
+
+def applications_tex(result, predicted: pd.DataFrame | None = None, predicted_caption: str = "") -> str:
+    """The workloads' slowdown per environment beside its crossing factor, '--' where not measured; with
+    `predicted` (report/apps_prediction.prediction_table), a row of predicted slowdowns under each
+    environment's measured one, described by `predicted_caption`."""
     native, slow = applications(result)
     if native.empty and slow.empty:
         return ""
@@ -235,6 +260,15 @@ def applications_tex(result) -> str:
             cells.append(ratio_with_ci(s["ratio"].iloc[0], s["ci_low"].iloc[0], s["ci_high"].iloc[0]) if len(s) else "--")
         cross = ratio_with_ci(f["ratio"], f["ci_low"], f["ci_high"]) + (" (stat)" if f["probe"] != CROSSING_PROBE else "")
         rows.append(f"{_env(e)} ($\\times$ native) & " + " & ".join(cells) + f" & {cross} \\\\")
+        pe = predicted[predicted["environment"] == e] if predicted is not None and len(predicted) else None
+        if pe is not None and len(pe):
+            pc = []
+            for a in apps:
+                q = pe[pe["workload"] == a]
+                pc.append(ratio_with_ci(q["predicted"].iloc[0], q["predicted_low"].iloc[0], q["predicted_high"].iloc[0])
+                          + {"agrees": "", "under": r"$^{<}$", "over": r"$^{>}$"}[q["verdict"].iloc[0]]
+                          if len(q) else "--")
+            rows.append(r"\quad predicted from its calls & " + " & ".join(pc) + r" & \\")
     head = "Environment & " + " & ".join(print_name(a) for a in apps) + " & One crossing"
     colspec = "l" + ">{\\raggedleft\\arraybackslash}p{0.16\\linewidth}" * len(apps) + "l"
     table = "\n".join([
@@ -244,8 +278,11 @@ def applications_tex(result) -> str:
         r"\end{tabular}}",
         f"\\caption{{Whole programs beside one crossing: each workload's time on native Linux ({ESTIMAND}, {lvl} "
         "interval, one CPU) and its slowdown in each environment, beside that environment's factor for one "
-        "crossing (null system call; for a file server one stat), each a ratio with its Welch interval. "
-        "`--': not measured in that environment.}", r"\label{tab:apps}", r"\end{table}"])
+        "crossing (null system call; for a file server one stat), each a ratio with its interval. "
+        "The slowdown's interval is " + _over(slow) + " (each round's workload time over native's in the same "
+        "round); the crossing factor's is within the newest campaign. "
+        "`--': not measured in that environment." + (" " + predicted_caption if predicted_caption else "") + "}",
+        r"\label{tab:apps}", r"\end{table}"])
     unmeasured = [e for e in envs if e not in measured]
     times = {r.probe: time_with_ci_tex(r.estimate_ns, r.ci_low_ns, r.ci_high_ns) for r in native.itertuples()}
     text = ("\\paragraph{Whole programs.} Three application workloads run real programs: "

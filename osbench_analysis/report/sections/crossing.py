@@ -105,8 +105,9 @@ def crossing_tex(inp: SectionInputs) -> str:
                    "one kernel and are not independent), our interval lies " .replace("%", r"\%")
                    + _agreement_sentence(ag) + " primitives, and overlaps it for the rest. The hybrid factors measure a different design from the one measured "
                    "here; the microkernel factors are the comparison the question asks for.")
-    out.append(paper_mechanism.applications_tex(result))
-    out.append(apps_prediction.prediction_tex(result))
+    predicted_text, predicted, predicted_caption = apps_prediction.prediction_tex(result)
+    out.append(paper_mechanism.applications_tex(result, predicted, predicted_caption))
+    out.append(predicted_text)
     return "\n".join(out) + "\n"
 
 
