@@ -123,7 +123,7 @@ def test_a_workload_measured_in_an_environment_stands_beside_its_crossing_factor
     cells = [c.strip() for c in row.rstrip(" \\").split("&")]
     assert cells[1:4] == ["3.00 [2.50, 3.60]", "--", "--"]
     assert cells[4] == f"{cross['ratio']:.3g} [{cross['ci_low']:.3g}, {cross['ci_high']:.3g}]"
-    assert "Under gVisor they take 3.00 [2.50, 3.60] times as long (compile of a small C file)" in tex
+    assert "Measured in 1 environment, they take from 3.00 [2.50, 3.60] (compile of a small C file under gVisor)" in tex
     assert "\\label{tab:apps}" in tex and "User-mode Linux ($\\times$ native) & -- & -- & --" in tex
 
 

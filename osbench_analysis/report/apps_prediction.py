@@ -70,9 +70,10 @@ def prediction_tex(result, counts: pd.DataFrame | None = None, provenance: dict 
     if t.empty:
         return "", t, ""
     cov = syscall_mix.coverage(counts)
-    covered = "; ".join(
-        f"{print_name(c.workload)}: {c.calls:.0f} calls per run, {c.priced_calls:.0f} priced"
-        + (f" (unpriced: {', '.join(c.unpriced)})" if c.unpriced else "") for c in cov.itertuples())
+    unpriced = sorted({n for u in cov["unpriced"] for n in u})
+    covered = (", ".join(f"{c.calls:.0f}" for c in cov.itertuples()) + " calls per run of the "
+               + ", ".join(print_name(w) for w in cov["workload"])
+               + (f"; unpriced: {', '.join(unpriced)}" if unpriced else ", every one priced"))
     counted_on = (provenance or {}).get("host_key", "an unrecorded host")
     fb = sorted({x for f in t["fallback"] for x in f.split(", ") if x})
     caption = ("Predicted (indented rows): native time plus each counted call times the extra cost of the "
@@ -94,12 +95,12 @@ def prediction_tex(result, counts: pd.DataFrame | None = None, provenance: dict 
         text += (" The prediction falls short for "
                  + "; ".join(f"{print_name(r.workload)} under {_env(r.environment)} "
                              f"({r.predicted:.3g} predicted, {r.measured:.3g} measured)" for r in under.itertuples())
-                 + ": there the program pays for more than its crossings (work the counted calls do not price).")
+                 + ": the program pays for more than its crossings.")
     if len(over_p):
         text += (" It overshoots for "
                  + "; ".join(f"{print_name(r.workload)} under {_env(r.environment)} "
                              f"({r.predicted:.3g} predicted, {r.measured:.3g} measured)" for r in over_p.itertuples())
-                 + ": there a call costs the program less than the probe that prices it.")
+                 + ": a call costs the program less than the probe that prices it.")
     wide = t[(t["verdict"] == "agrees") & (t["measured_high"] > 2 * t["measured_low"])]
     if len(wide):
         text += (" Where they agree only because the measured interval is wide ("

@@ -289,13 +289,18 @@ def applications_tex(result, predicted: pd.DataFrame | None = None, predicted_ca
             + ", ".join(f"a {print_name(a)}" + (f" ({times[a]} on native Linux)" if a in times and not measured else "")
                         for a in apps)
             + (" (Table~\\ref{tab:apps})." if measured else "."))
-    for e in measured:
-        f = factors[factors["environment"] == e].iloc[0]
-        s = slow[slow["environment"] == e]
-        text += (f" Under {_env(e)} they take "
-                 + "; ".join(f"{ratio_with_ci(r.ratio, r.ci_low, r.ci_high)} times as long ({print_name(r.probe)})"
-                             for r in s.itertuples())
-                 + f", where one crossing costs {ratio_with_ci(f['ratio'], f['ci_low'], f['ci_high'])} times native's.")
+    if measured:
+        s = slow[slow["environment"].isin(measured)].merge(factors[["environment", "ratio"]], on="environment",
+                                                             suffixes=("", "_cross"))
+        lo, hi = s.loc[s["ratio"].idxmin()], s.loc[s["ratio"].idxmax()]
+        below = int((s["ci_high"] < s["ratio_cross"]).sum())
+        text += (f" Measured in {len(measured)} environment{'s' if len(measured) > 1 else ''}, they take from "
+                 f"{ratio_with_ci(lo['ratio'], lo['ci_low'], lo['ci_high'])} ({print_name(lo['probe'])} under "
+                 f"{_env(lo['environment'])}) to {ratio_with_ci(hi['ratio'], hi['ci_low'], hi['ci_high'])} "
+                 f"({print_name(hi['probe'])} under {_env(hi['environment'])}) times as long as natively; "
+                 f"{below} of the {len(s)} slowdowns lie below their environment's factor for one crossing: "
+                 + ("a whole program feels only part of it." if below == len(s)
+                    else f"{len(s) - below} {'does' if len(s) - below == 1 else 'do'} not."))
     if unmeasured:
         text += (" In the campaigns analysed here they were not measured in "
                  + ", ".join(_env(e) for e in unmeasured)
