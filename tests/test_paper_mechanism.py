@@ -216,7 +216,7 @@ def test_the_prediction_table_prices_counted_calls_beside_the_measured_slowdown(
                                              rel=0.05)
     assert row["measured"] == 50.0 and row["verdict"] == "under"
     text, table, caption = apps_prediction.prediction_tex(r, counts, {"host_key": "test-abc123"})
-    assert "The prediction falls short for key-value session" in text and "test-abc123" in text
+    assert "The prediction falls short for the key-value session" in text and "test-abc123" in text
     tex = paper_mechanism.applications_tex(r, table, caption)
     row = next(line for line in tex.splitlines() if line.startswith(r"\quad predicted"))
     pred = table[table["environment"] == "gvisor"].iloc[0]

@@ -59,6 +59,17 @@ def prediction_table(result, counts: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _grouped(part: pd.DataFrame, values: bool) -> str:
+    """'the key-value session on loopback under gVisor (1.68 predicted, 3.61 measured) and UML (...)': one
+    clause per workload, its environments after it."""
+    out = []
+    for w, g in part.groupby("workload", sort=False):
+        envs = [f"{_env(r.environment)}" + (f" ({r.predicted:.3g} predicted, {r.measured:.3g} measured)" if values else "")
+                for r in g.itertuples()]
+        out.append(f"the {print_name(w)} under " + (", ".join(envs[:-1]) + " and " + envs[-1] if len(envs) > 1 else envs[0]))
+    return "; ".join(out)
+
+
 def prediction_tex(result, counts: pd.DataFrame | None = None, provenance: dict | None = None) -> tuple[str, pd.DataFrame, str]:
     """(the sentences saying where prediction and measurement disagree, the prediction table for
     Table tab:apps, its caption part); ('', empty, '') without counts."""
@@ -82,31 +93,21 @@ def prediction_tex(result, counts: pd.DataFrame | None = None, provenance: dict 
                "$^{<}$/$^{>}$: below/above the measured interval."
                + (f" Primitives not measured in an environment ({', '.join(fb)}) are priced there as one null "
                   "system call." if fb else ""))
-    under = t[t["verdict"] == "under"]
-    over_p = t[t["verdict"] == "over"]
     text = (r"\paragraph{Predicted from the system calls.} Counted natively with strace (on host "
-            + counted_on.replace("_", r"\_") + "; a program's calls are the same on every host), " + covered
-            + ". Priced by the measured primitives, the calls predict the slowdowns in "
-              r"the indented rows of Table~\ref{tab:apps}.")
+            + counted_on.replace("_", r"\_") + "; a program's calls are the same on every host): " + covered
+            + r". Priced by the measured primitives they give the indented rows of Table~\ref{tab:apps}.")
     agree = t[t["verdict"] == "agrees"]
-    if len(agree):
-        text += (f" Prediction and measurement agree for {len(agree)} of {len(t)} pairs.")
-    if len(under):
-        text += (" The prediction falls short for "
-                 + "; ".join(f"{print_name(r.workload)} under {_env(r.environment)} "
-                             f"({r.predicted:.3g} predicted, {r.measured:.3g} measured)" for r in under.itertuples())
-                 + ": the program pays for more than its crossings.")
-    if len(over_p):
-        text += (" It overshoots for "
-                 + "; ".join(f"{print_name(r.workload)} under {_env(r.environment)} "
-                             f"({r.predicted:.3g} predicted, {r.measured:.3g} measured)" for r in over_p.itertuples())
-                 + ": a call costs the program less than the probe that prices it.")
+    text += f" Prediction and measurement agree for {len(agree)} of {len(t)} pairs."
+    for verdict, lead, why in (("under", "The prediction falls short for", "the program pays for more than its crossings"),
+                               ("over", "It overshoots for", "a call costs the program less than its probe")):
+        part = t[t["verdict"] == verdict]
+        if len(part):
+            text += f" {lead} " + _grouped(part, True) + f": {why}."
     wide = t[(t["verdict"] == "agrees") & (t["measured_high"] > 2 * t["measured_low"])]
     if len(wide):
-        text += (" Where they agree only because the measured interval is wide ("
-                 + "; ".join(f"{print_name(r.workload)} under {_env(r.environment)}" for r in wide.itertuples())
-                 + ": intervals spanning more than a factor of two), the agreement says little.")
+        text += (" Agreement says little for " + _grouped(wide, False)
+                 + ", whose measured intervals span more than a factor of two.")
     if t.attrs.get("not_predicted"):
         text += (" Not predicted: " + ", ".join(_env(e) for e in t.attrs["not_predicted"])
-                 + ", where a primitive the calls need (and the null system call that would stand in) was not measured.")
+                 + " (a primitive the calls need, and the null system call, not measured there).")
     return text + "\n", t, caption
