@@ -87,6 +87,11 @@ def prediction_tex(result, counts: pd.DataFrame | None = None, provenance: dict 
                + (f"; unpriced: {', '.join(unpriced)}" if unpriced else ", every one priced"))
     counted_on = (provenance or {}).get("host_key", "an unrecorded host")
     fb = sorted({x for f in t["fallback"] for x in f.split(", ") if x})
+    caption = ("Indented: predicted, native time plus each counted call times its primitive's extra time here, "
+               "over native time (interval: quadrature, counts fixed); $^{<}$/$^{>}$: below/above the measured "
+               "interval." + (f" Not measured here, so priced as a null system call: {', '.join(fb)}." if fb else ""))
+    counted_on = (provenance or {}).get("host_key", "an unrecorded host")
+    fb = sorted({x for f in t["fallback"] for x in f.split(", ") if x})
     caption = ("Predicted (indented rows): native time plus each counted call times the extra cost of the "
                "measured primitive that prices it (the environment's time minus native's, same host), over native "
                "time; its interval combines native's and each primitive's in quadrature, counts fixed; "
@@ -95,7 +100,7 @@ def prediction_tex(result, counts: pd.DataFrame | None = None, provenance: dict 
                   "system call." if fb else ""))
     text = (r"\paragraph{Predicted from the system calls.} Counted natively with strace (on host "
             + counted_on.replace("_", r"\_") + "; a program's calls are the same on every host): " + covered
-            + r". Priced by the measured primitives they give the indented rows of Table~\ref{tab:apps}.")
+            + r"; priced by the measured primitives, they give Table~\ref{tab:apps}'s indented rows.")
     agree = t[t["verdict"] == "agrees"]
     text += f" Prediction and measurement agree for {len(agree)} of {len(t)} pairs."
     for verdict, lead, why in (("under", "The prediction falls short for", "the program pays for more than its crossings"),

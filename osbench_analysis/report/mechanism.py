@@ -276,11 +276,10 @@ def applications_tex(result, predicted: pd.DataFrame | None = None, predicted_ca
         r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
         f"\\begin{{tabular}}{{{colspec}}}", r"\toprule", head + r" \\", r"\midrule", *rows, r"\bottomrule",
         r"\end{tabular}}",
-        f"\\caption{{Whole programs beside one crossing: each workload's time on native Linux ({ESTIMAND}, {lvl} "
-        "interval, one CPU) and its slowdown in each environment, beside that environment's factor for one "
-        "crossing (null system call; for a file server one stat), each a ratio with its interval. "
-        "The slowdown's interval is " + _over(slow) + " (each round's workload time over native's in the same "
-        "round); the crossing factor's is within the newest campaign. "
+        f"\\caption{{Whole programs beside one crossing: each workload's native time ({ESTIMAND}, {lvl} "
+        "interval, one CPU), its slowdown in each environment and that environment's factor for one crossing "
+        "(null system call; for a file server one stat). Slowdown intervals: " + _over(slow) + " (each "
+        "round's ratio to native in that round); crossing factors: within the newest campaign. "
         "`--': not measured in that environment." + (" " + predicted_caption if predicted_caption else "") + "}",
         r"\label{tab:apps}", r"\end{table}"])
     unmeasured = [e for e in envs if e not in measured]
