@@ -239,6 +239,9 @@ def write_generated(result, out_dir: str | Path | None = None, campaigns_root: s
     from osbench_analysis.report.sections import machines
 
     written += machines.write_section(result, out, root=campaigns_root)
+    from osbench_analysis.report.sections import programs
+
+    written += programs.write_section(result, out)
     written.append(python_env.write_tex(out))
     return written
 
