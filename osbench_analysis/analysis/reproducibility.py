@@ -597,3 +597,4 @@ def paper_macros(analysis) -> dict[str, str]:
         if r.placement == "same_cpu" and r.n_campaigns > 1:
             m[macro_name("repro", "crossing", r.environment)] = time_with_ci_tex(r.cost_ns, r.ci_low_ns, r.ci_high_ns)
     return m
+
