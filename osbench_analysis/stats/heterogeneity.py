@@ -58,6 +58,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+import pandas as pd
 from scipy import stats as sps
 
 #: Significance level of the heterogeneity F test and of the split test.
