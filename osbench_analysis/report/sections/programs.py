@@ -1,5 +1,5 @@
-"""Whole programs predicted from their system calls (issue #32, item 4): the body's paragraph
-(apps_predicted.tex) and the appendix's table (apps_predicted_table.tex) from analysis/syscall_mix.py's
+"""Whole programs predicted from their system calls (issue #32, item 4): the body's paragraph (the
+crossing section's, after the workloads' slowdowns) and the appendix's table (apps_predicted_table.tex) from analysis/syscall_mix.py's
 records: each workload's counted calls priced with the per-primitive costs against its measured slowdown."""
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def write_section(result, out_dir) -> list[Path]:
 
     t, mix = syscall_mix.from_result(result)
     out = Path(out_dir)
-    files = {"apps_predicted.tex": paragraph_tex(t, mix), "apps_predicted_table.tex": table_tex(t, mix)}
+    files = {"apps_predicted_table.tex": table_tex(t, mix)}    # its paragraph: in the crossing section
     for name, text in files.items():
         (out / name).write_text(text + "\n")
     return [out / n for n in files]
