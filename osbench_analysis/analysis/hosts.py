@@ -264,7 +264,7 @@ def cross_host(root=None, *, hosts: list[str] | None = None, probes: list[str] |
     """Every host (or those named, resolve_host) analysed on its own: its newest complete campaigns pooled
     with its comparable earlier ones (reproducibility.pool_campaigns, never across hosts), then the hosts'
     pooled estimates, ratios to the baseline and crossing costs side by side."""
-    from osbench_analysis.analysis import microkernel, reproducibility
+    from osbench_analysis.analysis import microkernel, pooling_cache, reproducibility
     from osbench_analysis.store import campaigns as store
     from osbench_analysis.store.records import Manifest
 
@@ -284,7 +284,7 @@ def cross_host(root=None, *, hosts: list[str] | None = None, probes: list[str] |
         if len(chosen):
             manifests = {r.campaign_id: Manifest.from_json((Path(r.path) / store.MANIFEST_FILE).read_text())
                          for r in chosen.itertuples()}
-            p = reproducibility.pool_campaigns(manifests, root, baseline=baseline, level=level, probes=probes)
+            p = pooling_cache.pool_campaigns(manifests, root, baseline=baseline, level=level, probes=probes)
             for name in ("estimates", "ratios", "crossing_costs"):
                 t = getattr(p, name)
                 if len(t):
