@@ -279,6 +279,11 @@ def cross_host(root=None, *, hosts: list[str] | None = None, probes: list[str] |
         if environments is not None:
             chosen = chosen[chosen["environment"].isin(environments)]
         chosen = chosen[~chosen["sweep_only"].astype(bool)]
+        primary = ", ".join(chosen["campaign_id"])
+        # in the analysis' order (baseline environment first: pipeline.select_campaigns), so that the pooling
+        # analyze() made of its host is the one asked for here (pooling_cache: the order is part of the key)
+        chosen = chosen.assign(_b=chosen["environment"] != baseline).sort_values(
+            ["_b", "environment", "created_utc"], kind="stable").drop(columns="_b")
         label = cat.loc[cat["host"] == h, "host_label"].iloc[0]
         notes += [f"{label}: {s}" for s in said]
         if len(chosen):
@@ -298,7 +303,7 @@ def cross_host(root=None, *, hosts: list[str] | None = None, probes: list[str] |
             if len(tab):
                 parts["guests"].append(tab.assign(host=h))
         derived = bool(len(chosen)) and next(iter(manifests.values())).host_identity.derived
-        rows.append({"host": h, "host_label": label, "derived": derived, "primary": ", ".join(chosen["campaign_id"]),
+        rows.append({"host": h, "host_label": label, "derived": derived, "primary": primary,
                      "campaigns_pooled": len(pooled), "guest_campaigns": len(g)})
     frames = {k: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for k, v in parts.items()}
     return CrossHost(pd.DataFrame(rows), frames["estimates"], frames["ratios"], frames["crossing_costs"],

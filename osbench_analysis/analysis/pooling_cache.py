@@ -19,12 +19,12 @@ _MAX = 16
 
 def key(primary: dict, root=None, *, baseline: str = "native", level: float = 0.95, probes=None) -> tuple:
     """What a pooling is computed from: every campaign's (id, folder, seal) under root, the primary
-    campaign ids, the baseline, the level and the probes (None: all)."""
+    campaign ids in their order (it is the order of the pooled tables' rows), the baseline, the level and the probes (None: all)."""
     from osbench_analysis.store import campaigns as store
 
     seals = tuple((r.campaign_id, str(r.path), (Path(r.path) / store.SEAL_FILE).read_bytes())
                   for r in store.catalog(root).itertuples())
-    return (seals, tuple(sorted(primary)), baseline, float(level),
+    return (seals, tuple(primary), baseline, float(level),
             None if probes is None else tuple(sorted({str(p) for p in probes})))
 
 
