@@ -408,10 +408,11 @@ CATALOG_COLUMNS = ["campaign_id", "created_utc", "environment", "arch_class", "h
                    "path"]
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=256)
 def parsed_manifest(text: str) -> Manifest:
     """Manifest.from_json remembered by the manifest's text (the catalog reads every manifest under the
-    root on every call; parsing, not reading, is its cost).  Shared between callers: read it, never change it."""
+    root on every call; parsing, not reading, is its cost); the last 256 (a manifest is up to ~0.2 MB of text),
+    memory bounded.  Shared between callers: read it, never change it."""
     return Manifest.from_json(text)
 
 
