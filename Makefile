@@ -23,7 +23,7 @@ TEX_PACKAGES := texlive-latex-base texlive-latex-recommended texlive-fonts-recom
 
 BROWSER_PACKAGES := chromium chromium-driver
 
-.PHONY: all install lock envs setup count count-syscalls env-packages env-runsc env-local measure analyze reference figures paper pdf tex test test-fast clean-derived browser browser-check
+.PHONY: all install lock envs setup count env-packages env-runsc env-local measure analyze reference figures paper pdf tex test test-fast clean-derived browser browser-check
 all: measure paper
 
 $(VENV)/.installed: pyproject.toml setup.py $(LOCK) $(wildcard probes/*.c probes/*.h probes/helpers/*.c probes/*.py)
@@ -77,14 +77,11 @@ measure: setup
 	@$(PAPERMILL) --no-progress-bar notebooks/run_campaign.ipynb $(RUNS)/run_campaign.ipynb -p profile $(PROFILE) -p environment $(ENVIRONMENT) -p wait $(WAIT)
 
 # Host events per guest operation (perf stat) into data/crossing_counts/, which the crossing accounting
-# reads (docs/environments.md); about 100 s, so not part of `make all`: without this host's counts the
-# paper prices another host's committed counts and says so.
+# reads (docs/environments.md), and the application workloads' system calls by name (strace -c, ~10 s) into
+# data/syscall_mix/, which the predicted-versus-measured check reads; about 110 s, so not part of
+# `make all`: without this host's counts the paper uses another host's committed counts and says so.
 count: setup
 	$(PY) -m osbench_analysis.measure.counting
-
-# The application workloads' system calls by name, natively (strace -f -c), into data/syscall_mix/: the
-# counts the predicted-versus-measured table prices (about 10 s; counts do not depend on load).
-count-syscalls: setup
 	$(PY) -m osbench_analysis.measure.syscall_mix
 
 analyze: install

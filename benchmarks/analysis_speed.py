@@ -1,14 +1,16 @@
 """How long exploring takes, this checkout against a base commit, measured A/B interleaved on one
 machine in one run (issue 33): `analysis.analyze()` of the committed data (the newest round of each
 host with its comparable campaigns: what `make paper` and analyze.ipynb read), the explorer's
-redraw after a new probe is picked, and analyze.ipynb's Run All (nbclient, as papermill runs it).
+redraw after a new probe is picked, and analyze.ipynb's Run All (papermill through
+osbench_analysis/papermill_run.py, as `make paper` runs it, kernel start included).
 
-    .venv/bin/python benchmarks/analysis_speed.py [--base REV] [--repeats 5] [--no-notebook]
+    .venv/bin/python benchmarks/analysis_speed.py [--base REV] [--repeats 3] [--no-notebook]
 
 The base code runs from a `git worktree` of REV (default: where this branch left main, `git
 merge-base HEAD main`) on this checkout's data; each repeat runs the base, then this checkout, each
 in a fresh process, so that both see the same load (the machine is shared): compare the two columns
-of one run, not figures of different runs.  Prints min / median / max seconds of each side.
+of one run, not figures of different runs.  Prints min / median / max seconds of each side, and the
+1-minute load average after each repeat (a figure measured under load says so).
 Targets: analyze under 3 s, Run All under 8 s, a redraw under 0.5 s.
 """
 from __future__ import annotations
@@ -73,27 +75,24 @@ def _in_process(tree: Path) -> dict:
 
 
 def _run_all(tree: Path) -> float:
-    """analyze.ipynb, every cell, in a kernel that imports ``tree``'s package (nbclient)."""
-    import nbformat
-    from nbclient import NotebookClient
-
-    nb = nbformat.read(tree / "notebooks" / "analyze.ipynb", as_version=4)
-    old = dict(os.environ)
-    os.environ.update(_env(tree))
-    try:
-        t = time.perf_counter()
-        NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tree / "notebooks")}}
-                       ).execute()
-        return time.perf_counter() - t
-    finally:
-        os.environ.clear()
-        os.environ.update(old)
+    """analyze.ipynb Run All as `make paper` runs it: papermill through osbench_analysis/papermill_run.py in a
+    fresh process, with ``tree``'s package, kernel start included; wall seconds from outside."""
+    out = Path(tempfile.mkdtemp(prefix="osbench-speed-nb-")) / "analyze.ipynb"
+    t = time.perf_counter()
+    r = subprocess.run([sys.executable, "-m", "osbench_analysis.papermill_run", str(tree / "notebooks" / "analyze.ipynb"),
+                        str(out), "--no-progress-bar", "--cwd", str(tree / "notebooks")],
+                       cwd=tree, env=_env(tree), capture_output=True, text=True)
+    s = time.perf_counter() - t
+    shutil.rmtree(out.parent, ignore_errors=True)
+    if r.returncode:
+        raise SystemExit(f"{tree}: analyze.ipynb failed: {r.stderr[-2000:]}")
+    return s
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--base", default=None, help="commit to compare with (default: git merge-base HEAD main)")
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-notebook", action="store_true", help="skip analyze.ipynb's Run All")
     args = ap.parse_args()
     base = args.base or subprocess.check_output(["git", "merge-base", "HEAD", "main"], cwd=REPO, text=True).strip()
@@ -113,7 +112,10 @@ def main() -> None:
                     r["run_all_s"] = _run_all(root)
                 for k, v in r.items():
                     got[side].setdefault(k, []).append(v)
-                print(f"repeat {i + 1} {side}: " + "  ".join(f"{k}={v:.2f}" for k, v in r.items()), flush=True)
+                load = os.getloadavg()[0]
+                got[side].setdefault("load", []).append(load)
+                print(f"repeat {i + 1} {side}: " + "  ".join(f"{k}={v:.2f}" for k, v in r.items())
+                      + f"  (load {load:.1f})", flush=True)
     finally:
         (tree / "data" / "campaigns").unlink(missing_ok=True)
         subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=REPO, capture_output=True)

@@ -160,6 +160,12 @@ def test_screen_figures_are_one_per_family_titled_with_environments_told_apart()
                    line.get_marker()) for line in ax.get_lines() if line.get_marker() not in (None, "None", "", "|", "_")}  # not the caps
         labels = [t.get_text() for t in fig.legends[0].get_texts()]
         assert set(labels) <= {"native", "gvisor"} and len(styles) == len(labels), name
+    # the names without drawing; only the figures asked for drawn, each the same as among all of them
+    assert r.screen_figure_names() == list(figs)
+    one = r.screen_figures(["ratio_IPC"])
+    assert list(one) == ["ratio_IPC"] and one["ratio_IPC"].axes[0].get_title() == figs["ratio_IPC"].axes[0].get_title()
+    with pytest.raises(analysis.AnalysisError, match="no screen figure named 'ratio_Nothing'.*per_op_IPC"):
+        r.screen_figures(["ratio_Nothing"])
 
 
 def test_every_registered_environment_looks_the_same_in_every_figure():

@@ -341,3 +341,50 @@ def test_the_papers_across_machines_section_names_every_host_and_pools_none_acro
     one = machines.section_tex(ah.cross_host(two_hosts, hosts=["intel"]), alone.hosts[0], pd.DataFrame(),
                                pd.DataFrame(), {}, False)
     assert "Only this paper's host" in one
+
+
+def _cross_tables(cross) -> dict:
+    return {"hosts": cross.hosts, **{k: cross.table(k) for k in ("crossing_costs", "ratios", "estimates")},
+            "guests": cross.guests, "notes": cross.notes, "findings": cross.findings()}
+
+
+def test_the_cross_host_tables_are_the_same_with_the_analysis_pooling_reused_and_without(two_hosts, monkeypatch):
+    import pandas as pd
+
+    from osbench_analysis.analysis import pooling_cache
+
+    pooling_cache.clear()
+    result = pipeline.analyze(root=two_hosts, host="intel")
+    assert len(pooling_cache._POOLINGS) == 1          # the analysis' own pooling, remembered
+    reused = _cross_tables(ah.cross_host(two_hosts))  # host A's pooling reused, host B's pooled and remembered
+    assert len(pooling_cache._POOLINGS) == 2
+    again = _cross_tables(ah.cross_host(two_hosts))   # both remembered
+    monkeypatch.setattr(pooling_cache, "pool_campaigns",
+                        lambda primary, root=None, loaded=None, **kw: reproducibility.pool_campaigns(primary, root, **kw))
+    fresh = _cross_tables(ah.cross_host(two_hosts))   # every host pooled anew, nothing remembered
+    for name, want in fresh.items():
+        for got in (reused, again):
+            if isinstance(want, pd.DataFrame):
+                pd.testing.assert_frame_equal(got[name], want, check_exact=True)
+            else:
+                assert got[name] == want, name
+    # each caller its own copy: changing one changes no other
+    p1 = pooling_cache.pool_campaigns({c: result.manifests[c] for c in result.primary_ids}, two_hosts)
+    p1.campaigns.clear()
+    p2 = pooling_cache.pool_campaigns({c: result.manifests[c] for c in result.primary_ids}, two_hosts)
+    assert p2.campaigns == result.pooling.campaigns and len(p2.campaigns) == 2
+
+
+def test_a_remembered_pooling_is_keyed_by_every_campaigns_seal(two_hosts, tmp_path):
+    import shutil
+
+    from osbench_analysis.analysis import pooling_cache
+
+    root = tmp_path / "campaigns"
+    shutil.copytree(two_hosts, root)
+    primary = {"a-r2-native": store.load_campaign("a-r2-native", root).manifest}
+    before = pooling_cache.key(primary, root)
+    assert pooling_cache.key(primary, root) == before
+    write(root, "a-r3-native", minutes=180)            # a newer comparable campaign: another key
+    assert pooling_cache.key(primary, root) != before
+    assert pooling_cache.key(primary, root, level=0.9) != pooling_cache.key(primary, root)

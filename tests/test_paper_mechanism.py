@@ -14,7 +14,7 @@ from osbench_analysis.report import paper
 from osbench_analysis.report import mechanism as paper_mechanism
 from osbench_analysis.catalog import registry
 from osbench_analysis.analysis import reproducibility
-from osbench_analysis.formatting import ratio_with_ci, time_with_ci_tex
+from osbench_analysis.formatting import time_with_ci_tex
 from osbench_analysis.paths import CAMPAIGNS_DIR
 
 ROUND = "20261126T113057Z"
@@ -194,31 +194,3 @@ def test_a_workload_slowdown_pooled_over_rounds_replaces_the_one_campaign_ratio_
     other = dataclasses.replace(r, pooling=types.SimpleNamespace(ratios=pooled.assign(host="someone-else")))
     assert paper_mechanism.applications(other)[1].query("probe == 'app_tar'")["ratio"].iloc[0] == 3.0
 
-
-def test_the_prediction_table_prices_counted_calls_beside_the_measured_slowdown(result):
-    from osbench_analysis.report import apps_prediction
-
-    er = result.environment_ratios
-    cross = er[(er["environment"] == "gvisor") & (er["probe"] == "null_syscall") & (er["placement"] == "same_cpu")].iloc[0]
-    app = cross.copy()
-    app["probe"], app["variant"], app["ratio"], app["ci_low"], app["ci_high"] = "app_kv", "", 50.0, 45.0, 55.0
-    r = dataclasses.replace(result, environment_ratios=pd.concat([er, app.to_frame().T], ignore_index=True))
-    counts = pd.DataFrame({"probe": ["app_kv"], "syscall": ["getppid"], "calls": [10.0]})
-    t = apps_prediction.prediction_table(r, counts)
-    row = t[t["environment"] == "gvisor"].iloc[0]
-    est = result.primary_estimates
-    pick = lambda env, probe: est[(est["environment"] == env) & (est["probe"] == probe)
-                                  & (est["placement"] == "same_cpu")]["estimate_ns"].iloc[0]
-    if not (est["probe"] == "app_kv").any():
-        pytest.skip("no native key-value time in this round")
-    t0 = pick("native", "app_kv")
-    assert row["predicted"] == pytest.approx((t0 + 10 * (pick("gvisor", "null_syscall") - pick("native", "null_syscall"))) / t0,
-                                             rel=0.05)
-    assert row["measured"] == 50.0 and row["verdict"] == "under"
-    text, table, caption = apps_prediction.prediction_tex(r, counts, {"host_key": "test-abc123"})
-    assert "The prediction falls short for the key-value session" in text and "test-abc123" in text
-    tex = paper_mechanism.applications_tex(r, table, caption)
-    row = next(line for line in tex.splitlines() if line.startswith(r"\quad predicted"))
-    pred = table[table["environment"] == "gvisor"].iloc[0]
-    assert ratio_with_ci(pred["predicted"], pred["predicted_low"], pred["predicted_high"]) in row
-    assert r"$^{<}$" in row and "Predicted (indented rows)" in tex

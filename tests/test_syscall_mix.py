@@ -1,108 +1,97 @@
-"""The application workloads' system-call mix: strace's counts read, the record's schema, the mapping's
-coverage and the prediction arithmetic (analysis/syscall_mix.py, measure/syscall_mix.py)."""
+"""Whole programs predicted from their counted system calls (measure/syscall_mix.py,
+analysis/syscall_mix.py, report/sections/programs.py)."""
+from __future__ import annotations
+
 import json
+import shutil
 
 import pandas as pd
 import pytest
 
 from osbench_analysis.analysis import syscall_mix as sm
-from osbench_analysis.measure import syscall_mix as measure
+from osbench_analysis.measure import syscall_mix as count
+from osbench_analysis.report.sections import programs
 
-STRACE = """syscall              calls
----------------- ---------
-read                    13
-openat                  69
-newfstatat              67
----------------- ---------
-total                  149
+STRACE = """\
+syscall            calls
+------------------ ---------
+read                 120
+openat                30
+newfstatat            12
+execve                 2
+wait4                  2
+close                 30
+------------------ ---------
+total                196
 """
 
 
-def test_parse_strace_counts_reads_names_and_drops_total():
-    assert measure.parse_strace_counts(STRACE) == {"read": 13, "openat": 69, "newfstatat": 67}
-    with pytest.raises(measure.SyscallMixError, match="no 'name calls' rows"):
-        measure.parse_strace_counts("% time     seconds\n garbage here\n")
+def test_strace_summary_is_read_by_name_and_runs_differenced():
+    low = count.parse_strace_summary(STRACE)
+    assert low == {"read": 120, "openat": 30, "newfstatat": 12, "execve": 2, "wait4": 2, "close": 30}
+    high = dict(low, read=520, openat=70, execve=6, getpid=1)
+    per = count.per_run(low, high, 2, 6)
+    assert per["read"] == 100 and per["openat"] == 10 and per["execve"] == 1 and per["newfstatat"] == 0
+    assert per["getpid"] == 0.25
 
 
-def test_per_operation_differences_two_sizes():
-    low, high = {"read": 10, "write": 3}, {"read": 30, "openat": 4, "write": 3}
-    assert measure.per_operation(low, high, 5, 15) == {"openat": 0.4, "read": 2.0, "write": 0.0}
-    with pytest.raises(measure.SyscallMixError, match="must exceed"):
-        measure.per_operation(low, high, 5, 5)
+def test_calls_fall_into_the_kinds_their_primitives_price():
+    k = sm.kinds({"execve": 1, "clone": 1, "wait4": 1, "openat": 10, "close": 10, "newfstatat": 5,
+                  "readlink": 2, "read": 100, "mmap": 3})
+    assert k == {"process": 1, "open": 10, "metadata": 7, "other": 103}
 
 
-def _record(tmp_path, name="20261126T000000Z-test-abc123.json"):
-    rec = {"kind": measure.KIND, "version": measure.VERSION,
-           "provenance": {"host_key": "test-abc123", "strace_version": "strace -- version 6.1"},
-           "records": [{"probe": "app_tar", "environment": "native", "n_low": 5, "n_high": 25, "pairs": 3,
-                        "per_operation": {"openat": {"min": 10, "median": 10, "max": 10, "n": 3},
-                                          "close": {"min": 12, "median": 12, "max": 12, "n": 3},
-                                          "newfstatat": {"min": 20, "median": 20, "max": 21, "n": 3},
-                                          "weird_call": {"min": 1, "median": 1, "max": 1, "n": 3},
-                                          "brk": {"min": 0, "median": 0, "max": 0, "n": 3}}}]}
-    return measure.write_atomic(tmp_path / name, rec)
+def _estimates(env_costs: dict) -> pd.DataFrame:
+    rows = []
+    native = {"fork_exec": 100_000.0, "open_close": 1_000.0, "stat": 500.0, "null_syscall": 100.0, "app_x": 1e6}
+    for env, add in env_costs.items():
+        for probe, t in native.items():
+            t = t + add.get(probe, 0.0) if env != "native" else t
+            rows.append({"environment": env, "probe": probe, "variant": "", "placement": "same_cpu",
+                         "estimate_ns": t, "ci_low_ns": t * 0.99, "ci_high_ns": t * 1.01})
+    return pd.DataFrame(rows)
 
 
-def test_record_written_atomically_and_read_back(tmp_path):
-    path = _record(tmp_path)
-    assert [p.name for p in tmp_path.iterdir()] == [path.name]      # no temporary file left
-    rec = json.loads(path.read_text())
-    assert set(rec) == {"kind", "version", "provenance", "records"}
-    counts, prov = sm.load_mix(tmp_path)
-    assert prov["host_key"] == "test-abc123"
-    assert dict(zip(counts["syscall"], counts["calls"])) == {"openat": 10, "close": 12, "newfstatat": 20,
-                                                              "weird_call": 1}   # zero counts dropped
-    (tmp_path / "zz.json").write_text(json.dumps({"kind": "crossing_counts"}))
-    with pytest.raises(sm.SyscallMixError, match="expected 'syscall_mix'"):
-        sm.load_mix(tmp_path)
+def test_the_prediction_prices_each_kind_and_a_file_server_only_file_calls():
+    est = _estimates({"native": {}, "sandbox": {"fork_exec": 50_000, "open_close": 2_000, "stat": 1_000,
+                                                "null_syscall": 1_000},
+                      "server": {"open_close": 2_000, "stat": 1_000}})
+    ratios = pd.DataFrame([{"environment": e, "probe": "app_x", "placement": "same_cpu", "ratio": r,
+                            "ci_low": r * 0.95, "ci_high": r * 1.05} for e, r in (("sandbox", 2.0), ("server", 1.1))])
+    mix = {"workloads": {"app_x": {"per_run": {"execve": 2, "wait4": 2, "openat": 10, "close": 10,
+                                               "newfstatat": 20, "read": 100}}}}
+    t = sm.predict(est, ratios, mix, arch_classes={"server": "user-space-server"}).set_index("environment")
+    # sandbox: 2 x 50 us + 10 x 2 us + 20 x 1 us + 100 x 1 us = 240 us over a 1 ms run
+    assert t.loc["sandbox", "predicted"] == pytest.approx(1.24)
+    assert t.loc["sandbox", "predicted_low"] < 1.24 < t.loc["sandbox", "predicted_high"]
+    # a file server serves only the file calls: 10 x 2 us + 20 x 1 us = 40 us; the rest cost nothing there
+    assert t.loc["server", "predicted"] == pytest.approx(1.04) and t.loc["server", "calls_unpriced"] == 0
+    assert t.loc["sandbox", "predicted_over_measured"] == pytest.approx(1.24 / 2.0)
+    text = programs.paragraph_tex(t.reset_index(), {"workloads": {"app_x": {"per_run": {"read": 100, "execve": 2}}}})
+    assert "1 of 2 measured slowdowns within 25" in text and "1 below" in text
+    assert "app_x" not in programs.table_tex(t.reset_index(), {}).split("\\midrule")[0]
 
 
-def test_coverage_reports_unpriced_and_nets_closes_of_opens(tmp_path):
-    counts, _ = sm.load_mix(_record(tmp_path).parent)
-    cov = sm.coverage(counts).iloc[0]
-    assert cov["calls"] == 43 and cov["unpriced"] == ["weird_call"] and cov["unpriced_calls"] == 1
-    priced = sm.priced_calls(counts).set_index("syscall")
-    assert priced.loc["close", "calls"] == 2          # 12 closes, 10 of them the opens' own
-    assert priced.loc["openat", "probe"] == "open_close"
+def test_a_kind_the_environment_did_not_measure_is_left_unpriced():
+    est = _estimates({"native": {}, "sandbox": {"null_syscall": 1_000}})
+    est = est[~((est["environment"] == "sandbox") & (est["probe"] == "fork_exec"))]
+    ratios = pd.DataFrame([{"environment": "sandbox", "probe": "app_x", "placement": "same_cpu", "ratio": 1.2,
+                            "ci_low": 1.1, "ci_high": 1.3}])
+    mix = {"workloads": {"app_x": {"per_run": {"execve": 3, "read": 10}}}}
+    t = sm.predict(est, ratios, mix)
+    assert t["calls_unpriced"].iloc[0] == 3 and t["predicted"].iloc[0] == pytest.approx(1.01)
 
 
-def test_prediction_arithmetic_on_synthetic_costs():
-    counts = pd.DataFrame({"probe": ["app_kv"] * 3, "syscall": ["read", "write", "openat"],
-                           "calls": [200.0, 200.0, 2.0]})
-    est = pd.DataFrame({"environment": ["native", "native", "sandbox", "sandbox"],
-                        "probe": ["tcp_pingpong", "open_close", "tcp_pingpong", "open_close"],
-                        "estimate_ns": [1000.0, 500.0, 3000.0, 1500.0],
-                        "ci_low_ns": [990.0, 490.0, 2970.0, 1460.0], "ci_high_ns": [1010.0, 510.0, 3030.0, 1540.0]})
-    extra = sm.extra_costs(est, "native").set_index("probe")
-    assert extra.loc["tcp_pingpong", "extra_ns"] == 2000 and extra.loc["open_close", "extra_ns"] == 1000
-    assert extra.loc["open_close", "half_ns"] == pytest.approx((40 ** 2 + 10 ** 2) ** 0.5)
-    p = sm.predict(counts, {"app_kv": (1e6, 1e3)}, extra.reset_index()).iloc[0]
-    # 400 calls = 100 round trips x 2000 ns, 2 opens x 1000 ns
-    assert p["predicted_ns"] == pytest.approx(1e6 + 100 * 2000 + 2 * 1000)
-    assert p["half_ns"] == pytest.approx((1e3 ** 2 + (100 * (30 ** 2 + 10 ** 2) ** 0.5) ** 2 + (2 * (40 ** 2 + 10 ** 2) ** 0.5) ** 2) ** 0.5)
-    assert p["missing"] == [] and p["fallback"] == []
+def test_the_committed_mix_is_read_for_its_host_or_any(tmp_path):
+    (tmp_path / "h1.json").write_text(json.dumps({"host": "h1", "workloads": {}}))
+    (tmp_path / "h2.json").write_text(json.dumps({"host": "h2", "workloads": {}}))
+    assert sm.load_mix("h2", tmp_path)["host"] == "h2" and sm.load_mix("other", tmp_path)["host"] == "h1"
+    assert sm.load_mix("h1", tmp_path / "none") == {}
 
 
-def test_prediction_falls_back_to_a_bare_crossing_and_says_so():
-    counts = pd.DataFrame({"probe": ["app_tar"], "syscall": ["read"], "calls": [10.0]})
-    extra = pd.DataFrame({"environment": ["s"], "probe": ["null_syscall"], "extra_ns": [100.0], "half_ns": [0.0]})
-    p = sm.predict(counts, {"app_tar": (5000.0, 0.0)}, extra).iloc[0]
-    assert p["predicted_ns"] == 6000 and p["fallback"] == ["read_devzero"]
-    none = sm.predict(counts, {"app_tar": (5000.0, 0.0)}, extra.assign(probe="stat")).iloc[0]
-    assert none["missing"] == ["read_devzero"]
-
-
-@pytest.mark.parametrize("pred, meas, word", [((1, 2), (3, 4), "under"), ((5, 6), (3, 4), "over"),
-                                              ((2, 3.5), (3, 4), "agrees")])
-def test_verdict(pred, meas, word):
-    assert sm.verdict(*pred, *meas) == word
-
-
-def test_every_counted_name_of_the_committed_counts_is_priced():
-    counts, prov = sm.load_mix()
-    if counts.empty:
-        pytest.skip("no committed system-call counts")
-    assert prov["host_key"] and prov["strace_version"]
-    cov = sm.coverage(counts)
-    assert set(cov["workload"]) == set(measure.WORKLOADS)
-    assert (cov["unpriced_calls"] == 0).all(), cov[["workload", "unpriced"]]
+@pytest.mark.slow
+@pytest.mark.skipif(not shutil.which("strace"), reason="strace is not installed (make setup installs it)")
+def test_a_workload_is_counted_natively_under_strace():
+    got = count.count_workloads(["app_kv"], pairs=1)["app_kv"]
+    per = got["per_run"]
+    assert per.get("read", 0) > 10 and per.get("write", 0) > 10     # a key-value session is reads and writes

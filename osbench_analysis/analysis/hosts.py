@@ -265,7 +265,7 @@ def cross_host(root=None, *, hosts: list[str] | None = None, probes: list[str] |
     """Every host (or those named, resolve_host) analysed on its own: its newest complete campaigns pooled
     with its comparable earlier ones (reproducibility.pool_campaigns, never across hosts), then the hosts'
     pooled estimates, ratios to the baseline and crossing costs side by side."""
-    from osbench_analysis.analysis import microkernel, reproducibility
+    from osbench_analysis.analysis import microkernel, pooling_cache, reproducibility
     from osbench_analysis.store import campaigns as store
     from osbench_analysis.store.records import Manifest
 
@@ -280,12 +280,17 @@ def cross_host(root=None, *, hosts: list[str] | None = None, probes: list[str] |
         if environments is not None:
             chosen = chosen[chosen["environment"].isin(environments)]
         chosen = chosen[~chosen["sweep_only"].astype(bool)]
+        primary = ", ".join(chosen["campaign_id"])
+        # in the analysis' order (baseline environment first: pipeline.select_campaigns), so that the pooling
+        # analyze() made of its host is the one asked for here (pooling_cache: the order is part of the key)
+        chosen = chosen.assign(_b=chosen["environment"] != baseline).sort_values(
+            ["_b", "environment", "created_utc"], kind="stable").drop(columns="_b")
         label = cat.loc[cat["host"] == h, "host_label"].iloc[0]
         notes += [f"{label}: {s}" for s in said]
         if len(chosen):
             manifests = {r.campaign_id: Manifest.from_json((Path(r.path) / store.MANIFEST_FILE).read_text())
                          for r in chosen.itertuples()}
-            p = reproducibility.pool_campaigns(manifests, root, baseline=baseline, level=level, probes=probes)
+            p = pooling_cache.pool_campaigns(manifests, root, baseline=baseline, level=level, probes=probes)
             for name in ("estimates", "ratios", "crossing_costs"):
                 t = getattr(p, name)
                 if len(t):
@@ -299,7 +304,7 @@ def cross_host(root=None, *, hosts: list[str] | None = None, probes: list[str] |
             if len(tab):
                 parts["guests"].append(tab.assign(host=h))
         derived = bool(len(chosen)) and next(iter(manifests.values())).host_identity.derived
-        rows.append({"host": h, "host_label": label, "derived": derived, "primary": ", ".join(chosen["campaign_id"]),
+        rows.append({"host": h, "host_label": label, "derived": derived, "primary": primary,
                      "campaigns_pooled": len(pooled), "guest_campaigns": len(g)})
     frames = {k: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for k, v in parts.items()}
     return CrossHost(pd.DataFrame(rows), frames["estimates"], frames["ratios"], frames["crossing_costs"],

@@ -329,35 +329,59 @@ class Analysis:
         # the estimate table itself, so that the paragraph counts which number each condition quotes
         return methods.methods_paragraph(self.estimates, pooling=self.pooling, campaigns=True, paper=paper)
 
-    def screen_figures(self) -> dict:
+    def screen_figure_names(self) -> list[str]:
+        """The names screen_figures() draws, in its order, without drawing any (cheap)."""
+        return list(self._screen_figure_makers())
+
+    def screen_figures(self, names: list[str] | None = None) -> dict:
         """name -> Figure for a notebook: the per-operation times and the ratios to the
         baseline, one figure per family of primitives (families.py), each environment in
-        its own colour and marker, titled with what it shows and its interval.  The
+        its own colour and marker, titled with what it shows and its interval.  ``names``:
+        draw only these (screen_figure_names() lists them; default all).  The
         print-safe figures the paper uses are figures()."""
+        makers = self._screen_figure_makers()
+        if names is not None:
+            unknown = [n for n in names if n not in makers]
+            if unknown:
+                raise AnalysisError(f"no screen figure named {', '.join(map(repr, unknown))}; "
+                                    f"the figures are {', '.join(makers) or 'none'}")
+            makers = {n: makers[n] for n in names}
+        return {name: make() for name, make in makers.items()}
+
+    def _screen_figure_makers(self) -> dict:
+        """name -> function drawing that screen figure (screen_figures)."""
         from osbench_analysis.catalog import families
-        from osbench_analysis.plots import forest as plots
 
         level = f"{self.settings.level:.0%} CI"
-        styles = plots.environment_styles(
-            [self.settings.baseline, *plots.series_labels(self.estimates)] if len(self.estimates) else [])
+
+        def styles():
+            from osbench_analysis.plots import forest as plots
+
+            return plots.environment_styles(
+                [self.settings.baseline, *plots.series_labels(self.estimates)] if len(self.estimates) else [])
+
+        def forest(rows, **kw):
+            from osbench_analysis.plots import forest as plots
+
+            return lambda: plots.environment_forest(rows, styles=styles(), **kw)
+
         # one row per probe parameter set: each environment's file system is part of the environment
         est = self.estimates.assign(family=self.estimates["probe"].map(families.probe_family),
                                     variant=self.estimates["variant"].map(without_fs))
-        figs = {}
+        makers = {}
         for fam in sorted(est["family"].unique(), key=families.family_rank):
-            figs[f"per_op_{fam}"] = plots.environment_forest(
+            makers[f"per_op_{fam}"] = forest(
                 est[est["family"] == fam], value="estimate_ns", low="ci_low_ns", high="ci_high_ns",
-                xlabel="time per operation (ns, log scale)", title=f"{fam}: time per operation, {level}",
-                styles=styles)
+                xlabel="time per operation (ns, log scale)", title=f"{fam}: time per operation, {level}")
         ratios = self.environment_ratios
         if len(ratios):
             ratios = ratios.assign(family=ratios["probe"].map(families.probe_family))
             for fam in sorted(ratios["family"].unique(), key=families.family_rank):
-                figs[f"ratio_{fam}"] = plots.environment_forest(
+                makers[f"ratio_{fam}"] = forest(
                     ratios[ratios["family"] == fam], value="ratio", low="ci_low", high="ci_high", reference=1.0,
                     xlabel=f"per-op time relative to {self.settings.baseline} (log scale; > 1 = slower)",
-                    title=f"{fam}: each environment relative to {self.settings.baseline}, {level}", styles=styles)
-        return figs
+                    title=f"{fam}: each environment relative to {self.settings.baseline}, {level}")
+        return makers
 
     def figures(self) -> dict:
         """name -> matplotlib Figure; the name says what it shows and is the file name."""
@@ -449,7 +473,9 @@ def analyze(campaigns: list[str] | None = None, root: str | Path | None = None, 
 
     if pool:
         by_id = {c.id: c for c in loaded}
-        result.pooling = reproducibility.pool_campaigns(
+        from osbench_analysis.analysis import pooling_cache
+
+        result.pooling = pooling_cache.pool_campaigns(
             {cid: by_id[cid].manifest for cid in result.primary_ids}, root, baseline=baseline, level=level,
             loaded=by_id, probes=probes)
     result.estimates = reproducibility.annotate_estimates(estimates, result.pooling)

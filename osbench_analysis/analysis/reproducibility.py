@@ -73,12 +73,11 @@ def comparable_campaigns(manifests: dict, catalog_manifests: dict) -> dict[str, 
 
 
 def catalog_manifests(root=None) -> dict:
-    """campaign id -> Manifest of every sealed campaign under root (manifests only: cheap)."""
+    """campaign id -> Manifest of every sealed campaign under root (manifests only: cheap; shared, read-only)."""
     from osbench_analysis.store import campaigns as store
-    from osbench_analysis.store.records import Manifest
 
     cat = store.catalog(root)
-    return {r.campaign_id: Manifest.from_json((Path(r.path) / store.MANIFEST_FILE).read_text())
+    return {r.campaign_id: store.parsed_manifest((Path(r.path) / store.MANIFEST_FILE).read_text())
             for r in cat.itertuples()}
 
 
@@ -597,3 +596,4 @@ def paper_macros(analysis) -> dict[str, str]:
         if r.placement == "same_cpu" and r.n_campaigns > 1:
             m[macro_name("repro", "crossing", r.environment)] = time_with_ci_tex(r.cost_ns, r.ci_low_ns, r.ci_high_ns)
     return m
+

@@ -1,172 +1,142 @@
-"""A whole program's time in an environment predicted from its system-call mix (issue #32, item 4):
-native time + sum over its calls of count x the call's crossing cost (the matching probe's time in
-the environment minus natively, same host), beside the time measured.
+"""Whole programs predicted from their parts (issue #32, item 4): each application workload's counted
+system calls (data/syscall_mix/, measure/syscall_mix.py) priced with the per-primitive costs an
+environment adds over native Linux on the same host, against the slowdown measured for the workload.
 
-The counts are data/syscall_mix/ (measure/syscall_mix.py: strace -f -c natively, per workload
-operation); a workload's call mix is the program's, so one host's counts serve every host, and the
-text says which host counted them.  Each counted call name is priced by the measured primitive in
-``MAPPING`` (``per_call``: the share of one probe operation a call is: an open+close pair prices the
-open, a TCP round trip is two reads and two writes); a name not in the mapping is left unpriced and
-reported (``coverage``).  The prediction prices only the crossings: user-space work the environment
-slows (an emulated CPU) and blocking are not in it, which is what a disagreement shows.
-"""
+The price of a call is the measured difference environment minus native (same campaign round, both
+processes on one CPU) of the primitive that stands for its kind (``PRICES``):
+
+* process creation: one ``execve`` = one fork + exec + wait (the fork + exec probe); ``clone``,
+  ``wait4`` and the like are inside that price and not priced again;
+* file opening: one ``openat``/``open`` = one open + close (the open/close probe), its ``close`` inside it;
+* file metadata: ``stat`` and its kin (``newfstatat``, ``statx``, ``lstat``, ``access``, ``readlink``...)
+  = one stat;
+* every other call = one null system call, except in a file server's environment (FUSE), where only
+  file calls are served by the server: the rest cost nothing extra there.
+
+A kind whose primitive the environment did not measure is left unpriced and counted as such.  The
+prediction is a lower bound where the workload does work a system call's price does not cover (page
+faults, memory the sandbox maps, a file system's own code) and an upper bound where calls are served
+without a crossing (a FUSE workload's calls outside the served folder, a sandbox's cached paths).
+The interval of a prediction is the range the prices' intervals give (their lows summed, their highs
+summed), not a confidence interval."""
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from osbench_analysis.errors import OsbenchError
 from osbench_analysis.paths import REPO_ROOT
 
 MIX_DIR = REPO_ROOT / "data" / "syscall_mix"
+PROCESS = {"execve", "execveat"}
+PROCESS_INSIDE = {"clone", "clone3", "fork", "vfork", "wait4", "waitid", "exit_group", "exit"}
+OPEN = {"openat", "open", "creat"}
+OPEN_INSIDE = {"close"}
+METADATA = {"stat", "lstat", "fstat", "newfstatat", "statx", "access", "faccessat", "faccessat2", "readlink",
+            "readlinkat", "getdents64", "unlink", "unlinkat", "mkdir", "mkdirat", "rename", "renameat2", "chmod",
+            "fchmodat", "utimensat"}
+#: kind -> the probe whose environment-minus-native difference prices one call of the kind
+PRICES = {"process": "fork_exec", "open": "open_close", "metadata": "stat", "other": "null_syscall"}
+FILE_KINDS = ("open", "metadata")
 
 
-@dataclass(frozen=True)
-class Price:
-    probe: str
-    per_call: float = 1.0     # the share of one probe operation one call is
-    why: str = ""
+def kind_of(name: str) -> str | None:
+    """A system call's kind (PRICES), or None for a call priced inside another's kind."""
+    if name in PROCESS:
+        return "process"
+    if name in PROCESS_INSIDE or name in OPEN_INSIDE:
+        return None
+    if name in OPEN:
+        return "open"
+    if name in METADATA:
+        return "metadata"
+    return "other"
 
 
-_BARE = "a bare kernel entry and exit (its own work unpriced)"
-_PATH = "a path lookup, as stat"
-MAPPING: dict[str, Price] = {
-    **{n: Price("null_syscall", 1.0, _BARE) for n in (
-        "arch_prctl", "brk", "chdir", "dup2", "fcntl", "futex", "getcwd", "getpid", "getppid",
-        "getrandom", "getrusage", "getuid", "getgid", "geteuid", "getegid", "ioctl", "lseek", "mprotect",
-        "munmap", "mmap", "pipe2", "prlimit64", "rseq", "rt_sigaction", "rt_sigprocmask", "rt_sigreturn",
-        "set_robust_list", "set_tid_address", "sysinfo", "setsockopt", "socket", "connect", "accept", "accept4",
-        "bind", "listen", "pread64", "fadvise64", "getdents64", "umask", "uname", "close")},
-    **{n: Price("stat", 1.0, _PATH) for n in ("newfstatat", "statx", "readlink", "readlinkat", "access",
-                                              "faccessat", "faccessat2", "statfs", "unlink", "execve")},
-    "openat": Price("open_close", 1.0, "an open (with its close: the pair is one probe operation)"),
-    "creat": Price("open_close", 1.0, "an open (with its close)"),
-    "fstat": Price("fstat", 1.0, "an fstat"),
-    "read": Price("read_devzero", 1.0, "a read of a few bytes"),
-    "write": Price("write_devnull", 1.0, "a write of a few bytes"),
-    "clone": Price("fork_exec", 1.0, "a process created, run and waited for (fork + exec + exit + wait)"),
-    "vfork": Price("fork_exec", 1.0, "a process created, run and waited for (fork + exec + exit + wait)"),
-    "wait4": Price("null_syscall", 1.0, _BARE),
-}
-#: A workload whose calls mean something else than the name's usual: the key-value session's reads and
-#: writes are TCP messages (a round trip: the client's write and read, the server's read and write).
-OVERRIDES: dict[str, dict[str, Price]] = {
-    "app_kv": {"read": Price("tcp_pingpong", 0.25, "a quarter of a TCP round trip"),
-               "write": Price("tcp_pingpong", 0.25, "a quarter of a TCP round trip")},
-}
-#: Calls the fork_exec probe already contains (per process created), not priced again.
-_IN_FORK_EXEC = ("execve", "wait4")
-_IN_OPEN_CLOSE = ("close",)
-
-
-#: A primitive not measured in an environment is priced as one bare crossing there (and said so).
-FALLBACK = "null_syscall"
-
-
-class SyscallMixError(OsbenchError):
-    """The system-call counts cannot be read."""
-
-
-def load_mix(directory: str | Path | None = None) -> tuple[pd.DataFrame, dict]:
-    """(counts, provenance) of the newest record under `directory`: one row per (probe, syscall) with the
-    median calls per operation; provenance has the host key and strace's version.  Empty when none."""
-    d = Path(directory) if directory is not None else MIX_DIR
+def load_mix(host: str | None = None, directory: str | Path = MIX_DIR) -> dict:
+    """The counted mix: this host's file when there is one, else any host's (a program's calls are the
+    program's), with the host it was counted on; {} when none was counted."""
+    d = Path(directory)
     files = sorted(d.glob("*.json")) if d.is_dir() else []
     if not files:
-        return pd.DataFrame(columns=["probe", "syscall", "calls"]), {}
-    rec = json.loads(files[-1].read_text())
-    if rec.get("kind") != "syscall_mix":
-        raise SyscallMixError(f"{files[-1]}: kind {rec.get('kind')!r}, expected 'syscall_mix'")
-    rows = [{"probe": r["probe"], "syscall": k, "calls": float(v["median"])}
-            for r in rec["records"] for k, v in r["per_operation"].items() if float(v["median"]) > 0]
-    return pd.DataFrame(rows, columns=["probe", "syscall", "calls"]), rec.get("provenance", {})
+        return {}
+    chosen = next((f for f in files if host and f.stem == host), files[0])
+    return json.loads(chosen.read_text())
 
 
-def priced_calls(counts: pd.DataFrame) -> pd.DataFrame:
-    """Per (workload, priced probe): the probe operations its calls amount to, after the calls a probe
-    operation already contains (an exec and a wait per process created, a close per open) are taken out;
-    unpriced calls as probe None."""
+def kinds(per_run: dict[str, float]) -> dict[str, float]:
+    """{kind: calls per run} (calls priced inside another kind left out)."""
+    out: dict[str, float] = {}
+    for name, n in per_run.items():
+        k = kind_of(name)
+        if k is not None:
+            out[k] = out.get(k, 0.0) + float(n)
+    return out
+
+
+def differences(estimates: pd.DataFrame, env: str, baseline: str = "native") -> dict[str, tuple[float, float, float]]:
+    """{probe: (difference, low, high)} of the pricing probes, environment minus baseline (same CPU, the
+    plain variant or a file probe's host-backed one), low/high from the two intervals' far ends."""
+    e = estimates[(estimates["placement"] == "same_cpu")]
+    out = {}
+    for probe in set(PRICES.values()):
+        a = e[(e["environment"] == env) & (e["probe"] == probe)]
+        b = e[(e["environment"] == baseline) & (e["probe"] == probe)]
+        if a.empty or b.empty:
+            continue
+        a = a.sort_values("variant").iloc[0]     # '' (plain) first, then fs=host-volume before fs=tmpfs
+        b = b.sort_values("variant").iloc[0]
+        out[probe] = (a["estimate_ns"] - b["estimate_ns"], a["ci_low_ns"] - b["ci_high_ns"],
+                      a["ci_high_ns"] - b["ci_low_ns"])
+    return out
+
+
+def predict(estimates: pd.DataFrame, ratios: pd.DataFrame, mix: dict, *, arch_classes: dict | None = None,
+            baseline: str = "native") -> pd.DataFrame:
+    """Per environment and workload: measured slowdown [interval], predicted slowdown [range], the calls
+    per run priced and unpriced, and the predicted over measured."""
     rows = []
-    for app, g in counts.groupby("probe", sort=False):
-        calls = dict(zip(g["syscall"], g["calls"]))
-        forks = calls.get("clone", 0.0) + calls.get("vfork", 0.0)
-        opens = calls.get("openat", 0.0) + calls.get("creat", 0.0)
-        for name, n in calls.items():
-            if name in _IN_FORK_EXEC:
-                n = max(n - forks, 0.0)
-            if name in _IN_OPEN_CLOSE:
-                n = max(n - opens, 0.0)
-            if n <= 0:
+    workloads = (mix or {}).get("workloads", {})
+    r = ratios[(ratios["placement"] == "same_cpu") & ratios["probe"].isin(list(workloads))]
+    est = estimates[estimates["placement"] == "same_cpu"]
+    for (env, probe), g in r.groupby(["environment", "probe"], sort=True):
+        native = est[(est["environment"] == baseline) & (est["probe"] == probe)]
+        if native.empty:
+            continue
+        t = float(native["estimate_ns"].iloc[0])
+        diff = differences(estimates, env, baseline)
+        server = (arch_classes or {}).get(env) == "user-space-server"
+        calls = kinds(workloads[probe]["per_run"])
+        add, low, high, priced, unpriced = 0.0, 0.0, 0.0, 0.0, 0.0
+        for kind, n in calls.items():
+            if server and kind not in FILE_KINDS:
+                priced += n           # served by the host kernel, not the file server: no extra cost
                 continue
-            price = OVERRIDES.get(app, {}).get(name) or MAPPING.get(name)
-            rows.append({"workload": app, "syscall": name, "calls": n, "probe": price.probe if price else None,
-                         "operations": n * price.per_call if price else float("nan")})
-    return pd.DataFrame(rows, columns=["workload", "syscall", "calls", "probe", "operations"])
-
-
-def coverage(counts: pd.DataFrame) -> pd.DataFrame:
-    """Per workload: calls per operation counted, priced, unpriced, and the unpriced names."""
-    p = priced_calls(counts)
-    out = []
-    for app, g in counts.groupby("probe", sort=False):
-        total = float(g["calls"].sum())
-        q = p[p["workload"] == app]
-        un = q[q["probe"].isna()]
-        out.append({"workload": app, "calls": total, "unpriced_calls": float(un["calls"].sum()),
-                    "priced_calls": total - float(un["calls"].sum()), "unpriced": sorted(un["syscall"])})
-    return pd.DataFrame(out, columns=["workload", "calls", "unpriced_calls", "priced_calls", "unpriced"])
-
-
-def extra_costs(estimates: pd.DataFrame, baseline: str) -> pd.DataFrame:
-    """Per (environment, probe): its time minus the baseline's (ns), with a half-width from the two
-    intervals' half-widths in quadrature (independent campaigns). `estimates`: environment, probe,
-    estimate_ns, ci_low_ns, ci_high_ns (one host, one placement)."""
-    e = estimates.assign(half=(estimates["ci_high_ns"] - estimates["ci_low_ns"]) / 2)
-    base = e[e["environment"] == baseline][["probe", "estimate_ns", "half"]]
-    out = e[e["environment"] != baseline].merge(base, on="probe", how="left", suffixes=("", "_base"))
-    out = out.dropna(subset=["estimate_ns_base"])
-    return pd.DataFrame({"environment": out["environment"], "probe": out["probe"],
-                         "extra_ns": out["estimate_ns"] - out["estimate_ns_base"],
-                         "half_ns": (out["half"] ** 2 + out["half_base"] ** 2) ** 0.5}).reset_index(drop=True)
-
-
-def predict(counts: pd.DataFrame, native: dict[str, tuple[float, float]], extra: pd.DataFrame) -> pd.DataFrame:
-    """Per (workload, environment): predicted time = native + sum(operations x extra cost), its half-width
-    (native's and each term's in quadrature, counts fixed), the probes missing in that environment and
-    those priced by FALLBACK instead (not measured there).
-    `native`: workload -> (native time ns, half-width ns)."""
-    p = priced_calls(counts).dropna(subset=["probe"])
-    ops = p.groupby(["workload", "probe"])["operations"].sum()
-    rows = []
-    for env, g in extra.groupby("environment", sort=False):
-        cost = g.set_index("probe")
-        for app in ops.index.get_level_values(0).unique():
-            if app not in native:
+            d = diff.get(PRICES[kind])
+            if d is None:
+                unpriced += n
                 continue
-            t, h = native[app]
-            var, missing, fallback = h ** 2, [], []
-            for probe, n in ops[app].items():
-                if probe not in cost.index:
-                    if FALLBACK not in cost.index:
-                        missing.append(probe)
-                        continue
-                    fallback.append(probe)
-                    probe = FALLBACK
-                t += n * float(cost.loc[probe, "extra_ns"])
-                var += (n * float(cost.loc[probe, "half_ns"])) ** 2
-            rows.append({"workload": app, "environment": env, "predicted_ns": t, "half_ns": math.sqrt(var),
-                         "missing": sorted(missing), "fallback": sorted(fallback)})
-    return pd.DataFrame(rows, columns=["workload", "environment", "predicted_ns", "half_ns", "missing", "fallback"])
+            add, low, high, priced = add + n * d[0], low + n * d[1], high + n * d[2], priced + n
+        m = g.iloc[0]
+        pred = (t + add) / t
+        rows.append({"environment": env, "probe": probe, "measured": float(m["ratio"]),
+                     "measured_low": float(m["ci_low"]), "measured_high": float(m["ci_high"]),
+                     "predicted": pred, "predicted_low": (t + low) / t, "predicted_high": (t + high) / t,
+                     "calls_priced": priced, "calls_unpriced": unpriced,
+                     "predicted_over_measured": pred / float(m["ratio"]) if m["ratio"] else math.nan})
+    return pd.DataFrame(rows)
 
 
-def verdict(pred_lo: float, pred_hi: float, meas_lo: float, meas_hi: float) -> str:
-    """'agrees' when the intervals overlap, else which side the prediction falls."""
-    if pred_hi < meas_lo:
-        return "under"
-    if pred_lo > meas_hi:
-        return "over"
-    return "agrees"
+def from_result(result, directory: str | Path = MIX_DIR) -> tuple[pd.DataFrame, dict]:
+    """predict() for an analysis' own host and primary campaigns, and the mix record used."""
+    host = result.hosts[0] if getattr(result, "hosts", None) else None
+    mix = load_mix(host, directory)
+    if not mix:
+        return pd.DataFrame(), {}
+    e = result.estimates[result.estimates["campaign_id"].isin(result.primary_ids)]
+    ratios = result.environment_ratios
+    ratios = ratios[ratios["host"] == host] if host is not None and "host" in ratios else ratios
+    arch = {m.environment: m.arch_class for cid, m in result.manifests.items() if cid in set(result.primary_ids)}
+    return predict(e, ratios, mix, arch_classes=arch, baseline=result.settings.baseline), mix

@@ -1,7 +1,7 @@
 """Install or build what each kernel environment needs, idempotently, into
 the project-local, git-ignored build/envs/ (`make envs`):
 
-- as root, Debian packages: user-mode-linux, fuse3, libfuse3-dev, linux-perf (only those missing);
+- as root, Debian packages: user-mode-linux, fuse3, libfuse3-dev, linux-perf, strace (only those missing);
 - runsc, built with `go install` at the pinned pseudo-version (CGO_ENABLED=0:
   a cgo build fails inside the sandbox after pivot_root, where the ELF
   interpreter is missing), with a module and build cache in a temporary
@@ -41,6 +41,7 @@ from osbench_analysis.paths import PROBES_DIR
 DEB_PACKAGES = {"user-mode-linux": "/usr/bin/linux.uml", "fuse3": "/usr/bin/fusermount3",
                 "libfuse3-dev": "/usr/include/fuse3/fuse.h", "pkg-config": "/usr/bin/pkg-config",
                 "linux-perf": "/usr/bin/perf",   # measure/counting.py: host events per guest operation
+                "strace": "/usr/bin/strace",     # measure/syscall_mix.py: the workloads' system calls by name
                 **guest_install.HOST_PACKAGES,
                 # xen-linux: the hypervisor (it depends on nothing; it only puts xen-4.17-amd64.gz in /boot)
                 xen_linux.XEN_PACKAGE: str(xen_linux.XEN)}

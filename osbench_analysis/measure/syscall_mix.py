@@ -1,23 +1,17 @@
-"""The application workloads' system-call mix, counted natively (issue #32, item 4): per workload
-operation, how many of each host system call (by name) the worker and every process it starts make.
+"""Each application workload's system calls by name, counted natively (issue #32, item 4): what a whole
+program asks of the kernel per run, so that the analysis can price it with the per-primitive crossing
+costs and set the prediction beside the measured slowdown (analysis/syscall_mix.py).
 
-How: as measure/counting.py, the unchanged worker runs the probe natively for a fixed number of
-iterations (one batch, no warm-up or calibration), once at N1 and once at N2 > N1, and
-``(calls(N2) - calls(N1)) / (N2 - N1)`` per system call name is the count per operation (the
-interpreter's start and the worker's set-up cancel); several pairs give min/median/max.
+How: the unchanged worker runs the workload natively for a fixed number of iterations (one batch, no
+warm-up or calibration), once at N1 and once at N2 > N1, under ``strace -f -c`` (every process and thread
+it starts followed, one count per system call name); ``(calls(N2) - calls(N1)) / (N2 - N1)`` per name is
+the count per run of the workload: the interpreter's start and the worker's set-up cancel.  strace is
+chosen over perf's per-syscall tracepoints for its names (one counter per call name, no table of
+tracepoints to keep); its overhead (a ptrace stop per call, about a hundred times a native getpid, see
+measure/counting.py) changes times, not counts.  Counts of a program do not depend on the host's load;
+a workload's mix is the same program on every host, and the file records on which host it was taken.
 
-The tool is ``strace -f -c`` (calls per name, every process and thread the launch starts followed),
-not perf's per-name tracepoints: strace names each call itself, from one ptrace stop per call, where
-perf would need one of some 350 ``syscalls:sys_enter_*`` events per name (more than perf opens at
-once on a small machine).  The cost is time only: every call stops at the tracer twice, about a
-hundred times a native getpid's time (benchmarks/counting_overhead.py), so the counted runs are slow;
-the counts are the program's own and do not depend on load or on the tracing (the programs do not
-poll on time).  A call made a different number of times from run to run (a compiler's memory
-allocation, a retry) shows as a spread between pairs.
-
-The output, one JSON record under data/syscall_mix/ named by the time and the host identity key
-(written to a temporary file and renamed into place), carries the host record, the host identity
-key, strace's and the kernel's versions and the command.
+    python -m osbench_analysis.measure.syscall_mix      # (make count-mix) writes data/syscall_mix/<host>.json
 """
 from __future__ import annotations
 
@@ -25,152 +19,120 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
-import time
+import tempfile
 from pathlib import Path
 
 from osbench_analysis.errors import OsbenchError
-from osbench_analysis.measure.counting import _request, summarize
+from osbench_analysis.paths import REPO_ROOT
 
-MIX_DIR_NAME = "syscall_mix"
-#: The workloads counted: registry's family "apps".
-WORKLOADS = ("app_compile", "app_tar", "app_kv")
-KIND = "syscall_mix"
-VERSION = 1
-
-_ROW = re.compile(r"^\s*([a-z_][a-z0-9_]*)\s+(\d+)\s*$")
+OUT_DIR = REPO_ROOT / "data" / "syscall_mix"
 
 
-class SyscallMixError(OsbenchError):
-    """The system-call mix could not be counted."""
+class MixError(OsbenchError):
+    """A workload that could not be counted."""
 
 
-def strace_argv(output: Path, strace: str = "strace") -> list[str]:
-    """strace following every process, counting calls per name (no times: they are the tracer's)."""
-    return [strace, "-f", "-c", "-U", "name,calls", "-o", str(output)]
-
-
-def parse_strace_counts(text: str) -> dict[str, int]:
-    """{system call name: calls} from ``strace -c -U name,calls`` output (the total line dropped)."""
-    out: dict[str, int] = {}
+def parse_strace_summary(text: str) -> dict[str, int]:
+    """`strace -c -U name,calls` output -> {name: calls} (the total line left out)."""
+    out = {}
     for line in text.splitlines():
-        m = _ROW.match(line)
-        if m and m.group(1) not in ("total", "syscall"):
-            out[m.group(1)] = out.get(m.group(1), 0) + int(m.group(2))
-    if not out and text.strip():
-        raise SyscallMixError(f"strace -c output has no 'name calls' rows: {text[:200]!r}")
+        m = re.fullmatch(r"\s*([a-z_0-9]+)\s+(\d+)\s*", line)
+        if m and m[1] not in ("total", "syscall", "calls"):
+            out[m[1]] = out.get(m[1], 0) + int(m[2])
     return out
 
 
-def per_operation(low: dict[str, int], high: dict[str, int], n_low: int, n_high: int) -> dict[str, float]:
-    """Calls per operation for each name seen at either size: (high - low) / (n_high - n_low)."""
-    if n_high <= n_low:
-        raise SyscallMixError(f"n_high ({n_high}) must exceed n_low ({n_low})")
-    return {k: (high.get(k, 0) - low.get(k, 0)) / (n_high - n_low) for k in sorted(set(low) | set(high))}
+def per_run(low: dict[str, int], high: dict[str, int], n_low: int, n_high: int) -> dict[str, float]:
+    """Calls per run of the workload by name, from two counted runs (a name seen in neither is absent;
+    a difference below zero, the harness's noise, counts as zero)."""
+    return {k: max(0.0, (high.get(k, 0) - low.get(k, 0)) / (n_high - n_low)) for k in sorted(set(low) | set(high))}
 
 
-def strace_version(strace: str = "strace") -> str:
+def strace_version() -> str:
     try:
-        return subprocess.run([strace, "-V"], capture_output=True, text=True, timeout=10).stdout.splitlines()[0]
-    except (OSError, subprocess.SubprocessError, IndexError) as e:
-        return f"unknown ({e})"
+        return subprocess.run(["strace", "-V"], capture_output=True, text=True, timeout=10).stdout.splitlines()[0]
+    except (OSError, IndexError, subprocess.SubprocessError):
+        return ""
 
 
-def traced_run(sess, probe: str, iterations: int, *, cpu: int = 0, timeout_s: float = 900.0,
-               strace: str = "strace") -> dict[str, int]:
-    """One native worker running `probe` `iterations` times under strace -f -c: {name: calls}."""
+def counted(sess, probe: str, iterations: int, scratch: Path, timeout_s: float = 300.0) -> dict[str, int]:
     from osbench_analysis.catalog import registry
+    from osbench_analysis.measure.counting import _request
     from osbench_analysis.paths import default_workdir
     from osbench_analysis.store import owners
     from osbench_analysis.worker import launch
 
-    spec = registry.get_probe(probe)
-    scratch = Path(sess.scratch) / f"mix-{probe}-{iterations}-{time.monotonic_ns()}"
-    scratch.mkdir(parents=True)
-    private = str(owners.private_dir("osbench-", sess.workdir_root or default_workdir())) if spec.uses_workdir else None
+    out = scratch / f"strace-{probe}-{iterations}.txt"
+    private = (str(owners.private_dir("osbench-", sess.workdir_root or default_workdir()))
+               if registry.get_probe(probe).uses_workdir else None)
     try:
-        req = _request(probe, iterations, sess.inside(private) if private else None,
-                       cpu if sess.env.pins_inside else None)
-        how = sess.launch(launch.worker_argv(req), cpus={cpu}, output=scratch / "worker.jsonl")
-        out = scratch / "strace.txt"
-        how.argv = [*strace_argv(out, strace), "--", *how.argv]
+        how = sess.launch(launch.worker_argv(_request(probe, iterations, private, None)), cpus={0},
+                          output=scratch / f"worker-{probe}-{iterations}.jsonl")
+        how.argv = ["strace", "-f", "-c", "-U", "name,calls", "-o", str(out), "--", *how.argv]
         outcome = launch.run(how, timeout_s)
-        if outcome.status != "ok" or not outcome.batches:
-            raise SyscallMixError(f"{probe} x{iterations} under strace: {outcome.status}: {outcome.message[:300]}")
-        done = sum(int(b.get("iterations", 0)) for b in outcome.batches)
-        if done != iterations:
-            raise SyscallMixError(f"{probe} under strace ran {done} iterations, {iterations} were asked")
-        return parse_strace_counts(out.read_text())
     finally:
         if private:
             shutil.rmtree(private, ignore_errors=True)
-        shutil.rmtree(scratch, ignore_errors=True)
+    done = sum(int(b.get("iterations", 0)) for b in outcome.batches or [])
+    if outcome.status != "ok" or done != iterations:
+        raise MixError(f"{probe} x{iterations} natively under strace: {outcome.status}: {outcome.message[:300]}")
+    return parse_strace_summary(out.read_text())
 
 
-def count_workload(probe: str, *, n_low: int = 5, n_high: int = 25, pairs: int = 3, cpu: int = 0) -> dict:
-    """Per-operation system calls by name of `probe`, natively: `pairs` pairs of traced runs."""
+def count_workloads(probes=None, *, n_low: int = 2, n_high: int = 6, pairs: int = 2) -> dict:
+    """{probe: {"pairs": [...], "per_run": {name: median calls per run}}} for the application workloads."""
     from osbench_analysis import environments
+    from osbench_analysis.catalog import registry
 
+    if not shutil.which("strace"):
+        raise MixError("strace is not installed here: apt-get install strace (make setup installs it)")
+    probes = list(probes or registry.APPLICATION_PROBES)
     env = environments.get("native")
-    scratch = Path(os.environ.get("TMPDIR", "/tmp")) / f"osbench-mix-{os.getpid()}"
-    rows = []
-    with env.session(scratch) as sess:
-        traced_run(sess, probe, n_low, cpu=cpu)   # warm-up: the page cache, the compiler's files
-        for _ in range(pairs):
-            low, high = traced_run(sess, probe, n_low, cpu=cpu), traced_run(sess, probe, n_high, cpu=cpu)
-            rows.append(per_operation(low, high, n_low, n_high))
-    names = sorted({k for r in rows for k in r})
-    return {"probe": probe, "environment": "native", "n_low": n_low, "n_high": n_high, "pairs": len(rows),
-            "per_operation": summarize([{k: r.get(k, 0.0) for k in names} for r in rows])}
-
-
-def provenance(argv: list[str]) -> dict:
-    from osbench_analysis.hosts import identity, machine
-
-    info = machine.collect_host_info()
-    host = {k: v for k, v in vars(info).items() if k != "git"}
-    return {"host": host, "host_key": identity.host_identity(host).key, "git": machine.git_state(),
-            "strace_version": strace_version(), "kernel_release": os.uname().release,
-            "command": [sys.executable, "-m", "osbench_analysis.measure.syscall_mix", *argv],
-            "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-
-
-def write_atomic(path: Path, record: dict) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(record, indent=1, sort_keys=True, default=str) + "\n")
-    os.replace(tmp, path)
-    return path
+    result = {}
+    scratch = Path(tempfile.mkdtemp(prefix="osbench-mix-"))
+    try:
+        with env.session(scratch / "s") as sess:
+            for probe in probes:
+                counted(sess, probe, n_low, scratch)          # warm-up: caches, the first run's extra work
+                runs = [per_run(counted(sess, probe, n_low, scratch), counted(sess, probe, n_high, scratch),
+                                n_low, n_high) for _ in range(pairs)]
+                names = sorted({k for r in runs for k in r})
+                result[probe] = {"n_low": n_low, "n_high": n_high, "pairs": runs,
+                                 "per_run": {k: statistics.median(r.get(k, 0.0) for r in runs) for k in names}}
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
-    """python -m osbench_analysis.measure.syscall_mix [--pairs 3] [--n-low 5] [--n-high 25] [--out FILE]"""
     import argparse
 
-    from osbench_analysis.paths import REPO_ROOT
+    from osbench_analysis.hosts import identity, machine
 
-    argv = list(sys.argv[1:] if argv is None else argv)
-    ap = argparse.ArgumentParser(prog="python -m osbench_analysis.measure.syscall_mix")
-    ap.add_argument("--pairs", type=int, default=3)
-    ap.add_argument("--n-low", type=int, default=5)
-    ap.add_argument("--n-high", type=int, default=25)
-    ap.add_argument("--out", default="")
-    a = ap.parse_args(argv)
-    if shutil.which("strace") is None:
-        raise SyscallMixError("strace is not installed (apt-get install strace); it counts the calls by name")
-    prov = provenance(argv)
-    records = []
-    for probe in WORKLOADS:
-        t0 = time.monotonic()
-        rec = count_workload(probe, n_low=a.n_low, n_high=a.n_high, pairs=a.pairs)
-        rec["wall_s"] = round(time.monotonic() - t0, 1)
-        top = sorted(rec["per_operation"].items(), key=lambda kv: -kv[1]["median"])[:5]
-        print(f"{probe}: " + ", ".join(f"{k} {v['median']:.3g}" for k, v in top))
-        records.append(rec)
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    out = Path(a.out) if a.out else REPO_ROOT / "data" / MIX_DIR_NAME / f"{stamp}-{prov['host_key']}.json"
-    print(write_atomic(out, {"kind": KIND, "version": VERSION, "provenance": prov, "records": records}))
+    ap = argparse.ArgumentParser(prog="python -m osbench_analysis.measure.syscall_mix", description=__doc__.split("\n")[0])
+    ap.add_argument("--out-dir", default=str(OUT_DIR))
+    ap.add_argument("--pairs", type=int, default=2)
+    args = ap.parse_args(argv)
+    info = machine.collect_host_info().as_dict()
+    host = identity.host_identity(info)
+    workloads = count_workloads(pairs=args.pairs)
+    record = {"host": host.key, "host_label": host.label, "tool": strace_version(),
+              "probe_sources_sha256": machine.probe_sources_sha256(), "workloads": workloads}
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{host.key}.json"
+    fd, tmp = tempfile.mkstemp(dir=out, prefix=".tmp-")       # written whole or not at all
+    with os.fdopen(fd, "w") as f:
+        json.dump(record, f, indent=1, sort_keys=True)
+    os.replace(tmp, path)
+    for probe, w in workloads.items():
+        top = sorted(w["per_run"].items(), key=lambda kv: -kv[1])[:5]
+        print(f"{probe}: {sum(w['per_run'].values()):.0f} calls per run; most: "
+              + ", ".join(f"{k} {v:.0f}" for k, v in top))
+    print(f"wrote {path}")
     return 0
 
 

@@ -105,7 +105,11 @@ def identity_sentence(parts: dict) -> str:
     if "virtualization" in p:
         text += f" under {p['virtualization']}"
     mitig = p.get("mitigations") or {}
-    active = [f"{k.replace('_', ' ')}: {str(v).split(';')[0]}" for k, v in sorted(mitig.items())
+    def short(v: str) -> str:   # 'Mitigation: usercopy/swapgs barriers and __user pointer ...' -> 'usercopy/swapgs barriers'
+        v = str(v).split(";")[0].removeprefix("Mitigation: ")
+        return v.split(" and ")[0]
+
+    active = [f"{k.replace('_', ' ')}: {short(v)}" for k, v in sorted(mitig.items())
               if not str(v).startswith("Not affected")]
     if active:
         text += "; mitigations " + "; ".join(active)

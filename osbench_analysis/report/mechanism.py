@@ -237,10 +237,8 @@ def _over(slow: pd.DataFrame) -> str:
     return " or ".join(kinds)
 
 
-def applications_tex(result, predicted: pd.DataFrame | None = None, predicted_caption: str = "") -> str:
-    """The workloads' slowdown per environment beside its crossing factor, '--' where not measured; with
-    `predicted` (report/apps_prediction.prediction_table), a row of predicted slowdowns under each
-    environment's measured one, described by `predicted_caption`."""
+def applications_tex(result) -> str:
+    """The workloads' slowdown per environment beside its crossing factor, '--' where not measured."""
     native, slow = applications(result)
     if native.empty and slow.empty:
         return ""
@@ -260,15 +258,6 @@ def applications_tex(result, predicted: pd.DataFrame | None = None, predicted_ca
             cells.append(ratio_with_ci(s["ratio"].iloc[0], s["ci_low"].iloc[0], s["ci_high"].iloc[0]) if len(s) else "--")
         cross = ratio_with_ci(f["ratio"], f["ci_low"], f["ci_high"]) + (" (stat)" if f["probe"] != CROSSING_PROBE else "")
         rows.append(f"{_env(e)} ($\\times$ native) & " + " & ".join(cells) + f" & {cross} \\\\")
-        pe = predicted[predicted["environment"] == e] if predicted is not None and len(predicted) else None
-        if pe is not None and len(pe):
-            pc = []
-            for a in apps:
-                q = pe[pe["workload"] == a]
-                pc.append(ratio_with_ci(q["predicted"].iloc[0], q["predicted_low"].iloc[0], q["predicted_high"].iloc[0])
-                          + {"agrees": "", "under": r"$^{<}$", "over": r"$^{>}$"}[q["verdict"].iloc[0]]
-                          if len(q) else "--")
-            rows.append(r"\quad predicted from its calls & " + " & ".join(pc) + r" & \\")
     head = "Environment & " + " & ".join(print_name(a) for a in apps) + " & One crossing"
     colspec = "l" + ">{\\raggedleft\\arraybackslash}p{0.16\\linewidth}" * len(apps) + "l"
     table = "\n".join([
@@ -280,7 +269,7 @@ def applications_tex(result, predicted: pd.DataFrame | None = None, predicted_ca
         "interval, one CPU), its slowdown in each environment and that environment's factor for one crossing "
         "(null system call; for a file server one stat). Slowdown intervals: " + _over(slow) + " (each "
         "round's ratio to native in that round); crossing factors: within the newest campaign. "
-        "`--': not measured in that environment." + (" " + predicted_caption if predicted_caption else "") + "}",
+        "`--': not measured in that environment.}",
         r"\label{tab:apps}", r"\end{table}"])
     unmeasured = [e for e in envs if e not in measured]
     times = {r.probe: time_with_ci_tex(r.estimate_ns, r.ci_low_ns, r.ci_high_ns) for r in native.itertuples()}

@@ -239,6 +239,9 @@ def write_generated(result, out_dir: str | Path | None = None, campaigns_root: s
     from osbench_analysis.report.sections import machines
 
     written += machines.write_section(result, out, root=campaigns_root)
+    from osbench_analysis.report.sections import programs
+
+    written += programs.write_section(result, out)
     written.append(python_env.write_tex(out))
     return written
 
@@ -267,19 +270,44 @@ def reproducibility_tex(result) -> str:
     table = reproducibility.spread_tex(p)
     if not table:
         return ""
-    k = p.n_campaigns_max
+    k = _campaigns_words(p)
     return "\n".join([
         r"\begin{table}[t]", r"\centering", r"\small", table,
-        f"\\caption{{Campaign-to-campaign spread on this host, {k} campaigns: per environment the median over its "
+        f"\\caption{{Campaign-to-campaign spread on this host, each condition over its {k} campaigns: per environment the median over its "
         r"conditions of $\tau$ (the between-campaign standard deviation beyond what the runs explain) and of the "
         r"plain SD of the campaigns' values, log scale (0.05 is about 5\%), for absolute times and for ratios to "
         r"native measured in the same round.}", r"\label{tab:spread}", r"\end{table}",
         r"\begin{figure}[t]", r"\centering", r"\includegraphics[width=0.85\linewidth]{generated/reproducibility_overview}",
-        f"\\caption{{Every pooled condition's campaign values divided by its value pooled over {k} campaigns "
+        f"\\caption{{Every pooled condition's campaign values divided by its value pooled over its {k} campaigns "
         r"(one dot per campaign and condition; colour: campaign, oldest darkest), per environment: absolute "
-        r"times (left) drift between campaigns more than ratios to native measured in the same round (right). "
-        r"Per-family figures with each campaign's interval are in Appendix~\ref{sec:reproducibility}.}",
+        r"times (left) and ratios to native measured in the same round (right); " + _drift_words(p)
+        + r" The analysis notebook draws each family's campaigns with their intervals.}",
         r"\label{fig:reproducibility}", r"\end{figure}", ""])
+
+
+def _campaigns_words(p) -> str:
+    """How many campaigns the pooled conditions pool over: '2' or '2 to 4' (conditions differ: an
+    environment measured in fewer rounds pools fewer)."""
+    n = p.estimates.loc[p.estimates["n_campaigns"] > 1, "n_campaigns"]
+    lo, hi = (int(n.min()), int(n.max())) if len(n) else (p.n_campaigns_max, p.n_campaigns_max)
+    return f"{lo}" if lo == hi else f"{lo} to {hi}"
+
+
+def _drift_words(p) -> str:
+    """Which panel of the reproducibility figure drifts more, from the data (reproducibility.drift_summary)."""
+    import math
+
+    from osbench_analysis.stats.heterogeneity import median_abs_log_deviation as mald
+
+    keys = list(p.condition)
+    a = mald(p.values, p.estimates, keys, "estimate_ns")
+    r = mald(p.paired(), p.ratios, keys, "ratio") if len(p.ratios) else math.nan
+    if math.isnan(a) or math.isnan(r):
+        return ""
+    pa, pr = math.expm1(a) * 100, math.expm1(r) * 100
+    how = ("more than" if pa > 1.1 * pr else "less than" if pr > 1.1 * pa else "about as much as")
+    return (f"a campaign's absolute time lies {pa:.2g}\\% from the pooled value in the median, {how} a ratio "
+            f"({pr:.2g}\\%).")
 
 
 def _family_of(figure_name: str) -> str:
@@ -309,19 +337,24 @@ def write_reproducibility(result, out: Path) -> list[Path]:
         fig = plots_reproducibility.spread_overview(p)
         written += plots.save_figure(fig, out, "reproducibility_overview")
         plots.close(fig)
+        # the per-family figures Analysis.figures() named (written above by write_generated), in the families' order
+        names = sorted((f.stem for f in out.glob("reproducibility_*.pdf") if f.stem != "reproducibility_overview"),
+                       key=lambda n: (_family_rank(n), n))
+    else:
+        names = []
+    # the nine pages of per-family figures (one per family, each campaign's interval) are not printed: one summary
+    # figure stands for them (the figures stay in result.figures() and paper/generated)
+    body = []
+    if names:
         fig = plots_reproducibility.spread_summary(p)
         written += plots.save_figure(fig, out, "reproducibility_summary")
         plots.close(fig)
-        lo, hi = int(p.estimates.loc[p.estimates["n_campaigns"] > 1, "n_campaigns"].min()), p.n_campaigns_max
-        over = f"{lo}" if lo == hi else f"{lo} to {hi}"
         body = [r"\section{Campaign to campaign}\label{sec:reproducibility}",
                 r"\begin{figure}[p]\centering\includegraphics[width=\linewidth,height=0.9\textheight,keepaspectratio]"
                 r"{generated/reproducibility_summary}\caption{Campaign to campaign, per primitive: how far apart "
-                f"the host's campaigns put each primitive in each environment (its {over} campaigns of one host, "
-                "one CPU): the largest campaign estimate over the smallest; 1 means they agree.}"
+                f"the host's campaigns put each primitive in each environment (its {_campaigns_words(p)} campaigns of "
+                "one host, one CPU): the largest campaign estimate over the smallest; 1: they agree.}"
                 r"\end{figure}"]
-    else:
-        body = []
     written.append(write_text(out / "reproducibility_appendix.tex", "\n".join(body) + "\n"))
     return written
 

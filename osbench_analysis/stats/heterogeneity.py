@@ -58,6 +58,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+import pandas as pd
 from scipy import stats as sps
 
 #: Significance level of the heterogeneity F test and of the split test.
@@ -325,3 +326,14 @@ def _heterogeneity_of(sizes: tuple[int, ...], data: bytes, alpha: float) -> Hete
 
 __all__ = ["Heterogeneity", "heterogeneity", "heterogeneity_arrays", "runs_to_see",
            "split_critical_value", "ALPHA", "SEE_PROBABILITY"]
+
+
+def median_abs_log_deviation(values: pd.DataFrame, pooled: pd.DataFrame, keys: list[str], column: str) -> float:
+    """The median over conditions pooled from two campaigns or more, and over their campaigns, of
+    |log(campaign value / pooled value)|: ``values`` with each campaign's log value ``y`` per condition
+    (``keys``), ``pooled`` with the pooled value in ``column`` and ``n_campaigns``; NaN when none pooled."""
+    if values.empty or pooled.empty:
+        return float("nan")
+    p = pooled[pooled["n_campaigns"] > 1]
+    m = values.merge(p[[*keys, column]].rename(columns={column: "_pooled"}), on=keys)
+    return float(np.median(np.abs(m["y"] - np.log(m["_pooled"])))) if len(m) else float("nan")

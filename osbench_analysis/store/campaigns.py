@@ -19,6 +19,7 @@ verified first, without loading every file into memory.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import json
 import os
@@ -407,6 +408,14 @@ CATALOG_COLUMNS = ["campaign_id", "created_utc", "environment", "arch_class", "h
                    "path"]
 
 
+@functools.lru_cache(maxsize=256)
+def parsed_manifest(text: str) -> Manifest:
+    """Manifest.from_json remembered by the manifest's text (the catalog reads every manifest under the
+    root on every call; parsing, not reading, is its cost); the last 256 (a manifest is up to ~0.2 MB of text),
+    memory bounded.  Shared between callers: read it, never change it."""
+    return Manifest.from_json(text)
+
+
 def _catalog_manifest(d: Path) -> tuple[Manifest | None, str]:
     """A folder's manifest if it looks like a whole campaign (no hashing), else why it is not one."""
     if d.is_symlink():
@@ -417,7 +426,7 @@ def _catalog_manifest(d: Path) -> tuple[Manifest | None, str]:
     if missing:
         return None, f"{', '.join(missing)} missing"
     try:
-        man = Manifest.from_json((d / MANIFEST_FILE).read_text())
+        man = parsed_manifest((d / MANIFEST_FILE).read_text())
     except (ManifestError, OSError, UnicodeDecodeError) as e:
         return None, f"{MANIFEST_FILE}: {e}"
     if man.campaign_id != d.name:

@@ -33,6 +33,18 @@ def _slowdown_sentence(inp: SectionInputs) -> str:
             "the median factor and its range are: " + "; ".join(parts) + ".")
 
 
+def _host_words(result) -> str:
+    """The paper's host as the abstract names it: 'an AMD EPYC (AVX-512) virtual machine, 2 vCPU, Linux
+    6.18.44-fc-v669' (its identity label)."""
+    host = result.hosts[0] if getattr(result, "hosts", None) else None
+    label = str(result.host_labels.get(host, host) if host else "")
+    parts = label.split(" · ")
+    if len(parts) == 3:
+        article = "an" if parts[0][:1].upper() in "AEIOU" else "a"
+        return tex_escape(f"{article} {parts[0]} virtual machine with {parts[1]}, host kernel {parts[2]}")
+    return tex_escape(label)
+
+
 def abstract_tex(inp: SectionInputs, micro: pd.DataFrame | None = None, four: pd.DataFrame | None = None) -> str:
     """The abstract, every number from the analysis; no count of comparisons.  `micro`: GNU Mach against Linux
     (microkernel.comparison), `four`: the four designs' matched table (kernels.matched); section (a) is the
@@ -51,7 +63,8 @@ def abstract_tex(inp: SectionInputs, micro: pd.DataFrame | None = None, four: pd
     lvl = percent_tex(result.settings.level)
     text = ("How much does a primitive cost when the kernel service behind it runs outside the kernel? Published "
             "answers come from hardware of their time, without uncertainty, and often compare a hybrid kernel that "
-            f"serves these calls in the kernel. On one Linux host we measure {n_prims} primitives ({n_probes} probes) "
+            f"serves these calls in the kernel. On one Linux host ({_host_words(result)}) we measure {n_prims} "
+            f"primitives ({n_probes} probes) "
             "natively"
             + (f", and the {n_arch} that the comparison rests on in {len(envs)} "
                f"environment{'s' if len(envs) != 1 else ''} where a user-space kernel, a hosted kernel or a "

@@ -10,7 +10,6 @@ from osbench_analysis.catalog.families import family_rank, print_name
 from osbench_analysis.formatting import percent_tex, tex_escape
 from osbench_analysis.report.estimand import ESTIMAND_PLURAL, environment_file_systems
 from osbench_analysis.report.sections.common import MAIN_PLACEMENT, _cost_tex, _table, _time
-from osbench_analysis.report import apps_prediction
 from osbench_analysis.report.sections.factors import (PUBLISHED_TOLERANCE, SectionInputs, _agreement_sentence,
                                                       _published_sources, _published_summary, agreement,
                                                       design_caveats_tex)
@@ -105,9 +104,11 @@ def crossing_tex(inp: SectionInputs) -> str:
                    "one kernel and are not independent), our interval lies " .replace("%", r"\%")
                    + _agreement_sentence(ag) + " primitives, and overlaps it for the rest. The hybrid factors measure a different design from the one measured "
                    "here; the microkernel factors are the comparison the question asks for.")
-    predicted_text, predicted, predicted_caption = apps_prediction.prediction_tex(result)
-    out.append(paper_mechanism.applications_tex(result, predicted, predicted_caption))
-    out.append(predicted_text)
+    out.append(paper_mechanism.applications_tex(result))
+    from osbench_analysis.analysis import syscall_mix
+    from osbench_analysis.report.sections import programs
+
+    out.append(programs.paragraph_tex(*syscall_mix.from_result(result)))   # the workloads predicted from their calls
     return "\n".join(out) + "\n"
 
 

@@ -157,9 +157,8 @@ def _mechanism_sentences(mech: pd.DataFrame, cross, frames: dict, this: str) -> 
         s = (f"Against {_host(labels.get(other, other))}, one system call's crossing and the share of its difference "
              "that the measured native pieces account for: " + "; ".join(parts) + ".")
         if (g["share"] < 0).any():
-            s += (" A negative share means the pieces (signal delivery, context switches, tracer stops, priced from "
-                  "each host's own native probes) move against the crossing: the difference lies in what they leave "
-                  "out, the sandbox's own dispatch and the hypervisor's handling of the intercepted call.")
+            s += (" A negative share: the pieces (signal delivery, context switches, tracer stops) move against the "
+                  "crossing, so the difference lies in what they leave out, the sandbox's own dispatch.")
         if this in frames and other in frames:
             a, b = frames[this], frames[other]
             s += f" The XSAVE area is {a:,} bytes here and {b:,} there"
@@ -230,8 +229,7 @@ def section_tex(cross, this: str, repro: pd.DataFrame, mech: pd.DataFrame, frame
                          "too)")
         out.append("\\paragraph{Does this host reproduce the others?} Of each other host's conclusions (every "
                    "environment's crossing cost and its crossing probe's ratio to native Linux), these hold on this "
-                   "paper's host: " + "; ".join(parts) + ". In size too means inside that host's prediction interval "
-                   "for one more campaign where it has several, else overlapping intervals.")
+                   "paper's host: " + "; ".join(parts) + " (in size: inside that host's prediction interval).")
     return "\n\n".join(out) + "\n"
 
 
