@@ -170,6 +170,11 @@ def spread_summary(pooling):
     ax.set_yticks(range(len(probes)), [families.print_name(p) for p in probes], fontsize=7)
     ax.set_ylim(len(probes) - 0.5, -0.5)
     ax.set_xscale("log")
+    from matplotlib.ticker import FuncFormatter
+
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.tick_params(axis="x", which="both", labelsize=7)
     ax.set_xlabel("largest campaign value / smallest (1: the campaigns agree; log scale)", fontsize=8)
     ax.axvline(1.0, color="0.3", lw=0.8)
     ax.grid(axis="x", alpha=0.3)
