@@ -167,7 +167,7 @@ def spread_summary(pooling):
         part = spread[spread["environment"] == env]
         ax.scatter(part["spread"], part["probe"].map(row), s=14, marker=markers[k % len(markers)],
                    color=cmap(k % 10), label=env_short(env), alpha=0.85, linewidths=0)
-    ax.set_yticks(range(len(probes)), [families.print_name(p) for p in probes], fontsize=7)
+    ax.set_yticks(range(len(probes)), [families.plain_text(families.print_name(p)) for p in probes], fontsize=7)
     ax.set_ylim(len(probes) - 0.5, -0.5)
     ax.set_xscale("log")
     from matplotlib.ticker import FuncFormatter
