@@ -129,14 +129,17 @@ def predict(estimates: pd.DataFrame, ratios: pd.DataFrame, mix: dict, *, arch_cl
     return pd.DataFrame(rows)
 
 
-def from_result(result, directory: str | Path = MIX_DIR) -> tuple[pd.DataFrame, dict]:
-    """predict() for an analysis' own host and primary campaigns, and the mix record used."""
+def from_result(result, directory: str | Path = MIX_DIR, ratios: pd.DataFrame | None = None
+                ) -> tuple[pd.DataFrame, dict]:
+    """predict() for an analysis' own host and primary campaigns, and the mix record used; ``ratios``: the
+    measured slowdowns to set beside the predictions (default: the analysis' environment ratios within one
+    campaign; the paper passes the ones its table prints, pooled over the host's rounds where it can)."""
     host = result.hosts[0] if getattr(result, "hosts", None) else None
     mix = load_mix(host, directory)
     if not mix:
         return pd.DataFrame(), {}
     e = result.estimates[result.estimates["campaign_id"].isin(result.primary_ids)]
-    ratios = result.environment_ratios
+    ratios = result.environment_ratios if ratios is None else ratios
     ratios = ratios[ratios["host"] == host] if host is not None and "host" in ratios else ratios
     arch = {m.environment: m.arch_class for cid, m in result.manifests.items() if cid in set(result.primary_ids)}
     return predict(e, ratios, mix, arch_classes=arch, baseline=result.settings.baseline), mix

@@ -105,10 +105,9 @@ def crossing_tex(inp: SectionInputs) -> str:
                    + _agreement_sentence(ag) + " primitives, and overlaps it for the rest. The hybrid factors measure a different design from the one measured "
                    "here; the microkernel factors are the comparison the question asks for.")
     out.append(paper_mechanism.applications_tex(result))
-    from osbench_analysis.analysis import syscall_mix
     from osbench_analysis.report.sections import programs
 
-    out.append(programs.paragraph_tex(*syscall_mix.from_result(result)))   # the workloads predicted from their calls
+    out.append(programs.paragraph_tex(*programs.measured_and_predicted(result)))   # the workloads from their calls
     return "\n".join(out) + "\n"
 
 
