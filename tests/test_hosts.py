@@ -341,3 +341,37 @@ def test_the_papers_across_machines_section_names_every_host_and_pools_none_acro
     one = machines.section_tex(ah.cross_host(two_hosts, hosts=["intel"]), alone.hosts[0], pd.DataFrame(),
                                pd.DataFrame(), {}, False)
     assert "Only this paper's host" in one
+
+
+def test_the_reference_host_file_decides_which_way_the_reproduction_paragraph_reads(two_hosts, tmp_path,
+                                                                                   monkeypatch):
+    from osbench_analysis.analysis import pipeline as analysis
+    from osbench_analysis.report.sections import machines
+
+    cross = ah.cross_host(two_hosts)
+    keys = list(cross.hosts["host"])
+    amd = next(k for k in keys if k.startswith("amd"))
+    intel = next(k for k in keys if k.startswith("intel"))
+    ref_file = tmp_path / "reference_hosts.txt"
+    ref_file.write_text(f"# the reference\n{intel}  # host A\n")
+    assert ah.reference_hosts(keys, ref_file) == [intel]
+    assert ah.reference_hosts(keys, tmp_path / "missing.txt") == []
+    monkeypatch.setattr(ah, "REFERENCE_HOSTS_FILE", ref_file)
+    result = analysis.analyze(root=two_hosts, host="amd", n_resamples=100)
+    # the paper about AMD, with Intel the reference: 'Does this machine reproduce the paper?', gVisor changes
+    out = tmp_path / "amd"
+    out.mkdir()
+    machines.write_section(result, out, root=two_hosts)
+    text = (out / "machines.tex").read_text()
+    assert "Does this machine reproduce the paper?" in text and "How the other hosts compare" not in text
+    repro = ah.reproduction(cross, this=amd, reference=[intel])
+    assert f"these hold on this paper's host: {int(repro['holds'].sum())} of" in text
+    assert "changed: gVisor" in text and "times" in text
+    # the paper about Intel, the reference itself: how the other host compares with it
+    result = analysis.analyze(root=two_hosts, host="intel", n_resamples=100)
+    out = tmp_path / "intel"
+    out.mkdir()
+    machines.write_section(result, out, root=two_hosts)
+    text = (out / "machines.tex").read_text()
+    assert "How the other hosts compare" in text and "Does this machine reproduce" not in text
+    assert "AMD EPYC, 2 vCPU" in text.split("How the other hosts compare")[1]

@@ -181,7 +181,7 @@ def _guest_sentence(cross) -> str:
 
 
 def section_tex(cross, this: str, repro: pd.DataFrame, mech: pd.DataFrame, frames: dict,
-                figure: bool) -> str:
+                figure: bool, this_is_reference: bool = False) -> str:
     """The section, or a one-paragraph note when no other host measured these conditions."""
     labels = cross.labels
     out = [r"\section{Across machines}\label{sec:machines}"]
@@ -222,15 +222,50 @@ def section_tex(cross, this: str, repro: pd.DataFrame, mech: pd.DataFrame, frame
     gs = _guest_sentence(cross)
     if gs:
         out.append(gs)
-    if len(repro):
-        parts = []
-        for ref, g in repro.groupby("reference_host", sort=False):
-            parts.append(f"{int(g['holds'].sum())} of {_host(ref)}'s {len(g)} ({int(g['same_size'].sum())} in size "
-                         "too)")
-        out.append("\\paragraph{Does this host reproduce the others?} Of each other host's conclusions (every "
-                   "environment's crossing cost and its crossing probe's ratio to native Linux), these hold on this "
-                   "paper's host: " + "; ".join(parts) + " (in size: inside that host's prediction interval).")
+    out += reproduction_paragraphs(repro, this_is_reference)
     return "\n\n".join(out) + "\n"
+
+
+def _changed(g: pd.DataFrame, n: int = 3) -> str:
+    """The conclusions that do not hold, the largest change first: 'gVisor ratio (...): 240 there, 67 here'."""
+    ch = g[~g["holds"]].copy()
+    if ch.empty:
+        return ""
+    ch["move"] = np.abs(np.log(ch["here_over_reference"].astype(float)))
+    ch = ch.sort_values("move", ascending=False).head(n)
+    return "; ".join(f"{_env(r.environment)}'s {'ratio to native Linux' if r.kind == 'ratio' else 'crossing cost'} "
+                     f"({print_name(r.probe)}): {tex_escape(r.reference)} there, {tex_escape(r.here)} here, "
+                     f"{r.here_over_reference:.3g} times" for r in ch.itertuples())
+
+
+def reproduction_paragraphs(repro: pd.DataFrame, this_is_reference: bool) -> list[str]:
+    """'Does this machine reproduce the paper?' from analysis.hosts.reproduction: with the paper's host a
+    reference host (data/reference_hosts.txt) each other host against it, else this host against each
+    reference host; per pair how many conclusions hold (in size too) and the largest changes."""
+    if repro.empty:
+        return []
+    what = ("every environment's crossing cost and its crossing probe's ratio to native Linux, both processes "
+            "on one CPU; a ratio holds with the same verdict, slower, faster or no measurable difference, a cost "
+            "with overlapping intervals; in size too: inside the reference's prediction interval for one more "
+            "campaign")
+    parts = []
+    if this_is_reference:
+        for other, g in repro.groupby("this_host", sort=False):
+            s = (f"on {_host(other)} {int(g['holds'].sum())} of this paper's {len(g)} conclusions hold "
+                 f"({int(g['same_size'].sum())} in size too)")
+            ch = _changed(g)
+            parts.append(s + (f"; the largest changes: {ch}" if ch else ""))
+        return ["\\paragraph{How the other hosts compare.} This paper's host is the reference host (named in "
+                f"the repository's data/reference\\_hosts.txt). Of its conclusions ({what}), " + "; ".join(parts)
+                + "."]
+    for ref, g in repro.groupby("reference_host", sort=False):
+        s = f"{int(g['holds'].sum())} of {_host(ref)}'s {len(g)} ({int(g['same_size'].sum())} in size too)"
+        ch = _changed(g)
+        parts.append(s + (f"; changed: {ch}" if ch else ""))
+    return ["\\paragraph{Does this machine reproduce the paper?} This paper's host is not a reference host "
+            "(the hosts named in the repository's data/reference\\_hosts.txt, or every other host when none of "
+            f"those measured these conditions). Of each reference host's conclusions ({what}), these hold on this "
+            "paper's host: " + "; ".join(parts) + "."]
 
 
 def figure_tex() -> str:
@@ -265,13 +300,22 @@ def write_section(result, out_dir, root=None) -> list[Path]:
             written += plots.save_figure(fig, out, FIGURE_NAME)
             plots.close(fig)
             figure = True
-    repro = analysis_hosts.reproduction(cross, this=this) if this is not None else pd.DataFrame()
+    refs = analysis_hosts.reference_hosts(list(cross.hosts["host"])) if this is not None else []
+    this_is_reference = this in refs
+    if this is None:
+        repro = pd.DataFrame()
+    elif this_is_reference:         # each other host against this paper's (the reference) host
+        repro = pd.concat([analysis_hosts.reproduction(cross, this=h, reference=[this])
+                           for h in cross.hosts["host"] if h != this] or [pd.DataFrame()], ignore_index=True)
+    else:
+        repro = analysis_hosts.reproduction(cross, this=this, reference=refs or None)
     mech = mechanism_rows(cross, this, root) if this is not None and len(cross.hosts) > 1 else pd.DataFrame()
     frames = xsave_areas(cross, root) if len(mech) else {}
     table = crossing_table_tex(cross, this) if this is not None else ""
     (out / "hosts_crossing_table.tex").write_text(table + "\n")
     (out / "machines_figure.tex").write_text(figure_tex() if figure else "")
     written.append(out / "machines_figure.tex")
-    (out / SECTION_FILE).write_text(section_tex(cross, this, repro, mech, frames, figure)
+    (out / SECTION_FILE).write_text(section_tex(cross, this, repro, mech, frames, figure,
+                                                                this_is_reference)
                                     + ("\n\\input{generated/hosts_crossing_table}\n" if table else ""))
     return [*written, out / "hosts_crossing_table.tex", out / SECTION_FILE]
