@@ -333,7 +333,8 @@ def test_the_papers_across_machines_section_names_every_host_and_pools_none_acro
     # the conclusions of the other host that hold here, counted from analysis.hosts.reproduction
     cross = ah.cross_host(two_hosts)
     repro = ah.reproduction(cross, this=result.hosts[0])
-    assert f"these hold on this paper's host: {int(repro['holds'].sum())} of" in text
+    assert f"these hold on this paper's host: {int(repro['holds'].sum())} of" in (
+        tmp_path / "machines_reproduce.tex").read_text()
     assert "gvisor" not in text and "null_syscall" not in text          # printed names, never identifiers
     # with one host there is nothing to compare, and the section says so
     alone = analysis.analyze(root=two_hosts, host="intel", campaigns=["a-r2-native", "a-r2-gvisor"],
@@ -362,16 +363,16 @@ def test_the_reference_host_file_decides_which_way_the_reproduction_paragraph_re
     out = tmp_path / "amd"
     out.mkdir()
     machines.write_section(result, out, root=two_hosts)
-    text = (out / "machines.tex").read_text()
+    text = (out / "machines_reproduce.tex").read_text()
     assert "Does this machine reproduce the paper?" in text and "How the other hosts compare" not in text
     repro = ah.reproduction(cross, this=amd, reference=[intel])
     assert f"these hold on this paper's host: {int(repro['holds'].sum())} of" in text
-    assert "changed: gVisor" in text and "times" in text
+    assert "(changed: gVisor" in text and "times" in text
     # the paper about Intel, the reference itself: how the other host compares with it
     result = analysis.analyze(root=two_hosts, host="intel", n_resamples=100)
     out = tmp_path / "intel"
     out.mkdir()
     machines.write_section(result, out, root=two_hosts)
-    text = (out / "machines.tex").read_text()
+    text = (out / "machines_reproduce.tex").read_text()
     assert "How the other hosts compare" in text and "Does this machine reproduce" not in text
     assert "AMD EPYC, 2 vCPU" in text.split("How the other hosts compare")[1]
