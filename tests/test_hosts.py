@@ -376,3 +376,24 @@ def test_the_reference_host_file_decides_which_way_the_reproduction_paragraph_re
     text = (out / "machines_reproduce.tex").read_text()
     assert "How the other hosts compare" in text and "Does this machine reproduce" not in text
     assert "AMD EPYC, 2 vCPU" in text.split("How the other hosts compare")[1]
+
+
+def test_the_papers_method_macros_name_its_host_its_cpu_and_microcode_and_pool_only_its_campaigns(tmp_path):
+    from osbench_analysis.analysis import pipeline as analysis
+    from osbench_analysis.report import paper
+
+    intel = recorded(host_of(INTEL))
+    amd = recorded(host_of(AMD), cpu_vendor="AuthenticAMD", cpu_family="26", cpu_model_number="2",
+                   cpu_stepping="1", microcode="0x1000065")
+    for r, minutes in (("r1", 0), ("r2", 60)):
+        write(tmp_path, f"a-{r}-native", minutes=minutes, host=intel)
+        write(tmp_path, f"b-{r}-native", minutes=minutes + 1, host=amd)
+    result = analysis.analyze(root=tmp_path, host="amd", n_resamples=100)
+    m = paper.text_macros(result)
+    ident = m["osbHostIdentity"]
+    assert amd["cpu_model"].split()[0] in ident and intel["cpu_model"] not in ident
+    assert "microcode 0x1000065" in ident and "0x2b000603" not in ident
+    assert "AMD EPYC" in m["osbHostLabel"] and "Intel" not in m["osbHostLabel"]
+    # only this host's campaigns (b-...), never host A's (the title page's line: test_paper_mechanism)
+    ids = m["osbCampaignIds"].replace("\\_", "_").split(", ")
+    assert ids and all(c.startswith("b-") for c in ids)
