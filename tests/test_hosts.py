@@ -333,7 +333,8 @@ def test_the_papers_across_machines_section_names_every_host_and_pools_none_acro
     # the conclusions of the other host that hold here, counted from analysis.hosts.reproduction
     cross = ah.cross_host(two_hosts)
     repro = ah.reproduction(cross, this=result.hosts[0])
-    assert f"these hold on this paper's host: {int(repro['holds'].sum())} of" in text
+    assert f"these hold on this paper's host: {int(repro['holds'].sum())} of" in (
+        tmp_path / "machines_reproduce.tex").read_text()
     assert "gvisor" not in text and "null_syscall" not in text          # printed names, never identifiers
     # with one host there is nothing to compare, and the section says so
     alone = analysis.analyze(root=two_hosts, host="intel", campaigns=["a-r2-native", "a-r2-gvisor"],
@@ -388,3 +389,58 @@ def test_a_remembered_pooling_is_keyed_by_every_campaigns_seal(two_hosts, tmp_pa
     write(root, "a-r3-native", minutes=180)            # a newer comparable campaign: another key
     assert pooling_cache.key(primary, root) != before
     assert pooling_cache.key(primary, root, level=0.9) != pooling_cache.key(primary, root)
+
+
+def test_the_reference_host_file_decides_which_way_the_reproduction_paragraph_reads(two_hosts, tmp_path,
+                                                                                   monkeypatch):
+    from osbench_analysis.analysis import pipeline as analysis
+    from osbench_analysis.report.sections import machines
+
+    cross = ah.cross_host(two_hosts)
+    keys = list(cross.hosts["host"])
+    amd = next(k for k in keys if k.startswith("amd"))
+    intel = next(k for k in keys if k.startswith("intel"))
+    ref_file = tmp_path / "reference_hosts.txt"
+    ref_file.write_text(f"# the reference\n{intel}  # host A\n")
+    assert ah.reference_hosts(keys, ref_file) == [intel]
+    assert ah.reference_hosts(keys, tmp_path / "missing.txt") == []
+    monkeypatch.setattr(ah, "REFERENCE_HOSTS_FILE", ref_file)
+    result = analysis.analyze(root=two_hosts, host="amd", n_resamples=100)
+    # the paper about AMD, with Intel the reference: 'Does this machine reproduce the paper?', gVisor changes
+    out = tmp_path / "amd"
+    out.mkdir()
+    machines.write_section(result, out, root=two_hosts)
+    text = (out / "machines_reproduce.tex").read_text()
+    assert "Does this machine reproduce the paper?" in text and "How the other hosts compare" not in text
+    repro = ah.reproduction(cross, this=amd, reference=[intel])
+    assert f"these hold on this paper's host: {int(repro['holds'].sum())} of" in text
+    assert "(changed: gVisor" in text and "times" in text
+    # the paper about Intel, the reference itself: how the other host compares with it
+    result = analysis.analyze(root=two_hosts, host="intel", n_resamples=100)
+    out = tmp_path / "intel"
+    out.mkdir()
+    machines.write_section(result, out, root=two_hosts)
+    text = (out / "machines_reproduce.tex").read_text()
+    assert "How the other hosts compare" in text and "Does this machine reproduce" not in text
+    assert "AMD EPYC, 2 vCPU" in text.split("How the other hosts compare")[1]
+
+
+def test_the_papers_method_macros_name_its_host_its_cpu_and_microcode_and_pool_only_its_campaigns(tmp_path):
+    from osbench_analysis.analysis import pipeline as analysis
+    from osbench_analysis.report import paper
+
+    intel = recorded(host_of(INTEL))
+    amd = recorded(host_of(AMD), cpu_vendor="AuthenticAMD", cpu_family="26", cpu_model_number="2",
+                   cpu_stepping="1", microcode="0x1000065")
+    for r, minutes in (("r1", 0), ("r2", 60)):
+        write(tmp_path, f"a-{r}-native", minutes=minutes, host=intel)
+        write(tmp_path, f"b-{r}-native", minutes=minutes + 1, host=amd)
+    result = analysis.analyze(root=tmp_path, host="amd", n_resamples=100)
+    m = paper.text_macros(result)
+    ident = m["osbHostIdentity"]
+    assert amd["cpu_model"].split()[0] in ident and intel["cpu_model"] not in ident
+    assert "microcode 0x1000065" in ident and "0x2b000603" not in ident
+    assert "AMD EPYC" in m["osbHostLabel"] and "Intel" not in m["osbHostLabel"]
+    # only this host's campaigns (b-...), never host A's (the title page's line: test_paper_mechanism)
+    ids = m["osbCampaignIds"].replace("\\_", "_").split(", ")
+    assert ids and all(c.startswith("b-") for c in ids)

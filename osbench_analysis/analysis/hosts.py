@@ -313,6 +313,21 @@ def cross_host(root=None, *, hosts: list[str] | None = None, probes: list[str] |
 
 # ------------------------------------------------------------------ does this host reproduce the reference?
 
+#: The file naming the paper's reference host(s) (data/reference_hosts.txt: one host key a line, '#' comments).
+REFERENCE_HOSTS_FILE = Path(__file__).resolve().parents[2] / "data" / "reference_hosts.txt"
+
+
+def reference_hosts(keys, path: Path | str | None = None) -> list[str]:
+    """The reference hosts among ``keys`` (the hosts measured), as named by ``path`` (default
+    REFERENCE_HOSTS_FILE); when the file is missing or names none of ``keys``: [] (then every other host
+    is a reference, as reproduction() does by default)."""
+    p = Path(path) if path is not None else REFERENCE_HOSTS_FILE
+    if not p.is_file():
+        return []
+    named = [ln.split("#", 1)[0].strip() for ln in p.read_text().splitlines()]
+    return [h for h in keys if h in {n for n in named if n}]
+
+
 def _verdict(lo: float, hi: float) -> str:
     return "slower" if lo > 1 else "faster" if hi < 1 else "no difference shown"
 
