@@ -405,22 +405,20 @@ def test_the_reference_host_file_decides_which_way_the_reproduction_paragraph_re
     assert ah.reference_hosts(keys, ref_file) == [intel]
     assert ah.reference_hosts(keys, tmp_path / "missing.txt") == []
     monkeypatch.setattr(ah, "REFERENCE_HOSTS_FILE", ref_file)
-    result = analysis.analyze(root=two_hosts, host="amd", n_resamples=100)
+    def reproduce_text(host: str) -> str:
+        out = tmp_path / host
+        out.mkdir()
+        machines.write_section(analysis.analyze(root=two_hosts, host=host, n_resamples=100), out, root=two_hosts)
+        return (out / "machines_reproduce.tex").read_text()
+
     # the paper about AMD, with Intel the reference: 'Does this machine reproduce the paper?', gVisor changes
-    out = tmp_path / "amd"
-    out.mkdir()
-    machines.write_section(result, out, root=two_hosts)
-    text = (out / "machines_reproduce.tex").read_text()
+    text = reproduce_text("amd")
     assert "Does this machine reproduce the paper?" in text and "How the other hosts compare" not in text
     repro = ah.reproduction(cross, this=amd, reference=[intel])
     assert f"these hold on this paper's host: {int(repro['holds'].sum())} of" in text
     assert "(changed: gVisor" in text and "times" in text
     # the paper about Intel, the reference itself: how the other host compares with it
-    result = analysis.analyze(root=two_hosts, host="intel", n_resamples=100)
-    out = tmp_path / "intel"
-    out.mkdir()
-    machines.write_section(result, out, root=two_hosts)
-    text = (out / "machines_reproduce.tex").read_text()
+    text = reproduce_text("intel")
     assert "How the other hosts compare" in text and "Does this machine reproduce" not in text
     assert "AMD EPYC, 2 vCPU" in text.split("How the other hosts compare")[1]
 
