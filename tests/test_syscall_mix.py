@@ -95,3 +95,9 @@ def test_a_workload_is_counted_natively_under_strace():
     got = count.count_workloads(["app_kv"], pairs=1)["app_kv"]
     per = got["per_run"]
     assert per.get("read", 0) > 10 and per.get("write", 0) > 10     # a key-value session is reads and writes
+
+
+def test_nothing_is_predicted_where_no_environment_beside_native_was_measured():
+    mix = {"workloads": {"app_x": {"per_run": {"read": 10}}}}
+    assert sm.predict(_estimates({"native": {}}), pd.DataFrame(), mix).empty
+    assert programs.paragraph_tex(pd.DataFrame(), mix) == "" and programs.table_tex(pd.DataFrame(), mix) == ""

@@ -99,6 +99,8 @@ def predict(estimates: pd.DataFrame, ratios: pd.DataFrame, mix: dict, *, arch_cl
     per run priced and unpriced, and the predicted over measured."""
     rows = []
     workloads = (mix or {}).get("workloads", {})
+    if ratios is None or ratios.empty or not {"placement", "probe", "environment"} <= set(ratios.columns):
+        return pd.DataFrame()     # no environment beside native measured (or no workload): nothing to predict
     r = ratios[(ratios["placement"] == "same_cpu") & ratios["probe"].isin(list(workloads))]
     est = estimates[estimates["placement"] == "same_cpu"]
     for (env, probe), g in r.groupby(["environment", "probe"], sort=True):
