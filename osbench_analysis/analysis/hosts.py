@@ -183,6 +183,14 @@ class CrossHost:
         return cross_host_figure(self.crossing_costs, r, labels or self.labels, baseline=self.baseline,
                                  placement=placement)
 
+    def guest_agreement(self, column: str = "mach_median") -> pd.Series:
+        """Per Mach primitive, the guests' counts (``column``) on the host that counted most over the host that
+        counted least (1.0: identical); empty unless two hosts or more counted."""
+        g = self.guests
+        if g.empty or g["host"].nunique() < 2:
+            return pd.Series(dtype=float)
+        return g.groupby("mach_probe")[column].agg(lambda v: v.max() / v.min())
+
     def findings(self) -> list[str]:
         """One sentence per crossing cost and per crossing probe's ratio (same CPU): the value on each
         host and whether the finding holds on every host; and one for the guests' counts."""
@@ -204,7 +212,7 @@ class CrossHost:
         g = self.guests
         if len(g) and g["host"].nunique() > 1:
             for kernel, col in (("GNU Mach", "mach_median"), ("Linux", "linux_median")):
-                factor = g.groupby("mach_probe")[col].agg(lambda v: v.max() / v.min())
+                factor = self.guest_agreement(col)
                 worst, which = float(factor.max()), str(factor.idxmax())
                 same = ("identical on every host" if worst == 1.0 else
                         f"the same within {100 * (worst - 1):.2g} % on every host (most apart: {which})")

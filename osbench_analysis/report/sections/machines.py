@@ -14,11 +14,8 @@ import numpy as np
 import pandas as pd
 
 from osbench_analysis.catalog.families import print_name
-from osbench_analysis.formatting import interval_plain, sig3, tex_escape, time_plain
+from osbench_analysis.formatting import sig3, tex_escape, time_plain
 
-#: The conclusions a host is compared on: each environment's crossing cost and its crossing probe's ratio to
-#: native Linux (analysis.hosts.reproduction); the reference hosts are every other host whose campaigns are
-#: under the campaigns root (in a fresh clone: the committed ones).
 SECTION_FILE = "machines.tex"
 #: the appendix section "Does this machine reproduce the paper?" (or, on the reference host, how the others compare)
 REPRODUCE_FILE = "machines_reproduce.tex"
@@ -36,18 +33,22 @@ def _host(label: str) -> str:
     return tex_escape(str(label).replace(" · ", ", "))
 
 
-def _time(v: float, lo: float, hi: float) -> str:
-    return _us(v, lo, hi)
-
-
 def _us(v: float, lo: float, hi: float) -> str:
     """A time in µs with its interval, the unit in the column's head: '8.37 [8.12, 8.62]'."""
     v, lo, hi = v / 1e3, lo / 1e3, hi / 1e3
     return f"{sig3(v)} [{sig3(lo)}, {sig3(hi)}]" if np.isfinite(lo) and np.isfinite(hi) else sig3(v)
 
 
-def _ratio(v: float, lo: float, hi: float) -> str:
-    return f"{sig3(v)} [{sig3(lo)}, {sig3(hi)}]" if np.isfinite(lo) and np.isfinite(hi) else sig3(v)
+def host_letters(cross, this: str) -> dict[str, str]:
+    """host -> 'host A', 'host B', ...: this paper's host first, then the others in cross.hosts' order (the
+    table and the figure name the hosts alike)."""
+    order = [this, *[h for h in cross.hosts["host"] if h != this]]
+    return {h: f"host {chr(ord('A') + i)}" for i, h in enumerate(order)}
+
+
+def _primary(cross) -> dict[str, list[str]]:
+    """host -> its primary campaigns (cross.hosts' comma-joined column)."""
+    return {r.host: [c for c in str(r.primary).split(", ") if c] for r in cross.hosts.itertuples()}
 
 
 def crossing_table_tex(cross, this: str) -> str:
@@ -57,15 +58,14 @@ def crossing_table_tex(cross, this: str) -> str:
     if c.empty:
         return ""
     c = c[c["placement"] == "same_cpu"]
-    hosts = [this, *[h for h in cross.hosts["host"] if h != this]]
-    hosts = [h for h in hosts if h in set(c["host"])]
-    short = {h: f"host {chr(ord('A') + i)}" for i, h in enumerate(hosts)}
+    short = host_letters(cross, this)
+    hosts = [h for h in short if h in set(c["host"])]
     rows = []
     for (env, probe), g in c.groupby(["environment", "probe"], sort=True):
         if g["host"].nunique() < 2:
             continue
         g = g.drop_duplicates("host").set_index("host")
-        cells = [_time(*g.loc[h, ["cost_ns", "ci_low_ns", "ci_high_ns"]]) if h in g.index else "--" for h in hosts]
+        cells = [_us(*g.loc[h, ["cost_ns", "ci_low_ns", "ci_high_ns"]]) if h in g.index else "--" for h in hosts]
         v, lo, hi = (g[k].to_numpy(float) for k in ("cost_ns", "ci_low_ns", "ci_high_ns"))
         spread = f"{v.max() / v.min():.2f}$\\times$" if (v > 0).all() else "--"
         rows.append(" & ".join([_env(env), print_name(probe), *cells, spread,
@@ -105,7 +105,7 @@ def mechanism_rows(cross, this: str, root=None) -> pd.DataFrame:
     from osbench_analysis.analysis.hosts import mechanism_share
     from osbench_analysis.store import campaigns as store
 
-    primary = {r.host: [c for c in str(r.primary).split(", ") if c] for r in cross.hosts.itertuples()}
+    primary = _primary(cross)
     if not primary.get(this):
         return pd.DataFrame()
     _, here = store.load_campaigns(primary[this], root)
@@ -130,8 +130,8 @@ def xsave_areas(cross, root=None) -> dict[str, int]:
 
     out = {}
     paths = store.catalog(root).set_index("campaign_id")["path"]
-    for r in cross.hosts.itertuples():
-        uml = [c for c in str(r.primary).split(", ") if c.endswith("-uml") and c in paths.index]
+    for host, ids in _primary(cross).items():
+        uml = [c for c in ids if c.endswith("-uml") and c in paths.index]
         if not uml:
             continue
         try:
@@ -140,7 +140,7 @@ def xsave_areas(cross, root=None) -> dict[str, int]:
             continue
         m = re.search(r"(\d+) B XSAVE area", str((info or {}).get("xsave_shim_why", "")))
         if m:
-            out[r.host] = int(m[1])
+            out[host] = int(m[1])
     return out
 
 
@@ -172,13 +172,12 @@ def _mechanism_sentences(mech: pd.DataFrame, cross, frames: dict, this: str) -> 
 
 
 def _guest_sentence(cross) -> str:
-    g = cross.guests
-    if g.empty or g["host"].nunique() < 2:
+    factor = cross.guest_agreement("mach_median")
+    if factor.empty:
         return ""
-    factor = g.groupby("mach_probe")["mach_median"].agg(lambda v: v.max() / v.min())
     worst = float(factor.max())
     same = "identical on every host" if worst == 1.0 else f"the same within {100 * (worst - 1):.2g}\\% on every host"
-    return (f"GNU Mach's guest instruction counts, {len(factor)} primitives measured on {g['host'].nunique()} hosts, "
+    return (f"GNU Mach's guest instruction counts, {len(factor)} primitives measured on {cross.guests['host'].nunique()} hosts, "
             f"are {same}: the one unit here that does not depend on the machine.")
 
 
@@ -287,10 +286,8 @@ def write_section(result, out_dir, root=None) -> list[Path]:
     written = []
     figure = False
     if this is not None and len(cross.hosts) > 1:
-        short = {h: f"host {chr(ord('A') + i)}" for i, h in
-                 enumerate([this, *[h for h in cross.hosts["host"] if h != this]])}
         try:
-            fig = cross.figure(labels=short)
+            fig = cross.figure(labels=host_letters(cross, this))
         except ValueError:
             fig = None
         if fig is not None:

@@ -74,11 +74,7 @@ def measured_and_predicted(result) -> tuple[pd.DataFrame, dict]:
 
 
 def write_section(result, out_dir) -> list[Path]:
-    from osbench_analysis.analysis import syscall_mix
-
-    t, mix = measured_and_predicted(result)
-    out = Path(out_dir)
-    files = {"apps_predicted_table.tex": table_tex(t, mix)}    # its paragraph: in the crossing section
-    for name, text in files.items():
-        (out / name).write_text(text + "\n")
-    return [out / n for n in files]
+    """apps_predicted_table.tex (its paragraph is the crossing section's)."""
+    path = Path(out_dir) / "apps_predicted_table.tex"
+    path.write_text(table_tex(*measured_and_predicted(result)) + "\n")
+    return [path]
