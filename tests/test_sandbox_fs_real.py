@@ -20,13 +20,6 @@ EXPECTED_FS = {"gvisor": {registry.FS_GUEST_TMPFS: "tmpfs", registry.FS_HOST_VOL
 PROBES = ["open_close", "file_create_delete", "null_syscall"]
 
 
-def ours_left() -> dict:
-    """leftovers() of this process; a FUSE mount of another runner on the host (another
-    campaign measuring now) is not this test's: only mounts named after this process count."""
-    left = leftovers(os.getpid())
-    return {**left, "mounts": [m for m in left["mounts"] if f"-{os.getpid()}." in m[1]]}
-
-
 def _measure(tmp_path, environment, **kw):
     return runner.measure(probes=PROBES, runs=1, batches=2, warmup=0, min_batch_ms=1, placements=["same_cpu"],
                           precision_target=0, environment=environment, output=str(tmp_path / "campaigns"),
@@ -54,7 +47,7 @@ def test_file_probes_run_on_the_guest_tmpfs_and_the_host_volume(tmp_path):
     native = campaigns["native"].samples
     assert {registry.workdir_fs(json.loads(pj)) for pj in native["params_json"]} == {registry.FS_HOST_VOLUME}
     assert set(native.loc[native["probe"] != "null_syscall", "fs_type"]) == {"tmpfs"}
-    assert ours_left() == NOTHING
+    assert leftovers(os.getpid()) == NOTHING
 
 
 def test_the_same_probe_binaries_and_libc_run_in_every_sandbox(tmp_path):
