@@ -1,6 +1,8 @@
 """Are the analysis' numbers the same as at a base commit?  Every table `analysis.analyze()` returns,
 computed by the base commit's code (a `git worktree` of it) and by this checkout's, on the same
-campaigns, compared cell by cell.
+campaigns, compared cell by cell: analyze()'s tables and the cross-host tables (analysis/hosts.py).
+This checkout runs twice, into an empty on-disk cache (store/values_cache.py) and then with the
+cache the first run filled: both must equal the base.
 
     .venv/bin/python benchmarks/analysis_equality.py [--base REV] [--campaigns ID,ID...] [--synthetic N]
 
@@ -56,14 +58,25 @@ if p is not None:
 t["notes"] = pd.DataFrame({"note": a.notes})
 t["methods"] = pd.DataFrame({"tex": [a.methods_tex(), a.methods_tex(paper=True)]})
 t["campaigns"] = pd.DataFrame([vars(c) for c in a.campaigns])
+try:   # every host on its own, compared (analysis/hosts.py), where the tree has it
+    from osbench_analysis.analysis import hosts
+    cross = hosts.cross_host(root)
+    t["cross.hosts"] = cross.hosts
+    for kind in ("crossing_costs", "ratios", "estimates"):
+        t["cross." + kind] = cross.table(kind)
+except ImportError:
+    pass
+from osbench_analysis.analysis import microkernel   # the guests: GNU Mach against Linux, instructions counted
+t["guests.microkernel"] = microkernel.from_campaigns(root=root)[0]
 pickle.dump(t, open(out, "wb"))
 '''
 
 
-def _run(tree: Path, campaigns: str, root: str, out: Path) -> dict:
+def _run(tree: Path, campaigns: str, root: str, out: Path, cache: Path) -> dict:
     r = subprocess.run([sys.executable, "-c", _DUMP, campaigns, root, str(out)], cwd=tree, capture_output=True,
                        text=True, env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin", "HOME": str(Path.home()),
-                                       "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg"})
+                                       "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg",
+                                       "OSBENCH_CACHE_DIR": str(cache)})
     if r.returncode:
         raise SystemExit(f"{tree}: analyze failed:\n{r.stderr[-3000:]}")
     return pickle.loads(out.read_bytes())
@@ -170,27 +183,34 @@ def main() -> None:
             runs.append((f"{args.synthetic} synthetic campaigns", ",".join(ids), str(root)))
         failed = False
         for what, campaigns, root in runs:
-            old = _run(tree, campaigns, root, tmp / "base.pkl")
-            new = _run(REPO, campaigns, root, tmp / "new.pkl")
-            print(f"## {what}: base {base[:10]} vs this checkout")
-            total = total_diff = 0
-            po, pn = pools(old), pools(new)
-            apart = {k for k in set(po) | set(pn) if po.get(k) != pn.get(k)}
-            if apart:
-                print(f"  {len(apart)} conditions pooled over different campaigns: their pooled values not compared")
-            for name in sorted(set(old) | set(new)):
-                n, d, msgs = compare(name, old.get(name), new.get(name), apart)
-                total, total_diff = total + n, total_diff + d
-                rows = len(new.get(name)) if new.get(name) is not None else 0
-                print(f"  {name:28s} {rows:6d} rows  {n:8d} cells  {d:5d} different")
-                for m in msgs:
-                    print("    " + m)
-            print(f"  all tables: {total} cells compared, {total_diff} different")
-            failed |= total_diff > 0
+            cache = tmp / f"cache-{len(runs)}-{what[:9]}"   # this checkout's on-disk cache (values_cache): empty, then filled
+            old = _run(tree, campaigns, root, tmp / "base.pkl", tmp / "base-cache")
+            for side in ("cache empty", "cache filled by the run before"):
+                new = _run(REPO, campaigns, root, tmp / "new.pkl", cache)
+                failed |= _report(f"{what}: base {base[:10]} vs this checkout, {side}", old, new)
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=REPO, capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)
     sys.exit(1 if failed else 0)
+
+
+def _report(title: str, old: dict, new: dict) -> bool:
+    """Print the comparison of every table; whether any compared cell differs."""
+    print(f"## {title}")
+    total = total_diff = 0
+    po, pn = pools(old), pools(new)
+    apart = {k for k in set(po) | set(pn) if po.get(k) != pn.get(k)}
+    if apart:
+        print(f"  {len(apart)} conditions pooled over different campaigns: their pooled values not compared")
+    for name in sorted(set(old) | set(new)):
+        n, d, msgs = compare(name, old.get(name), new.get(name), apart)
+        total, total_diff = total + n, total_diff + d
+        rows = len(new.get(name)) if new.get(name) is not None else 0
+        print(f"  {name:28s} {rows:6d} rows  {n:8d} cells  {d:5d} different")
+        for m in msgs:
+            print("    " + m)
+    print(f"  all tables: {total} cells compared, {total_diff} different")
+    return total_diff > 0
 
 
 if __name__ == "__main__":

@@ -13,6 +13,10 @@ PAPER_DIR = REPO_ROOT / "paper"
 GENERATED_DIR = PAPER_DIR / "generated"
 PROBES_DIR = REPO_ROOT / "probes"
 ENVS_BUILD_DIR = REPO_ROOT / "build" / "envs"
+#: what the analysis derives from one sealed campaign, kept between processes (store/values_cache.py);
+#: OSBENCH_CACHE_DIR moves it, OSBENCH_CACHE_DIR=off turns it off; deleting it loses nothing
+CACHE_DIR = REPO_ROOT / "build" / "cache"
+CACHE_ENV = "OSBENCH_CACHE_DIR"
 PYPROJECT_FILE = REPO_ROOT / "pyproject.toml"
 #: every Python package pinned with hashes: `make install` installs it, `make lock` refreshes it
 LOCK_FILE = REPO_ROOT / "requirements.lock"

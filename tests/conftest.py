@@ -20,6 +20,21 @@ def private_host_lock(tmp_path_factory):
 
 
 @pytest.fixture(scope="session", autouse=True)
+def private_values_cache(tmp_path_factory):
+    """The analysis' on-disk cache (store/values_cache.py) in a folder of the session's own: the suite's
+    many temporary campaigns never reach the checkout's build/cache (the notebooks' kernels inherit it)."""
+    from osbench_analysis.paths import CACHE_ENV
+
+    old = os.environ.get(CACHE_ENV)
+    os.environ[CACHE_ENV] = str(tmp_path_factory.mktemp("values-cache"))
+    yield os.environ[CACHE_ENV]
+    if old is None:
+        os.environ.pop(CACHE_ENV, None)
+    else:
+        os.environ[CACHE_ENV] = old
+
+
+@pytest.fixture(scope="session", autouse=True)
 def no_widget_teardown_at_exit():
     """Widgets a test made (the explorer, the table filter) have no kernel to close their comms with; left
     to Widget.__del__ at interpreter exit, each printed an ImportError traceback under a passing run."""

@@ -74,7 +74,11 @@ def comparison(samples: pd.DataFrame) -> pd.DataFrame:
     mitigations, and mitigations=off when measured), the ratio Linux / Mach
     of the medians with the interval the boots' ranges give, and how the
     work differs."""
-    boots = boot_counts(samples)
+    return comparison_of_boots(boot_counts(samples))
+
+
+def comparison_of_boots(boots: pd.DataFrame) -> pd.DataFrame:
+    """comparison() from boot_counts() (of one campaign or of many, rows in boot_counts' order)."""
     rows = []
     for name, spec in registry.PROBES.items():
         if spec.guest != "mach":
@@ -220,16 +224,23 @@ def from_campaigns(campaigns: list[str] | None = None, root: str | Path | None =
     """The comparison from sealed campaigns (default: every mach and linux-tcg*
     campaign under root) and the facts of the Mach campaign."""
     from osbench_analysis.store import campaigns as store
+    from osbench_analysis.store import values_cache
 
     cat = store.catalog(root)
-    if campaigns is None:
+    asked = campaigns is not None
+    if not asked:
         campaigns = list(cat[cat["environment"].isin([MACH, LINUX, LINUX_NOMITIG])]["campaign_id"]) if len(cat) else []
-        campaigns = [c for c in campaigns if store.intact(c, root)]   # a damaged one left out, named (issue 31)
-    if not campaigns:
+    # each campaign's boots are its own: kept on disk (values_cache); a damaged one left out, named (issue 31),
+    # unless asked for by name
+    parts = {c: values_cache.derived(boot_counts, c, root, strict=asked) for c in campaigns}
+    parts = {c: b for c, b in parts.items() if b is not None}
+    if not parts:
         return pd.DataFrame(), {}
-    manifests, samples = store.load_campaigns(campaigns, root)
-    facts = next((m.environment_facts for m in manifests.values() if m.environment == MACH), {})
-    return comparison(samples), facts
+    keys = list(next(iter(parts.values())).columns[:5])    # boot_counts' keys, in the order its groupby sorts them
+    boots = pd.concat(parts.values(), ignore_index=True).sort_values(keys, kind="mergesort").reset_index(drop=True)
+    manifests = (store.parsed_manifest((store.resolve(c, root) / store.MANIFEST_FILE).read_text()) for c in parts)
+    facts = next((m.environment_facts for m in manifests if m.environment == MACH), {})
+    return comparison_of_boots(boots), facts
 
 
 def _count(v: float) -> str:

@@ -120,8 +120,8 @@ def pool_campaigns(primary: dict, root=None, *, baseline: str = "native", level:
     measured no later than it.  ``loaded``: campaign id -> store.Campaign already
     in memory (the others are loaded, seals verified); ``probes``: pool only
     these (the canaries and their stand-ins always)."""
-    from osbench_analysis.store import campaigns as store
     from osbench_analysis.analysis.sweeps import sweep_only
+    from osbench_analysis.store import values_cache
 
     # a sweep campaign (sweeps.sweep_only) is read for the scalability fits alone, never pooled
     every = {cid: m for cid, m in catalog_manifests(root).items() if not sweep_only(m.config)}
@@ -130,16 +130,16 @@ def pool_campaigns(primary: dict, root=None, *, baseline: str = "native", level:
     comparable = {cid: [c for c in ids if every[c].created_utc <= primary[cid].created_utc]
                   for cid, ids in comparable.items()}
     loaded = dict(loaded or {})
-    parts = []
-    comparable = {k: [c for c in ids if c in loaded or store.intact(c, root)] for k, ids in comparable.items()}
+    per_campaign = {}   # a campaign's values are its own: kept on disk (values_cache); a damaged one left out, named
     for cid in dict.fromkeys(c for ids in comparable.values() for c in ids):
-        camp = loaded.get(cid) or store.load_campaign(cid, root)
-        parts.append(camp.samples.assign(host=host_identity(camp.manifest.host).key))
-    samples = pd.concat(parts, ignore_index=True)
+        if (v := values_cache.derived(campaign_values, cid, root, loaded.get(cid))) is not None:
+            per_campaign[cid] = v
+    comparable = {k: [c for c in ids if c in per_campaign] for k, ids in comparable.items()}
+    every_value = pd.concat(per_campaign.values(), ignore_index=True)
     if probes is not None:
-        samples = samples[samples["probe"].isin([*probes, *CANARY_PROBES, *PROXY_CANARIES])]
-    rounds = {cid: round_of(every[cid]) for cid in samples["campaign_id"].unique()}
-    every_value = campaign_values(samples)
+        keep = every_value["probe"].isin([*probes, *CANARY_PROBES, *PROXY_CANARIES])
+        every_value = every_value[keep].reset_index(drop=True)
+    rounds = {cid: round_of(every[cid]) for cid in every_value["campaign_id"].unique()}
     is_canary = every_value["probe"].isin(CANARY_PROBES)
     if is_canary.any():
         canaries = canary_table(every_value[is_canary], rounds, CANARY_PROBES, level=level)

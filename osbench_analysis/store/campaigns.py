@@ -437,20 +437,64 @@ def _catalog_manifest(d: Path) -> tuple[Manifest | None, str]:
     return man, ""
 
 
+#: root -> (what its folders looked like, the catalog's rows, the folders passed over and why): the last catalog
+#: of each root, returned again while no folder under it changed (issue 33: a notebook asks a dozen times)
+_CATALOGS: dict[str, tuple[tuple, list[dict], list[tuple[Path, str]]]] = {}
+
+
+def _folders_key(root: Path) -> tuple:
+    """What catalog() reads of root, by stat alone: each entry's name, type, inode and time, and the size,
+    time and inode of its manifest, seal and samples.  A campaign added, removed, renamed, re-sealed or a
+    file of it written again (a folder's time changes when a file is added or removed in it) changes it."""
+    out = []
+    for name in sorted(os.listdir(root)):
+        if name.startswith("."):
+            continue
+        try:
+            st = os.lstat(root / name)
+        except OSError:
+            out.append((name, None))
+            continue
+        files = []
+        for f in (MANIFEST_FILE, SEAL_FILE, SAMPLES_FILE):
+            try:
+                fs = os.stat(root / name / f)
+                files.append((fs.st_size, fs.st_mtime_ns, fs.st_ino))
+            except OSError:
+                files.append(None)
+        out.append((name, st.st_mode, st.st_ino, st.st_mtime_ns, tuple(files)))
+    return tuple(out)
+
+
 def catalog(root: str | Path | None = None) -> pd.DataFrame:
     """One row per campaign under root (seals are verified by load_campaign, not
     here).  Only whole, sealed folders count: a journal or a `.tmp-` folder of a
-    campaign still being measured is not a campaign."""
+    campaign still being measured is not a campaign.  The rows are remembered per
+    root while no folder under it changes (``_folders_key``); a folder passed over
+    is named in a warning on every call."""
+    root = Path(root or default_root())
+    if not root.is_dir():
+        return pd.DataFrame([], columns=CATALOG_COLUMNS)
+    key = _folders_key(root)
+    seen = _CATALOGS.get(str(root))
+    if seen is None or seen[0] != key:
+        seen = (key, *_catalog_rows(root))
+        _CATALOGS[str(root)] = seen
+    for d, why in seen[2]:   # named, never silently gone, and never blocking the rest (issue 31: T4, T5, T8, T11, T13, T14)
+        warn_damaged(d, why)
+    return pd.DataFrame(seen[1], columns=CATALOG_COLUMNS)
+
+
+def _catalog_rows(root: Path) -> tuple[list[dict], list[tuple[Path, str]]]:
     from osbench_analysis.catalog.registry import sweep_only
 
-    root = Path(root or default_root())
-    rows = []
-    for d in sorted(root.iterdir()) if root.is_dir() else []:
+    rows, passed_over = [], []
+    for d in sorted(root.iterdir()):
         if d.name.startswith("."):
             continue
         man, why = _catalog_manifest(d)
-        if why:   # named, never silently gone, and never blocking the rest (issue 31: T4, T5, T8, T11, T13, T14)
-            warn_damaged(d, why)
+        if why:
+            passed_over.append((d, why))
             continue
         ident = man.host_identity
         rows.append({
@@ -476,4 +520,4 @@ def catalog(root: str | Path | None = None) -> pd.DataFrame:
             "sweep_only": sweep_only(man.config),
             "path": str(d),
         })
-    return pd.DataFrame(rows, columns=CATALOG_COLUMNS)
+    return rows, passed_over

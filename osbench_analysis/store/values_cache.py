@@ -1,0 +1,151 @@
+"""What the analysis derives from one sealed campaign alone (``reproducibility.campaign_values``: per
+condition the mean log run median, its standard error, the runs), kept on disk between processes
+(issue 33: a new kernel's analyze.ipynb re-read and re-summarised every other host's campaigns, about
+1.5 s, for tables that cannot change).
+
+A sealed campaign never changes, so what is derived from it alone can be kept.  An entry is found by
+its key: the campaign's folder, the bytes of its seal (SHA256SUMS), the size and modification time of
+every file in the folder, and the source code of the function that derives it.  A campaign re-sealed, a
+file rewritten or damaged in place (its size or time changes), or a change of the computation changes
+the key, and the table is derived again from the samples, whose seal is verified first; an entry is
+never returned for anything else.  What the key cannot see: a file altered in place with its size and
+time put back; ``osbench verify`` checks every seal.
+
+Where: ``paths.CACHE_DIR`` / campaign-values (under build/, never committed), or the folder
+``OSBENCH_CACHE_DIR`` names; ``OSBENCH_CACHE_DIR=off`` turns it off.  Entries are Parquet files
+(data, never code), written atomically, one per campaign folder and function (a newer version replaces
+the older), at most MAX_ENTRIES; deleting the folder loses nothing.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import os
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from osbench_analysis.paths import CACHE_ENV
+
+SUBDIR = "campaign-values"
+ENV_VAR = CACHE_ENV
+#: entries kept at most (about 10 kB each); past it the oldest half goes
+MAX_ENTRIES = 4000
+
+
+def folder() -> Path | None:
+    """Where entries live, or None when the cache is off."""
+    from osbench_analysis.paths import CACHE_DIR
+
+    where = os.environ.get(ENV_VAR)
+    if where is not None and where.strip().lower() in ("", "off", "0", "no"):
+        return None
+    return Path(where or CACHE_DIR) / SUBDIR
+
+
+@functools.lru_cache(maxsize=8)
+def _code_key(derive: Callable) -> str:
+    return hashlib.sha256(inspect.getsource(derive).encode()).hexdigest()
+
+
+def _folder_tag(path: Path, derive: Callable) -> str:
+    where = f"{path.resolve()}\0{derive.__module__}.{derive.__qualname__}"
+    return f"{path.name}-{hashlib.sha256(where.encode()).hexdigest()[:8]}"
+
+
+def key(path: str | Path, derive: Callable) -> str:
+    """The entry's file name for what ``derive`` makes of a campaign folder: the folder's name and a hash
+    of its place and of derive's name (every version of one folder shares these), then a hash of
+    everything in the key (see the module's docstring)."""
+    from osbench_analysis.store import campaigns as store
+
+    path = Path(path)
+    h = hashlib.sha256()
+    h.update(str(path.resolve()).encode() + b"\0" + _code_key(derive).encode() + b"\0")
+    h.update((path / store.SEAL_FILE).read_bytes())
+    for name in sorted(os.listdir(path)):
+        st = os.stat(path / name)
+        h.update(f"\0{name}\0{st.st_size}\0{st.st_mtime_ns}".encode())
+    return f"{_folder_tag(path, derive)}-{h.hexdigest()[:32]}.parquet"
+
+
+def _write(entry: Path, values: pd.DataFrame) -> None:
+    """Write an entry atomically; drop the older entries of the same folder, and the oldest half of all
+    when there are more than MAX_ENTRIES (campaigns under passing roots: tests, a notebook's tmp folder)."""
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".parquet")
+    os.close(fd)
+    try:
+        values.to_parquet(tmp, index=False)
+        os.replace(tmp, entry)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    tag = entry.name[:-len(".parquet")].rsplit("-", 1)[0]
+    for old in entry.parent.glob(f"{tag}-*.parquet"):
+        if old != entry and old.name[len(tag) + 1:].count("-") == 0:
+            old.unlink(missing_ok=True)
+    every = list(entry.parent.glob("*.parquet"))
+    if len(every) > MAX_ENTRIES:
+        def age(p: Path) -> float:
+            try:
+                return p.stat().st_mtime
+            except OSError:
+                return 0.0
+        for old in sorted(every, key=age)[:len(every) // 2]:
+            if old != entry:
+                old.unlink(missing_ok=True)
+
+
+def derived(derive: Callable[[pd.DataFrame], pd.DataFrame], campaign_id: str, root=None,
+            loaded=None, *, strict: bool = False) -> pd.DataFrame | None:
+    """``derive`` of one campaign's samples (with its ``host`` column: hosts.identity's key), from the
+    cache when its key matches, else derived (from ``loaded``, a store.Campaign already in memory, or
+    from the campaign loaded here, seal verified) and kept.  A damaged campaign: None, named in a
+    DamagedCampaign warning (as ``store.intact`` does), or with ``strict`` its CampaignCorrupted raised
+    (a campaign asked for by name)."""
+    from osbench_analysis.hosts.identity import host_identity
+    from osbench_analysis.store import campaigns as store
+
+    where = folder()
+    entry = None
+    if where is not None:
+        try:
+            entry = where / key(loaded.path if loaded is not None else store.resolve(campaign_id, root), derive)
+            if entry.is_file():
+                return pd.read_parquet(entry)
+        except OSError:
+            entry = None      # a campaign folder that went away, or an unreadable entry: computed below
+    if loaded is None:
+        try:
+            loaded = store.load_campaign(campaign_id, root)
+        except store.CampaignCorrupted as e:
+            if strict:
+                raise
+            store.warn_damaged(campaign_id, str(e))
+            return None
+    values = derive(loaded.samples.assign(host=host_identity(loaded.manifest.host).key))
+    if entry is not None:
+        try:
+            _write(entry, values)
+        except OSError:
+            pass              # a read-only checkout: nothing kept, nothing lost
+    return values
+
+
+def clear() -> int:
+    """Delete every entry; how many there were."""
+    where = folder()
+    if where is None or not where.is_dir():
+        return 0
+    n = 0
+    for p in where.glob("*.parquet"):
+        p.unlink(missing_ok=True)
+        n += 1
+    return n
+
+
+__all__ = ["ENV_VAR", "clear", "derived", "folder", "key"]
