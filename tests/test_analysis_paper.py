@@ -117,14 +117,17 @@ def test_reference_section_shows_every_reading_and_the_verdict_classes():
         "stated": ["≈ 3 (±20%)", "≥ 1", "≥ 1", "≥ 1", "—"], "factor": [3.1, 1.09, 0.8, 0.5, float("nan")],
         "holds": [True, True, False, False, None]})
     counts = reference_claims.verdict_counts(pd.DataFrame({
-        "source_id": ["a", "a", "b", "b"], "verdict_class": ["holds", "depends", "fails", "not checkable"],
-        "n_readings": [1, 2, 1, 0]}))
+        "source_id": ["a", "a", "b", "b", "b"], "verdict_class": ["holds", "depends", "fails", "not checkable",
+                                                                "arithmetic checked"],
+        "n_readings": [1, 2, 1, 0, 1]}))
     capture = pd.DataFrame({"source_id": ["a", "a", "b"], "kind": ["values", "values", "definitions"],
                             "n_values": [10, 5, 0]})
     tex = paper.reference_section_tex(readings, counts, capture)
     assert "The 2 published studies hold 2 tables with 15 published values" in tex
-    assert "recomputed 4 comparisons" in tex and "(4 kept in all)" in tex
+    assert "recomputed 5 comparisons" in tex and "(5 kept in all)" in tex
     assert "1 holds" in tex and "1 depends" in tex and "1 not checkable" in tex and "0 knife-edge" not in tex
+    # the authors' own divisions are counted apart and the paper says they are not confirmations
+    assert "1 arithmetic checked" in tex and "confirms the authors' arithmetic, not the comparison" in tex
     # the precedence is stated, in order, before the classes are counted
     assert tex.index("not checkable} when") < tex.index("knife-edge} when") < tex.index("holds or fails} when")
     # both readings of the depending claim, each marked; the not-checkable claim is not in the table

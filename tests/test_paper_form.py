@@ -108,8 +108,10 @@ def test_check_paper_fails_on_an_overfull_box_and_a_long_body(tmp_path):
 
 def test_the_published_appendix_states_the_precedence_and_the_rejection_rules():
     text = paper_published.precedence_tex()
-    order = [text.index(w) for w in ("not checkable", "circular", "knife-edge", "depends", "holds or fails")]
+    order = [text.index(w) for w in ("not checkable", "circular", "arithmetic checked", "knife-edge", "depends",
+                                     "holds or fails")]
     assert order == sorted(order) and f"{reference_claims.PRINT_DIGITS} significant digits" in text
+    assert "not an independent confirmation" in text          # the paper says what 'arithmetic checked' is
     readings = pd.DataFrame({"claim_id": ["a", "a"], "reading_id": ["r1", "r2"], "rejected": ["", "too fast"],
                              "statement": ["S", "S"], "bibkey": ["k", "k"], "reading": ["one", "two"]})
     rules = {"plausible": "rule 'plausible': implied times within 10 times", "same_machine": "rule 'same_machine': one machine"}

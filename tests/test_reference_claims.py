@@ -122,6 +122,38 @@ def test_verdict_classes_follow_the_readings():
     assert edge["nearest_threshold"] == 1.0 and edge["distance_to_threshold"] == pytest.approx(0.004) and edge["knife_edge"]
 
 
+ARITH = "rule 'arithmetic': the paper computes this from the same two cells; 2% covers its rounding"
+
+
+def test_the_papers_own_division_is_arithmetic_checked_only_when_it_reproduces():
+    """Review #50/#53-55: a number the paper divides out of two of its own cells, re-done, is 'arithmetic checked',
+    not 'holds'; decided by the rule the claim states, and a division that does not reproduce is a real finding."""
+    ref = _synthetic()
+    five = {"kind": "approx", "value": 5.0, "rel_tol": 0.02}             # lat: a 10 µs / b 2 µs = 5
+    claims = [
+        _claim("ok", [_reading("r1", _pair(["lat"], "a", "b"), True)], five, tolerance_reason=ARITH),
+        # the same numbers under another rule stay 'holds': the class follows the stated rule, not the tolerance
+        _claim("other_rule", [_reading("r1", _pair(["lat"], "a", "b"), True)], five),
+        _claim("wrong", [_reading("r1", _pair(["lat"], "c", "b"), True)], five, tolerance_reason=ARITH),   # 4 / 2 = 2
+        _claim("half", [_reading("r1", _pair(["lat"], "a", "b"), True), _reading("r2", _pair(["lat"], "c", "b"))], five,
+               tolerance_reason=ARITH),
+        _claim("circ", [_reading("r1", _pair(["lat"], "a", "b"), True), _reading("r2", _pair(["lat"], "c", "b"))], five,
+               tolerance_reason=ARITH, circular="the author's own division"),
+        _claim("ratio", [_reading("r1", {"kind": "value_ratio", "table_id": "t", "metric_id": "rate", "numerator": "a",
+                                         "denominator": "b"}, True)], {"kind": "approx", "value": 0.25, "rel_tol": 0.02},
+               tolerance_reason=ARITH),
+    ]
+    out = rc.evaluate_claims(ref, claims).set_index("claim_id")["verdict_class"].to_dict()
+    assert out == {"ok": "arithmetic checked", "other_rule": "holds", "wrong": "fails", "half": "depends",
+                   "circ": "circular", "ratio": "arithmetic checked"}
+    assert rc.tolerance_rule({"tolerance_reason": ARITH}) == "arithmetic"
+    assert rc.tolerance_rule({"tolerance_reason": "r"}) == "" and rc.tolerance_rule({}) == ""
+    # precedence: after not checkable and circular, before knife-edge; never decided for a claim without the rule
+    p = rc.VERDICT_PRECEDENCE
+    assert p.index("circular") < p.index("arithmetic checked") < p.index("knife-edge") and "arithmetic checked" in rc.VERDICT_CLASSES
+    assert "ok" not in set(rc.flagged(rc.evaluate_claims(ref, claims))["claim_id"])
+
+
 def test_similar_and_claim_relative_expectations():
     ref = _synthetic()
     claims = [
@@ -140,6 +172,10 @@ def test_similar_and_claim_relative_expectations():
     (_claim("x", [_reading("r", _pair(["lat"], "a", "b")), _reading("r", _pair(["lat"], "a", "b"))], {"kind": "range", "min": 1}), "unique"),
     (_claim("x", [_reading("r", {"kind": "guess"})], {"kind": "range", "min": 1}), "guess"),
     (_claim("x", [_reading("r", _pair(["lat"], "a", "b"))], {"kind": "range", "min": 1}, circular=" "), "circular"),
+    (_claim("x", [_reading("r", _pair(["lat"], "a", "b"))], {"kind": "range", "min": 1},
+            tolerance_reason="rule 'arithmetic': two cells"), "'approx' expectation"),
+    (_claim("x", [_reading("r", _pair(["lat", "rate"], "a", "b"))], {"kind": "approx", "value": 5, "rel_tol": 0.02},
+            tolerance_reason="rule 'arithmetic': two cells"), "divide two cells"),
     (_claim("x", [_reading("r", _pair(["lat"], "a", "b"), True), _reading("q", _pair(["lat"], "a", "b"), True)],
             {"kind": "range", "min": 1}), "more than one primary"),
 ])
@@ -190,9 +226,12 @@ def _reading_row(readings, claim_id, reading_id):
     return hit.iloc[0]
 
 
-def _expected_class(holds: list[bool], factors: list[float], thresholds: list[float]) -> str:
-    """The definition of the class (for readings that are not rejected), restated for the cases below: a factor
-    within 5% of a threshold, or printing as it, is on a knife edge."""
+def _expected_class(holds: list[bool], factors: list[float], thresholds: list[float], rule: str = "") -> str:
+    """The definition of the class (for readings that are not rejected), restated for the cases below: the paper's
+    own division (rule 'arithmetic') reproduced by every reading is arithmetic checked; a factor within 5% of a
+    threshold, or printing as it, is on a knife edge."""
+    if rule == "arithmetic" and all(holds):
+        return "arithmetic checked"
     if any(f"{f:.3g}" == f"{t:.3g}" or abs(f / t - 1) <= 0.05 for f in factors for t in thresholds):
         return "knife-edge"
     return "depends" if len(set(holds)) > 1 else ("holds" if holds[0] else "fails")
@@ -213,7 +252,8 @@ def test_every_claim_is_evaluated_with_its_evidence(evaluated, readings):
         else:
             kept = g[g["rejected"] == ""]
             assert row["verdict_class"] == _expected_class(list(kept["holds"]), list(kept["factor"]),
-                                                           list(kept["nearest_threshold"].dropna())), cid
+                                                           list(kept["nearest_threshold"].dropna()),
+                                                           rc.tolerance_rule(row)), cid
     nc = evaluated[evaluated["verdict_class"] == "not checkable"]
     assert (nc["not_checkable_reason"] != "").all()
 
@@ -322,6 +362,30 @@ def test_minix_182x_is_circular_and_the_bash_column_disagrees(ref, readings, eva
     assert not _reading_row(readings, "minix_process_creation_182x", "bash")["holds"]
     row = evaluated.set_index("claim_id").loc["minix_process_creation_182x"]
     assert row["verdict_class"] == "circular" and "author" in row["circular_reason"] and row["n_readings"] == 2
+    assert rc.tolerance_rule(row) == "arithmetic"                # its rule is arithmetic too: circular comes first
+
+
+ARITHMETIC_CLAIMS = {"minix_syscall_unixbench_8_6x", "minix_syscall_micro_1000_7_6x", "minix_syscall_micro_10000_7_58x",
+                     "l4linux_aim_95pct", "usermode_aim_62pct", "inkernel_aim_73pct", "l4linux_aim_5pct_lower"}
+
+
+def test_the_authors_divisions_are_arithmetic_checked_not_confirmations(ref, readings, evaluated):
+    """Review #50 and #53-55: Miao's 166666/22000 = 7.58, 15333/2000 = 7.6, 521107.6/60366 = 8.6 and the AIM
+    95 %, 62 %, 73 % and '5 % lower' are the author's own divisions: re-done, they are arithmetic checked."""
+    ev = evaluated.set_index("claim_id")
+    assert set(ev.index[ev["verdict_class"] == "arithmetic checked"]) == ARITHMETIC_CLAIMS
+    # by the stated rule, not a list: every claim under rule 'arithmetic' that is not circular, and only those
+    by_rule = {cid for cid, row in ev.iterrows() if rc.tolerance_rule(row) == "arithmetic" and not row["circular_reason"]}
+    assert by_rule == ARITHMETIC_CLAIMS
+    aim = lambda s: _v(ref, "miao_minix3_linux", "text_background", "aim_max_throughput", s)   # noqa: E731
+    for cid, (num, den, stated) in {"minix_syscall_micro_10000_7_58x": (166666, 22000, 7.58),
+                                    "minix_syscall_micro_1000_7_6x": (15333, 2000, 7.6),
+                                    "minix_syscall_unixbench_8_6x": (521107.6, 60366, 8.6),
+                                    "l4linux_aim_95pct": (aim("l4linux"), aim("linux_native_aim"), 0.95),
+                                    "usermode_aim_62pct": (aim("mklinux_user"), aim("linux_native_aim"), 0.62),
+                                    "inkernel_aim_73pct": (aim("mklinux_inkernel"), aim("linux_native_aim"), 0.73)}.items():
+        r = _reading_row(readings, cid, readings.loc[readings["claim_id"] == cid, "reading_id"].iloc[0])
+        assert r["factor"] == pytest.approx(num / den) and abs(num / den / stated - 1) <= 0.02 and r["holds"], cid
 
 
 def test_knife_edge_band_and_its_sensitivity(ref):
@@ -432,7 +496,8 @@ def test_minix_int_and_long_rows_favour_minix(ref, readings):
 
 def test_flagged_lists_the_claims_the_data_does_not_plainly_support(evaluated):
     flagged = rc.flagged(evaluated)
-    assert set(flagged["claim_id"]) == set(evaluated.loc[~evaluated["verdict_class"].isin(["holds", "not checkable"]), "claim_id"])
+    plain = ["holds", "arithmetic checked", "not checkable"]
+    assert set(flagged["claim_id"]) == set(evaluated.loc[~evaluated["verdict_class"].isin(plain), "claim_id"])
     assert {"sendmail_slightly_favors_linux", "minix_little_worse_dhrystone"} <= set(flagged["claim_id"])
 
 

@@ -31,25 +31,32 @@ readings in this order of precedence (the first that applies):
 1. ``not checkable`` - the paper gives no numbers to check (figures, cited work);
 2. ``circular``      - the data reading was itself chosen with this sentence
    (``circular`` in the claim says how), so agreement proves nothing;
-3. ``knife-edge``    - some reading lies within KNIFE_EDGE_BAND of a threshold;
-4. ``depends``       - the readings disagree: it holds under some, fails under others;
-5. ``holds`` / ``fails`` - every reading agrees.
+3. ``arithmetic checked`` - the claim states tolerance rule 'arithmetic' (its number is the paper's own
+   division of two of its cells) and every reading reproduces it: the division is re-done, which
+   confirms the arithmetic, not the comparison; a reading that does not reproduce it falls through;
+4. ``knife-edge``    - some reading lies within KNIFE_EDGE_BAND of a threshold;
+5. ``depends``       - the readings disagree: it holds under some, fails under others;
+6. ``holds`` / ``fails`` - every reading agrees.
 
 Factors are slowdowns: cost(slower) / cost(faster), where the cost is the
 value when lower is better and its inverse when higher is better, so a factor
-above 1 means the system the paper calls slower is indeed slower.
+above 1 means the system the paper calls slower is indeed slower (the
+arithmetic on the cells is in factors.py: ``compute_factor``, ``cost``).
 """
 from __future__ import annotations
 
 import copy
 import json
 import math
+import re
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from osbench_analysis.reference import studies as reference
+# the arithmetic on the printed cells is factors.py's; its public names are this module's too
+from osbench_analysis.reference.factors import (AGGREGATES, COMPARISON_KINDS, ClaimError, _INDEX_CACHE,  # noqa: F401
+                                                _cell, _metrics, _side, compute_factor, cost)
 from osbench_analysis.formatting import sig3
 
 #: Factors and thresholds are printed to this many significant digits; a reading whose printed factor equals
@@ -62,26 +69,22 @@ KNIFE_EDGE_BAND = 0.05
 SENSITIVITY_BANDS = (0.0, 0.02, 0.05, 0.10)
 #: A stated tolerance below this is the paper's own rounding allowance (rule 'arithmetic'), not a threshold of meaning.
 ROUNDING_ALLOWANCE = 0.06
-VERDICT_CLASSES = ("holds", "fails", "depends", "knife-edge", "circular", "not checkable")
+#: The tolerance rule of a number the paper computes itself from two of its cells (see tolerance_rule()).
+ARITHMETIC_RULE = "arithmetic"
+VERDICT_CLASSES = ("holds", "arithmetic checked", "fails", "depends", "knife-edge", "circular", "not checkable")
 #: The order in which a claim's class is decided (the first that applies), as the paper states it.
-VERDICT_PRECEDENCE = ("not checkable", "circular", "knife-edge", "depends", "holds", "fails")
+VERDICT_PRECEDENCE = ("not checkable", "circular", "arithmetic checked", "knife-edge", "depends", "holds", "fails")
 #: Rules by which a reading is rejected as implausible before any verdict (see the module docstring).
 REJECTION_RULES = ("plausible", "same_machine")
 #: Verdict of the primary reading alone (kept for the compact tables).
 VERDICTS = ("supported", "not supported", "not checkable")
-COMPARISON_KINDS = ("pair", "value_ratio", "value", "spread", "winner", "contrast", "fraction_won", "min_of")
 EXPECT_KINDS = ("approx", "range", "similar", "similar_to_claim", "below_claims", "not_checkable")
-AGGREGATES = ("geomean", "each", "max", "sum")
 
 CLAIM_COLUMNS = ["claim_id", "source_id", "statement", "verdict_class", "stated", "computed_factor", "factor_min",
                  "factor_max", "n_readings", "n_hold", "knife_edge", "verdict", "reading", "readings_summary", "detail",
                  "quote", "location", "stated_value_origin", "tolerance_reason", "circular_reason", "not_checkable_reason"]
 READING_COLUMNS = ["claim_id", "source_id", "reading_id", "reading", "primary", "stated", "factor", "holds",
                    "nearest_threshold", "distance_to_threshold", "knife_edge", "rejected", "detail"]
-
-
-class ClaimError(ValueError):
-    """A claim names data that does not exist, an unknown comparison, or is malformed."""
 
 
 # --------------------------------------------------------------------------- loading
@@ -92,6 +95,12 @@ def claims_path(root: str | Path | None = None) -> Path:
 
 def load_rules(root: str | Path | None = None) -> dict[str, str]:
     return json.loads(claims_path(root).read_text(encoding="utf-8"))["rules"]
+
+
+def tolerance_rule(claim: dict) -> str:
+    """The name of the rule a claim's ``tolerance_reason`` states ("rule 'arithmetic': ..." -> 'arithmetic'), '' if none."""
+    m = re.match(r"rule '([a-z_]+)'", str(claim.get("tolerance_reason") or ""))
+    return m.group(1) if m else ""
 
 
 def _normalise_claim(c: dict) -> dict:
@@ -131,7 +140,20 @@ def _normalise_claim(c: dict) -> dict:
                              f"{r.get('comparison', {}).get('kind')!r} not one of {COMPARISON_KINDS}")
     if c.get("circular") is not None and not str(c["circular"]).strip():
         raise ClaimError(f"claim {c['claim_id']}: 'circular' must say how the data reading was chosen with the sentence")
+    if tolerance_rule(c) == ARITHMETIC_RULE and not (c["expect"]["kind"] == "approx"
+                                                     and c["expect"]["rel_tol"] < ROUNDING_ALLOWANCE
+                                                     and all(_two_cells(r["comparison"]) for r in readings)):
+        raise ClaimError(f"claim {c['claim_id']}: rule '{ARITHMETIC_RULE}' (the paper's division of two cells) needs an "
+                         f"'approx' expectation with rel_tol under {ROUNDING_ALLOWANCE} and readings that divide two "
+                         "cells ('value_ratio', or 'pair' of one metric); got "
+                         f"{c['expect']} and {[r['comparison']['kind'] for r in readings]}")
     return c
+
+
+def _two_cells(comparison: dict) -> bool:
+    """The comparison divides one printed cell by another (what rule 'arithmetic' re-does)."""
+    metrics = comparison.get("metric_ids")
+    return comparison["kind"] == "value_ratio" or (comparison["kind"] == "pair" and metrics != "all" and len(metrics) == 1)
 
 
 def load_claims(root: str | Path | None = None) -> list[dict]:
@@ -142,160 +164,6 @@ def load_claims(root: str | Path | None = None) -> list[dict]:
     if dup:
         raise ClaimError(f"claim ids appear twice: {sorted(dup)}")
     return claims
-
-
-# --------------------------------------------------------------------------- arithmetic on cells
-
-def cost(value: float, higher_is_better) -> float:
-    """Bigger is worse: the value if lower is better, its inverse if higher is better."""
-    if higher_is_better is None or (isinstance(higher_is_better, float) and math.isnan(higher_is_better)):
-        raise ClaimError("a metric without a better direction (higher_is_better null) cannot give a slowdown factor")
-    return 1.0 / value if higher_is_better else float(value)
-
-
-_INDEX_CACHE: list[tuple[pd.DataFrame, dict]] = []
-
-
-def _index(ref: pd.DataFrame) -> dict:
-    """(source, table, metric, system) -> list of row dicts; cached for the last few frames seen (the same
-    frame is read thousands of times while the claims are evaluated)."""
-    for frame, index in _INDEX_CACHE:
-        if frame is ref:
-            return index
-    index: dict = {}
-    for row in ref.to_dict("records"):
-        index.setdefault((row["source_id"], row["table_id"], row["metric_id"], row["system_id"]), []).append(row)
-    _INDEX_CACHE.insert(0, (ref, index))
-    del _INDEX_CACHE[4:]
-    return index
-
-
-def _cell(ref: pd.DataFrame, source_id: str, table_id: str, metric_id: str, system_id: str,
-          overrides: dict | None = None) -> dict:
-    hit = _index(ref).get((source_id, table_id, metric_id, system_id), [])
-    if len(hit) != 1:
-        raise ClaimError(f"claim cell {source_id}/{table_id}/{metric_id}/{system_id} matches {len(hit)} rows (need 1)")
-    row = dict(hit[0])
-    key = f"{table_id}/{metric_id}/{system_id}"
-    if overrides and key in overrides:
-        row["value"] = float(overrides[key])
-        row["cell_as_published"] = f"{overrides[key]:g} (this reading's split of {row['cell_as_published']!r})"
-    if pd.isna(row["value"]):
-        raise ClaimError(f"claim cell {source_id}/{table_id}/{metric_id}/{system_id} has no usable value "
-                         f"(printed {row['cell_as_published']!r})")
-    return row
-
-
-def _side(spec, default_table):
-    if isinstance(spec, dict):
-        return spec["system_id"], spec.get("table_id") or default_table
-    return spec, default_table
-
-
-def _metrics(ref: pd.DataFrame, source_id: str, table_id: str, metric_ids, systems: list[str]) -> list[str]:
-    """The metric ids a comparison names; "all" is every directed metric of the table with a value for every system."""
-    if metric_ids != "all":
-        return list(metric_ids)
-    t = ref[(ref["source_id"] == source_id) & (ref["table_id"] == table_id) & ref["value"].notna()
-            & ref["higher_is_better"].map(lambda h: h is not None and h == h)]
-    have = t.groupby("metric_id")["system_id"].apply(set)
-    out = [m for m in dict.fromkeys(t["metric_id"]) if set(systems) <= have[m]]
-    if not out:
-        raise ClaimError(f"{source_id}/{table_id}: no directed metric has values for all of {systems}")
-    return out
-
-
-def compute_factor(ref: pd.DataFrame, source_id: str, comparison: dict, overrides: dict | None = None) -> tuple[float, str]:
-    """(factor, how it was computed from which printed cells)."""
-    kind = comparison["kind"]
-    table = comparison.get("table_id")
-    if kind == "pair":
-        slow_sys, slow_table = _side(comparison["slower"], table)
-        fast_sys, fast_table = _side(comparison["faster"], table)
-        metric_ids = _metrics(ref, source_id, slow_table, comparison["metric_ids"], [slow_sys, fast_sys])
-        aggregate = comparison.get("aggregate", "geomean")
-        if aggregate not in AGGREGATES:
-            raise ClaimError(f"aggregate {aggregate!r} not one of {AGGREGATES}")
-        factors, parts, slow_vals, fast_vals, directions = [], [], [], [], set()
-        for m in metric_ids:
-            s = _cell(ref, source_id, slow_table, m, slow_sys, overrides)
-            f = _cell(ref, source_id, fast_table, m, fast_sys, overrides)
-            factor = cost(s["value"], s["higher_is_better"]) / cost(f["value"], f["higher_is_better"])
-            factors.append(factor)
-            slow_vals.append(s["value"])
-            fast_vals.append(f["value"])
-            directions.add(bool(s["higher_is_better"]))
-            parts.append(f"{m}: {slow_sys} {s['cell_as_published']} vs {fast_sys} {f['cell_as_published']} -> {factor:.4g}")
-        many = len(factors) > 1
-        if aggregate == "each":
-            return min(factors), "; ".join(parts) + (" (smallest)" if many else "")
-        if aggregate == "max":
-            return max(factors), "; ".join(parts) + (" (largest)" if many else "")
-        if aggregate == "sum":
-            if len(directions) != 1:
-                raise ClaimError("aggregate 'sum' needs metrics with one better direction")
-            hib = directions.pop()
-            value = sum(fast_vals) / sum(slow_vals) if hib else sum(slow_vals) / sum(fast_vals)
-            return value, "; ".join(parts) + (f" (ratio of the sums {sum(slow_vals):g} and {sum(fast_vals):g})" if many else "")
-        value = float(np.exp(np.mean(np.log(factors))))
-        return value, "; ".join(parts) + (" (geometric mean)" if many else "")
-    if kind == "value_ratio":
-        n = _cell(ref, source_id, table, comparison["metric_id"], comparison["numerator"], overrides)
-        d = _cell(ref, source_id, comparison.get("denominator_table_id") or table,
-                  comparison.get("denominator_metric_id") or comparison["metric_id"], comparison["denominator"], overrides)
-        return n["value"] / d["value"], (f"{comparison['metric_id']}: {comparison['numerator']} {n['cell_as_published']} / "
-                                         f"{comparison['denominator']} {d['cell_as_published']}")
-    if kind == "value":
-        c = _cell(ref, source_id, table, comparison["metric_id"], comparison["system_id"], overrides)
-        return float(c["value"]), f"{comparison['metric_id']}: {comparison['system_id']} {c['cell_as_published']} as printed"
-    if kind == "spread":
-        worst, parts = 0.0, []
-        metric_ids = _metrics(ref, source_id, table, comparison["metric_ids"], comparison["systems"])
-        for m in metric_ids:
-            costs = {s: cost(r["value"], r["higher_is_better"]) for s in comparison["systems"]
-                     for r in [_cell(ref, source_id, table, m, s, overrides)]}
-            hi, lo = max(costs, key=costs.get), min(costs, key=costs.get)
-            spread = costs[hi] / costs[lo]
-            worst = max(worst, spread)
-            parts.append(f"{m}: slowest {hi} / fastest {lo} -> {spread:.4g}")
-        return worst, "; ".join(parts) + (" (largest)" if len(parts) > 1 else "")
-    if kind == "winner":
-        best, parts = math.inf, []
-        for m in comparison["metric_ids"]:
-            w = _cell(ref, source_id, table, m, comparison["winner"], overrides)
-            for other in comparison["others"]:
-                o = _cell(ref, source_id, table, m, other, overrides)
-                margin = cost(o["value"], o["higher_is_better"]) / cost(w["value"], w["higher_is_better"])
-                if margin < best:
-                    best = margin
-                    parts = [f"{m}: closest rival {other} {o['cell_as_published']} vs {comparison['winner']} "
-                             f"{w['cell_as_published']} -> {margin:.4g}"]
-        return best, "; ".join(parts) + (" (below 1: the rival is better)" if best < 1 else "")
-    if kind == "contrast":
-        num, num_detail = compute_factor(ref, source_id, comparison["numerator"], overrides)
-        den, den_detail = compute_factor(ref, source_id, comparison["denominator"], overrides)
-        return num / den, f"[{num_detail}] / [{den_detail}] = {num:.4g} / {den:.4g}"
-    if kind == "min_of":
-        # a sentence with several parts that must all hold ("A and B both beat C"): the weakest part decides
-        got = [compute_factor(ref, source_id, c, overrides) for c in comparison["comparisons"]]
-        i = int(np.argmin([g[0] for g in got]))
-        return got[i][0], "; ".join(f"[{d}]" for _, d in got) + f" (weakest part: {got[i][0]:.4g})"
-    if kind == "fraction_won":
-        wins, total, lost = 0, 0, []
-        for part in comparison["tables"]:
-            tid = part["table_id"]
-            systems = [comparison["winner"], comparison["loser"]]
-            for m in _metrics(ref, source_id, tid, part.get("metric_ids", "all"), systems):
-                w = _cell(ref, source_id, tid, m, comparison["winner"], overrides)
-                lo = _cell(ref, source_id, tid, m, comparison["loser"], overrides)
-                total += 1
-                if cost(w["value"], w["higher_is_better"]) < cost(lo["value"], lo["higher_is_better"]):
-                    wins += 1
-                else:
-                    lost.append(f"{tid}/{m}")
-        return wins / total, (f"{comparison['winner']} better than {comparison['loser']} on {wins} of {total} rows"
-                              + (f"; not on {', '.join(lost)}" if lost else ""))
-    raise ClaimError(f"comparison kind {kind!r} unknown ({', '.join(COMPARISON_KINDS)})")
 
 
 # --------------------------------------------------------------------------- expectations
@@ -465,15 +333,17 @@ def evaluate_readings(ref: pd.DataFrame, claims: list[dict] | None = None,
     return pd.DataFrame(rows, columns=READING_COLUMNS)
 
 
-def verdict_class(readings: pd.DataFrame, circular: str | None = None) -> str:
-    """The class of one claim from its evaluated readings, in the order of VERDICT_PRECEDENCE (rejected
-    readings set aside first; see the module docstring)."""
+def verdict_class(readings: pd.DataFrame, circular: str | None = None, rule: str = "") -> str:
+    """The class of one claim from its evaluated readings and its tolerance rule (tolerance_rule()), in the
+    order of VERDICT_PRECEDENCE (rejected readings set aside first; see the module docstring)."""
     if "rejected" in readings.columns:
         readings = readings[readings["rejected"].fillna("") == ""]
     if readings.empty:
         return "not checkable"
     if circular:
         return "circular"
+    if rule == ARITHMETIC_RULE and readings["holds"].all():
+        return "arithmetic checked"
     if readings["knife_edge"].any():
         return "knife-edge"
     if readings["holds"].nunique() > 1:
@@ -508,7 +378,7 @@ def evaluate_claims(ref: pd.DataFrame, claims: list[dict] | None = None,
                                 "detail": c["expect"]["reason"], "not_checkable_reason": c["expect"]["reason"]})
             continue
         p = r[r["primary"]].iloc[0]
-        cls = verdict_class(r, c.get("circular"))
+        cls = verdict_class(r, c.get("circular"), tolerance_rule(c))
         r = r[r["rejected"] == ""]
         rows.append(base | {"verdict_class": cls, "stated": p["stated"],
                             "computed_factor": p["factor"], "factor_min": r["factor"].min(), "factor_max": r["factor"].max(),
@@ -534,8 +404,9 @@ def band_sensitivity(ref: pd.DataFrame, claims: list[dict] | None = None,
 
 
 def flagged(claims: pd.DataFrame) -> pd.DataFrame:
-    """Claims the data does not plainly support (every class but 'holds' and 'not checkable'), with their readings."""
-    return claims[~claims["verdict_class"].isin(["holds", "not checkable"])][
+    """Claims the data does not plainly support (every class but 'holds', 'arithmetic checked' and 'not checkable'),
+    with their readings."""
+    return claims[~claims["verdict_class"].isin(["holds", "arithmetic checked", "not checkable"])][
         ["claim_id", "verdict_class", "stated", "computed_factor", "readings_summary", "quote", "location"]].reset_index(drop=True)
 
 

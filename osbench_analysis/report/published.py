@@ -17,12 +17,15 @@ from osbench_analysis.formatting import sig3, tex_escape
 from osbench_analysis.paths import GENERATED_DIR
 
 #: How each verdict class is named in the appendix.
-VERDICT_WORDS = {"holds": "holds", "fails": "fails", "depends": "depends", "knife-edge": "knife-edge",
-                 "circular": "circular", "not checkable": "not checkable"}
+VERDICT_WORDS = {"holds": "holds", "arithmetic checked": "arithmetic checked", "fails": "fails", "depends": "depends",
+                 "knife-edge": "knife-edge", "circular": "circular", "not checkable": "not checkable"}
 #: What each class means, in the words of the precedence paragraph.
 VERDICT_MEANING = {
     "not checkable": "the study prints no numbers the sentence can be checked against",
     "circular": "the reading of the data was itself chosen with the sentence",
+    "arithmetic checked": ("the sentence's number is the study's own division of two of its printed cells (tolerance "
+                           "rule 'arithmetic') and every reading reproduces it: the division re-done, not an independent "
+                           "confirmation (a division that does not reproduce falls through to the classes below)"),
     "knife-edge": "a reading's factor lies within the knife-edge band of a threshold",
     "depends": "the readings disagree (the claim depends on the reading)",
     "holds": "every reading meets the sentence",
@@ -85,7 +88,9 @@ def sensitivity_tex(sens: pd.DataFrame | None) -> str:
         "Knife-edge band & " + " & ".join(VERDICT_WORDS[v] for v in classes) + r" & changed \\", r"\midrule",
         *rows, r"\bottomrule", r"\end{tabular}",
         r"\caption{Claims per verdict class under knife-edge bands of other widths (changed: claims whose class "
-        r"differs from the band used).}", r"\label{tab:knife-band}", r"\end{table}", ""])
+        r"differs from the band used" + ("; arithmetic checked: the studies' own divisions of two cells re-done, not "
+                                         "confirmations" if "arithmetic checked" in classes else "") + ").}",
+        r"\label{tab:knife-band}", r"\end{table}", ""])
 
 
 def rejection_tex(readings: pd.DataFrame, rules: dict[str, str]) -> str:
@@ -157,6 +162,7 @@ def reference_section_tex(readings: pd.DataFrame, counts: pd.DataFrame, capture:
     n_read = int(c["n_readings"].sum())
     cls = ", ".join(f"{int(c.loc[v, 'n_claims'])} {VERDICT_WORDS[v]}" for v in VERDICT_WORDS
                     if v in c.index and int(c.loc[v, "n_claims"]))
+    n_arith = int(c.loc["arithmetic checked", "n_claims"]) if "arithmetic checked" in c.index else 0
     checked = readings[readings["verdict_class"] != "not checkable"]
     from osbench_analysis.reference.claims import VERDICT_PRECEDENCE
 
@@ -182,8 +188,9 @@ def reference_section_tex(readings: pd.DataFrame, counts: pd.DataFrame, capture:
            f"computed every reading ({n_read} kept in all). Each sentence's words are turned into a tolerance by a "
            "stated rule: " + _rules_tex(rules or {}, ("slight", "about", "significant", "far")) + ".",
            "", precedence_tex(), sensitivity_tex(sensitivity), "", rejection_tex(readings, rules or {}),
-           f"The result: {cls}. Table~\\ref{{tab:claims}} lists every checkable claim with its factor under each kept "
-           "reading ($\\checkmark$: the sentence holds under that reading).", ""]
+           f"The result: {cls}. " + _arithmetic_tex(n_arith)
+           + "Table~\\ref{tab:claims} lists every checkable claim with its factor under each kept reading "
+           "($\\checkmark$: the sentence holds under that reading).", ""]
     out += [r"{\scriptsize", r"\begin{longtable}{rp{0.34\linewidth}p{0.16\linewidth}p{0.2\linewidth}p{0.11\linewidth}}",
             r"\caption{Comparisons the published studies state, recomputed from their own tables: the factor under "
             r"each kept reading ($\checkmark$ the sentence holds, $\times$ it does not) and the verdict class.}"
@@ -207,6 +214,15 @@ def reference_section_tex(readings: pd.DataFrame, counts: pd.DataFrame, capture:
                 r"\toprule Result & System & As printed (unit) & Source \\ \midrule \endhead",
                 *crow, r"\bottomrule", r"\end{longtable}}", ""]
     return "\n".join(out)
+
+
+def _arithmetic_tex(n: int) -> str:
+    """What the 'arithmetic checked' count means, said where the classes are counted ('' when there are none)."""
+    if not n:
+        return ""
+    which = "claim is a study's own division of two of its" if n == 1 else "claims are the studies' own divisions of two of their"
+    return (f"The {n} arithmetic checked {which} printed cells, re-done: that confirms the authors' arithmetic, not the "
+            "comparison, so they are not counted as holding. ")
 
 
 def _cell_with_unit(cell: str, unit_label: str) -> str:

@@ -280,8 +280,8 @@ def claims_table_for_paper(claims: pd.DataFrame) -> pd.DataFrame:
 
 
 def headline_summary(claims: pd.DataFrame) -> pd.DataFrame:
-    """Per source: the number of claims in each verdict class (holds, fails, depends, knife-edge, circular,
-    not checkable; zeros kept), the claims and the readings in total."""
+    """Per source: the number of claims in each verdict class (VERDICT_CLASSES: holds, arithmetic checked, fails,
+    depends, knife-edge, circular, not checkable; zeros kept), the claims and the readings in total."""
     from osbench_analysis.reference.claims import VERDICT_CLASSES
 
     t = claims.groupby(["source_id", "verdict_class"]).size().unstack(fill_value=0)
