@@ -94,3 +94,17 @@ def test_two_notebooks_side_by_side_both_finish(tmp_path):
         for r in runs:
             done, _ = r.result(timeout=300)
             assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_the_runner_starts_without_the_iri_grammar_and_still_validates_notebooks(tmp_path):
+    """papermill's start (issue 33): jsonschema's optional IRI check is not imported by the runner; nbformat
+    still validates a notebook against its schema and still refuses a broken one."""
+    code = ("import sys; from osbench_analysis import papermill_run; papermill_run.without_iri_grammar(); "
+            "import papermill.cli, nbformat; nb = nbformat.read(sys.argv[1], 4); nbformat.validate(nb); "
+            "nb.cells[0]['cell_type'] = 'no such type'\n"
+            "try:\n    nbformat.validate(nb); print('accepted')\n"
+            "except nbformat.ValidationError: print('refused', 'rfc3987_syntax' in sys.modules and "
+            "sys.modules['rfc3987_syntax'] is not None)")
+    out = subprocess.run([sys.executable, "-c", code, str(REPO / "notebooks" / "analyze.ipynb")], cwd=REPO,
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["refused", "False"]

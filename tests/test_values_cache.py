@@ -68,7 +68,7 @@ def test_the_key_changes_with_the_computation(tmp_path, cache, base, monkeypatch
     root = tmp_path / "c"
     synthetic.write_synthetic(root, "s0", base, seed=1)
     before = values_cache.key(root / "s0", reproducibility.campaign_values)
-    monkeypatch.setattr(values_cache, "_code_key", lambda derive: "another campaign_values")
+    monkeypatch.setattr(values_cache, "_code_key", lambda derive, code=(): "another campaign_values")
     assert values_cache.key(root / "s0", reproducibility.campaign_values) != before
     assert values_cache.key(root / "s0", reproducibility.campaign_values).startswith("s0-")
 
@@ -122,3 +122,30 @@ def test_the_catalog_is_remembered_until_a_folder_changes(tmp_path, base):
     t = store.catalog(root)
     t.loc[0, "campaign_id"] = "changed by a caller"
     assert list(store.catalog(root)["campaign_id"]) == ["s0", "s1"]
+
+
+def test_analyze_is_the_same_with_its_tables_cached_filled_and_off(tmp_path, base, monkeypatch):
+    """Per campaign and kept on disk, the condition tables are those of all campaigns in one pass."""
+    from osbench_analysis import stats
+    from osbench_analysis.analysis import pipeline, pooling_cache
+
+    root = tmp_path / "c"
+    for i in range(2):
+        synthetic.write_synthetic(root, f"s{i}", base, seed=i, hostname="h")
+    probe = sorted(set(base.samples["probe"]) - set(reproducibility.CANARY_PROBES))[0]
+    runs = []
+    for setting in (str(tmp_path / "cache"), str(tmp_path / "cache"), "off"):
+        monkeypatch.setenv(values_cache.ENV_VAR, setting)
+        pooling_cache.clear()
+        runs.append([pipeline.analyze(root=root, n_resamples=200), pipeline.analyze(root=root, probes=[probe])])
+    assert len(list((tmp_path / "cache").rglob("*.parquet"))) >= 2 * 2   # two tables per campaign
+    first = runs[0][0]
+    one_pass = stats.condition_tables(first.samples, **first.settings.stats_kwargs())
+    pd.testing.assert_frame_equal(first.estimates[list(one_pass[0].columns)], one_pass[0], check_exact=True)
+    pd.testing.assert_frame_equal(first.quality[list(one_pass[1].columns)], one_pass[1], check_exact=True)
+    for other in runs[1:]:
+        for a, b in zip(runs[0], other):
+            pd.testing.assert_frame_equal(a.estimates, b.estimates, check_exact=True)
+            pd.testing.assert_frame_equal(a.quality, b.quality, check_exact=True)
+            assert a.estimates.attrs == b.estimates.attrs
+    assert set(runs[0][1].estimates["probe"]) == {probe}

@@ -203,6 +203,32 @@ def select_sweep_campaigns(refs: list[CampaignRef], root: str | Path | None = No
     return refs, _refs(newest)
 
 
+def campaign_condition_tables(samples: pd.DataFrame, **kw) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """stats.condition_tables of one campaign's primitives (the host-state canaries are controls)."""
+    return stats.condition_tables(samples[~samples["probe"].isin(registry.CANARY_PROBES)].reset_index(drop=True),
+                                  **kw)
+
+
+def _condition_tables(loaded: list, root, probes, kw: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """stats.condition_tables of the loaded campaigns' primitives (``probes``: only those), computed per
+    campaign: every condition is one campaign's (its resampling seeded by its name), so the tables of
+    all are those of each, in the conditions' order.  A sealed campaign's tables at these settings are
+    kept on disk (store/values_cache.py, keyed by its seal, the settings and the code of stats/)."""
+    from osbench_analysis.store import values_cache
+
+    parts = [values_cache.derived(campaign_condition_tables, c.id, root, c, params=kw,
+                                  code=("osbench_analysis.stats",), parts=2) for c in loaded]
+    out = []
+    for i in (0, 1):
+        t = pd.concat([p[i] for p in parts], ignore_index=True)
+        if probes is not None:
+            t = t[t["probe"].isin(probes)]
+        out.append(t.sort_values(list(GROUP_KEYS), kind="mergesort").reset_index(drop=True))
+    out[0].attrs["analysis_parameters"] = stats.summary.AnalysisParameters(
+        kw["level"], kw["estimator"], kw["ci_method"], kw["n_resamples"], kw["seed"], False)
+    return out[0], out[1]
+
+
 def overview(campaign: store.Campaign) -> pd.DataFrame:
     """What a campaign holds per condition: workers, batches, batch size and a
     raw median (no interval: analyze() gives those)."""
@@ -463,8 +489,8 @@ def analyze(campaigns: list[str] | None = None, root: str | Path | None = None, 
     if probes is not None:
         samples = samples[samples["probe"].isin(probes)].reset_index(drop=True)
     kw = settings.stats_kwargs()
-    # flags, quality and both estimates (flagged batches kept and excluded) in one pass
-    estimates, qual = stats.condition_tables(samples, **kw)
+    # flags, quality and both estimates (flagged batches kept and excluded) in one pass, per campaign
+    estimates, qual = _condition_tables(loaded, root, probes, kw)
     hosts = dict(zip([r.campaign_id for r in refs], [r.host for r in refs]))
     estimates.insert(2, "host", estimates["campaign_id"].map(hosts))
     result = Analysis(refs, settings, {c.id: c.manifest for c in loaded}, samples, estimates, qual,

@@ -47,46 +47,71 @@ def folder() -> Path | None:
 
 
 @functools.lru_cache(maxsize=8)
-def _code_key(derive: Callable) -> str:
-    return hashlib.sha256(inspect.getsource(derive).encode()).hexdigest()
+def _code_key(derive: Callable, code: tuple[str, ...] = ()) -> str:
+    """A hash of derive's source and of the modules (a package: all its files) named in ``code``."""
+    import importlib
+
+    h = hashlib.sha256(inspect.getsource(derive).encode())
+    for name in code:
+        mod = importlib.import_module(name)
+        files = sorted(Path(mod.__file__).parent.rglob("*.py")) if Path(mod.__file__).name == "__init__.py" \
+            else [Path(mod.__file__)]
+        for f in files:
+            h.update(f"\0{f.name}\0".encode() + f.read_bytes())
+    return h.hexdigest()
 
 
-def _folder_tag(path: Path, derive: Callable) -> str:
-    where = f"{path.resolve()}\0{derive.__module__}.{derive.__qualname__}"
+def _folder_tag(path: Path, derive: Callable, params: str) -> str:
+    where = f"{path.resolve()}\0{derive.__module__}.{derive.__qualname__}\0{params}"
     return f"{path.name}-{hashlib.sha256(where.encode()).hexdigest()[:8]}"
 
 
-def key(path: str | Path, derive: Callable) -> str:
-    """The entry's file name for what ``derive`` makes of a campaign folder: the folder's name and a hash
-    of its place and of derive's name (every version of one folder shares these), then a hash of
-    everything in the key (see the module's docstring)."""
+def key(path: str | Path, derive: Callable, params: str = "", code: tuple[str, ...] = ()) -> str:
+    """The entry's file name for what ``derive`` (with ``params``, its settings as text) makes of a campaign
+    folder: the folder's name and a hash of its place, derive's name and params (every version of one
+    folder shares these), then a hash of everything in the key (see the module's docstring), which
+    includes the source of derive and of the modules named in ``code``."""
     from osbench_analysis.store import campaigns as store
 
     path = Path(path)
     h = hashlib.sha256()
-    h.update(str(path.resolve()).encode() + b"\0" + _code_key(derive).encode() + b"\0")
+    h.update(str(path.resolve()).encode() + b"\0" + _code_key(derive, tuple(code)).encode() + b"\0")
+    h.update(params.encode() + b"\0")
     h.update((path / store.SEAL_FILE).read_bytes())
     for name in sorted(os.listdir(path)):
         st = os.stat(path / name)
         h.update(f"\0{name}\0{st.st_size}\0{st.st_mtime_ns}".encode())
-    return f"{_folder_tag(path, derive)}-{h.hexdigest()[:32]}.parquet"
+    return f"{_folder_tag(path, derive, params)}-{h.hexdigest()[:32]}.parquet"
 
 
-def _write(entry: Path, values: pd.DataFrame) -> None:
-    """Write an entry atomically; drop the older entries of the same folder, and the oldest half of all
-    when there are more than MAX_ENTRIES (campaigns under passing roots: tests, a notebook's tmp folder)."""
+def _files(entry: Path, parts: int) -> list[Path]:
+    """The Parquet file of each table of an entry (one, or ``parts`` for a tuple of tables)."""
+    if parts == 1:
+        return [entry]
+    return [entry.with_name(entry.name[:-len(".parquet")] + f".{i}.parquet") for i in range(parts)]
+
+
+def _write(entry: Path, tables: list[pd.DataFrame]) -> None:
+    """Write an entry atomically (each of its files; the first written last, and an entry is read only
+    when all its files are there); drop the older entries of the same folder, and the oldest half of
+    all files when there are more than MAX_ENTRIES (campaigns under passing roots: tests, a notebook's
+    tmp folder)."""
     entry.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".parquet")
-    os.close(fd)
-    try:
-        values.to_parquet(tmp, index=False)
-        os.replace(tmp, entry)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    files = _files(entry, len(tables))
+    for f, t in reversed(list(zip(files, tables))):
+        fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".parquet")
+        os.close(fd)
+        try:
+            t = t.copy(deep=False)
+            t.attrs = {}      # what a caller attaches (analysis parameters) is not the table's data
+            t.to_parquet(tmp, index=False)
+            os.replace(tmp, f)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
     tag = entry.name[:-len(".parquet")].rsplit("-", 1)[0]
     for old in entry.parent.glob(f"{tag}-*.parquet"):
-        if old != entry and old.name[len(tag) + 1:].count("-") == 0:
+        if old not in files and old.name[len(tag) + 1:].count("-") == 0:
             old.unlink(missing_ok=True)
     every = list(entry.parent.glob("*.parquet"))
     if len(every) > MAX_ENTRIES:
@@ -96,29 +121,35 @@ def _write(entry: Path, values: pd.DataFrame) -> None:
             except OSError:
                 return 0.0
         for old in sorted(every, key=age)[:len(every) // 2]:
-            if old != entry:
+            if old not in files:
                 old.unlink(missing_ok=True)
 
 
-def derived(derive: Callable[[pd.DataFrame], pd.DataFrame], campaign_id: str, root=None,
-            loaded=None, *, strict: bool = False) -> pd.DataFrame | None:
-    """``derive`` of one campaign's samples (with its ``host`` column: hosts.identity's key), from the
-    cache when its key matches, else derived (from ``loaded``, a store.Campaign already in memory, or
-    from the campaign loaded here, seal verified) and kept.  A damaged campaign: None, named in a
-    DamagedCampaign warning (as ``store.intact`` does), or with ``strict`` its CampaignCorrupted raised
-    (a campaign asked for by name)."""
+def derived(derive: Callable[..., pd.DataFrame | tuple], campaign_id: str, root=None, loaded=None, *,
+            strict: bool = False, params: dict | None = None, code: tuple[str, ...] = (), parts: int = 1):
+    """``derive(samples, **params)`` of one campaign's samples (with its ``host`` column: hosts.identity's
+    key), from the cache when its key matches, else derived (from ``loaded``, a store.Campaign already in
+    memory, or from the campaign loaded here, seal verified) and kept.  ``params``: derive's settings
+    (their repr is part of the key); ``code``: modules derive's result depends on besides its own source
+    (e.g. "osbench_analysis.stats"); ``parts``: derive returns a tuple of that many tables.  A damaged
+    campaign: None, named in a DamagedCampaign warning (as ``store.intact`` does), or with ``strict`` its
+    CampaignCorrupted raised (a campaign asked for by name)."""
     from osbench_analysis.hosts.identity import host_identity
     from osbench_analysis.store import campaigns as store
 
+    params = dict(params or {})
     where = folder()
     entry = None
     if where is not None:
         try:
-            entry = where / key(loaded.path if loaded is not None else store.resolve(campaign_id, root), derive)
-            if entry.is_file():
-                return pd.read_parquet(entry)
+            path = loaded.path if loaded is not None else store.resolve(campaign_id, root)
+            entry = where / key(path, derive, repr(sorted(params.items())), code)
+            files = _files(entry, parts)
+            if all(f.is_file() for f in files):
+                got = [pd.read_parquet(f) for f in files]
+                return got[0] if parts == 1 else tuple(got)
         except OSError:
-            entry = None      # a campaign folder that went away, or an unreadable entry: computed below
+            entry = None      # a campaign folder that went away, or an unreadable entry: derived below
     if loaded is None:
         try:
             loaded = store.load_campaign(campaign_id, root)
@@ -127,13 +158,13 @@ def derived(derive: Callable[[pd.DataFrame], pd.DataFrame], campaign_id: str, ro
                 raise
             store.warn_damaged(campaign_id, str(e))
             return None
-    values = derive(loaded.samples.assign(host=host_identity(loaded.manifest.host).key))
+    out = derive(loaded.samples.assign(host=host_identity(loaded.manifest.host).key), **params)
     if entry is not None:
         try:
-            _write(entry, values)
-        except OSError:
-            pass              # a read-only checkout: nothing kept, nothing lost
-    return values
+            _write(entry, [out] if parts == 1 else list(out))
+        except (OSError, ValueError, TypeError):
+            pass              # a read-only checkout, a table Parquet cannot hold: nothing kept, nothing lost
+    return out
 
 
 def clear() -> int:
