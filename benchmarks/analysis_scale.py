@@ -8,7 +8,8 @@ then, each N in a fresh process so its peak memory is its own:
   load       store.load_campaigns: every seal verified, one Arrow dataset scan
   estimates  stats.flag_sensitivity over all conditions of all campaigns
   analyze    analysis.analyze(ids): what `osbench analyze` does (its own loading,
-             estimates, quality, ratios of every campaign against the first)
+             estimates, quality, ratios of every campaign against the first), from cold: an
+             empty on-disk cache (store/values_cache.py), which it fills
 
 Goal (issue 33): analyze under 20 s and 1 GB for 100 campaigns, 1,000 under
 4 min, on 2 cores.  The growth rate is the log-log slope between the two
@@ -74,11 +75,19 @@ def _child_run(tree: Path | None, root: Path, n: int, steps: list[str], timeout:
     env = dict(os.environ)
     if tree is not None:
         env["PYTHONPATH"] = str(tree)
+    # a first analysis of new campaigns: nothing derived from them kept yet (store/values_cache.py), and the
+    # synthetic campaigns' entries not left in build/cache
+    cache = tempfile.mkdtemp(prefix="osbench-scale-cache-")
+    env["OSBENCH_CACHE_DIR"] = cache
     try:
         r = subprocess.run([sys.executable, __file__, "--child", str(root), str(n), ",".join(steps)],
                            capture_output=True, text=True, timeout=timeout, env=env, cwd=tree or Path.cwd())
     except subprocess.TimeoutExpired:
         return f"did not finish within {timeout:.0f} s"
+    finally:
+        import shutil
+
+        shutil.rmtree(cache, ignore_errors=True)
     if r.returncode != 0:
         return f"failed: {r.stderr.strip().splitlines()[-1:]}"
     return json.loads(r.stdout.strip().splitlines()[-1])

@@ -33,7 +33,7 @@ def test_a_campaigns_values_are_kept_and_read_back_to_the_last_bit(tmp_path, cac
     root = tmp_path / "c"
     synthetic.write_synthetic(root, "s0", base, seed=1)
     first = values_cache.derived(reproducibility.campaign_values, "s0", root)
-    assert len(list(cache.glob("*.parquet"))) == 1
+    assert len(list(cache.rglob("*.parquet"))) == 1
     expected = computed("s0", root)
     pd.testing.assert_frame_equal(first, expected, check_exact=True)
     monkeypatch.setattr(store, "load_campaign", lambda *a, **k: pytest.fail("the samples were read again"))
@@ -61,7 +61,7 @@ def test_a_new_version_of_a_folder_replaces_its_entry(tmp_path, cache, base):
     new = values_cache.derived(reproducibility.campaign_values, "s0", root)
     pd.testing.assert_frame_equal(new, computed("s0", root), check_exact=True)
     assert not new["y"].equals(old["y"])
-    assert len(list(cache.glob("*.parquet"))) == 1
+    assert len(list(cache.rglob("*.parquet"))) == 1
 
 
 def test_the_key_changes_with_the_computation(tmp_path, cache, base, monkeypatch):
@@ -83,9 +83,10 @@ def test_off_writes_nothing_and_the_entries_stay_bounded(tmp_path, monkeypatch, 
     assert [p for p in tmp_path.rglob("*.parquet") if root not in p.parents] == []
     monkeypatch.setenv(values_cache.ENV_VAR, str(tmp_path / "cache"))
     monkeypatch.setattr(values_cache, "MAX_ENTRIES", 2)
+    monkeypatch.setattr(values_cache, "WRITES_BETWEEN_PRUNES", 1)
     for i in range(4):
         values_cache.derived(reproducibility.campaign_values, f"s{i}", root)
-    left = sorted(p.name.split("-")[0] for p in values_cache.folder().glob("*.parquet"))
+    left = sorted(p.parent.name.split("-")[0] for p in values_cache.folder().rglob("*.parquet"))
     assert len(left) <= 2 and "s3" in left               # the newest kept
 
 

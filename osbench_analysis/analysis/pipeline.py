@@ -210,17 +210,26 @@ def campaign_condition_tables(samples: pd.DataFrame, **kw) -> tuple[pd.DataFrame
 
 
 def _condition_tables(loaded: list, root, probes, kw: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """stats.condition_tables of the loaded campaigns' primitives (``probes``: only those), computed per
-    campaign: every condition is one campaign's (its resampling seeded by its name), so the tables of
-    all are those of each, in the conditions' order.  A sealed campaign's tables at these settings are
-    kept on disk (store/values_cache.py, keyed by its seal, the settings and the code of stats/)."""
+    """stats.condition_tables of the loaded campaigns' primitives (``probes``: only those), per campaign:
+    every condition is one campaign's (its resampling seeded by its name), so the tables of all are
+    those of each, in the conditions' order.  A sealed campaign's tables at these settings are kept on
+    disk (store/values_cache.py, keyed by its seal, the settings and the code of stats/); the campaigns
+    not kept yet are computed in one pass and kept each."""
     from osbench_analysis.store import values_cache
 
-    parts = [values_cache.derived(campaign_condition_tables, c.id, root, c, params=kw,
-                                  code=("osbench_analysis.stats",), parts=2) for c in loaded]
+    code = ("osbench_analysis.stats",)
+    where = {c.id: values_cache.entry(campaign_condition_tables, c.path, kw, code) for c in loaded}
+    parts = {c.id: values_cache.read(where[c.id], parts=2) for c in loaded}
+    todo = [c for c in loaded if parts[c.id] is None]
+    if todo:
+        new = campaign_condition_tables(pd.concat([c.samples for c in todo], ignore_index=True), **kw)
+        for c in todo:
+            mine = tuple(t[t["campaign_id"] == c.id].reset_index(drop=True) for t in new)
+            values_cache.keep(where[c.id], mine)
+            parts[c.id] = mine
     out = []
     for i in (0, 1):
-        t = pd.concat([p[i] for p in parts], ignore_index=True)
+        t = pd.concat([parts[c.id][i] for c in loaded], ignore_index=True)
         if probes is not None:
             t = t[t["probe"].isin(probes)]
         out.append(t.sort_values(list(GROUP_KEYS), kind="mergesort").reset_index(drop=True))

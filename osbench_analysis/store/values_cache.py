@@ -13,8 +13,8 @@ time put back; ``osbench verify`` checks every seal.
 
 Where: ``paths.CACHE_DIR`` / campaign-values (under build/, never committed), or the folder
 ``OSBENCH_CACHE_DIR`` names; ``OSBENCH_CACHE_DIR=off`` turns it off.  Entries are Parquet files
-(data, never code), written atomically, one per campaign folder and function (a newer version replaces
-the older), at most MAX_ENTRIES; deleting the folder loses nothing.
+(data, never code), written atomically, in a directory per campaign folder, function and settings (a
+newer version replaces the older), at most MAX_ENTRIES directories; deleting the folder loses nothing.
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ import functools
 import hashlib
 import inspect
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Callable
@@ -32,8 +33,11 @@ from osbench_analysis.paths import CACHE_ENV
 
 SUBDIR = "campaign-values"
 ENV_VAR = CACHE_ENV
-#: entries kept at most (about 10 kB each); past it the oldest half goes
+#: campaign folders kept at most (about 10-50 kB each); past it the oldest half goes (checked every
+#: WRITES_BETWEEN_PRUNES writes of a process, and at its first)
 MAX_ENTRIES = 4000
+WRITES_BETWEEN_PRUNES = 200
+_writes = 0
 
 
 def folder() -> Path | None:
@@ -81,7 +85,7 @@ def key(path: str | Path, derive: Callable, params: str = "", code: tuple[str, .
     for name in sorted(os.listdir(path)):
         st = os.stat(path / name)
         h.update(f"\0{name}\0{st.st_size}\0{st.st_mtime_ns}".encode())
-    return f"{_folder_tag(path, derive, params)}-{h.hexdigest()[:32]}.parquet"
+    return f"{_folder_tag(path, derive, params)}/{h.hexdigest()[:32]}.parquet"
 
 
 def _files(entry: Path, parts: int) -> list[Path]:
@@ -93,9 +97,10 @@ def _files(entry: Path, parts: int) -> list[Path]:
 
 def _write(entry: Path, tables: list[pd.DataFrame]) -> None:
     """Write an entry atomically (each of its files; the first written last, and an entry is read only
-    when all its files are there); drop the older entries of the same folder, and the oldest half of
-    all files when there are more than MAX_ENTRIES (campaigns under passing roots: tests, a notebook's
-    tmp folder)."""
+    when all its files are there) in its folder's own directory, dropping the older versions there; every
+    WRITES_BETWEEN_PRUNES writes, the oldest half of the directories goes when there are more than
+    MAX_ENTRIES (campaigns under passing roots: tests, a notebook's tmp folder)."""
+    global _writes
     entry.parent.mkdir(parents=True, exist_ok=True)
     files = _files(entry, len(tables))
     for f, t in reversed(list(zip(files, tables))):
@@ -109,20 +114,62 @@ def _write(entry: Path, tables: list[pd.DataFrame]) -> None:
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
-    tag = entry.name[:-len(".parquet")].rsplit("-", 1)[0]
-    for old in entry.parent.glob(f"{tag}-*.parquet"):
-        if old not in files and old.name[len(tag) + 1:].count("-") == 0:
+    for old in entry.parent.iterdir():
+        if old not in files and not old.name.startswith(".tmp-"):
             old.unlink(missing_ok=True)
-    every = list(entry.parent.glob("*.parquet"))
+    _writes += 1
+    if (_writes - 1) % WRITES_BETWEEN_PRUNES == 0:
+        _prune(entry.parent.parent, keep=entry.parent)
+
+
+def _prune(where: Path, keep: Path) -> None:
+    def age(p: Path) -> float:
+        try:
+            return p.stat().st_mtime
+        except OSError:
+            return 0.0
+    every = [d for d in where.iterdir() if d.is_dir()]
     if len(every) > MAX_ENTRIES:
-        def age(p: Path) -> float:
-            try:
-                return p.stat().st_mtime
-            except OSError:
-                return 0.0
         for old in sorted(every, key=age)[:len(every) // 2]:
-            if old not in files:
-                old.unlink(missing_ok=True)
+            if old != keep:
+                shutil.rmtree(old, ignore_errors=True)
+
+
+def entry(derive: Callable, path: str | Path, params: dict | None = None, code: tuple[str, ...] = ()) -> Path | None:
+    """Where what ``derive`` (at ``params``) makes of the campaign folder ``path`` is kept; None when the
+    cache is off or the folder cannot be read."""
+    where = folder()
+    if where is None:
+        return None
+    try:
+        return where / key(path, derive, repr(sorted(dict(params or {}).items())), code)
+    except OSError:
+        return None
+
+
+def read(at: Path | None, parts: int = 1):
+    """The kept table (``parts`` > 1: the tuple of tables) at an entry, or None when it is not there."""
+    if at is None:
+        return None
+    files = _files(at, parts)
+    try:
+        if all(f.is_file() for f in files):
+            got = [pd.read_parquet(f) for f in files]
+            return got[0] if parts == 1 else tuple(got)
+    except OSError:
+        pass                  # an entry going away while read: derived again
+    return None
+
+
+def keep(at: Path | None, tables) -> None:
+    """Keep a table (or a tuple of tables) at an entry; nothing when the cache is off, the checkout is
+    read-only or Parquet cannot hold a table: nothing kept, nothing lost."""
+    if at is None:
+        return
+    try:
+        _write(at, [tables] if isinstance(tables, pd.DataFrame) else list(tables))
+    except (OSError, ValueError, TypeError):
+        pass
 
 
 def derived(derive: Callable[..., pd.DataFrame | tuple], campaign_id: str, root=None, loaded=None, *,
@@ -138,18 +185,15 @@ def derived(derive: Callable[..., pd.DataFrame | tuple], campaign_id: str, root=
     from osbench_analysis.store import campaigns as store
 
     params = dict(params or {})
-    where = folder()
-    entry = None
-    if where is not None:
+    at = None
+    if folder() is not None:
         try:
-            path = loaded.path if loaded is not None else store.resolve(campaign_id, root)
-            entry = where / key(path, derive, repr(sorted(params.items())), code)
-            files = _files(entry, parts)
-            if all(f.is_file() for f in files):
-                got = [pd.read_parquet(f) for f in files]
-                return got[0] if parts == 1 else tuple(got)
-        except OSError:
-            entry = None      # a campaign folder that went away, or an unreadable entry: derived below
+            at = entry(derive, loaded.path if loaded is not None else store.resolve(campaign_id, root), params, code)
+        except store.StoreError:
+            at = None         # no such campaign: load_campaign below says so
+    got = read(at, parts)
+    if got is not None:
+        return got
     if loaded is None:
         try:
             loaded = store.load_campaign(campaign_id, root)
@@ -159,24 +203,21 @@ def derived(derive: Callable[..., pd.DataFrame | tuple], campaign_id: str, root=
             store.warn_damaged(campaign_id, str(e))
             return None
     out = derive(loaded.samples.assign(host=host_identity(loaded.manifest.host).key), **params)
-    if entry is not None:
-        try:
-            _write(entry, [out] if parts == 1 else list(out))
-        except (OSError, ValueError, TypeError):
-            pass              # a read-only checkout, a table Parquet cannot hold: nothing kept, nothing lost
+    keep(at, out)
     return out
 
 
 def clear() -> int:
-    """Delete every entry; how many there were."""
+    """Delete every entry; how many campaign folders had one."""
     where = folder()
     if where is None or not where.is_dir():
         return 0
     n = 0
-    for p in where.glob("*.parquet"):
-        p.unlink(missing_ok=True)
-        n += 1
+    for d in where.iterdir():
+        if d.is_dir():
+            n += 1
+        shutil.rmtree(d, ignore_errors=True) if d.is_dir() else d.unlink(missing_ok=True)
     return n
 
 
-__all__ = ["ENV_VAR", "clear", "derived", "folder", "key"]
+__all__ = ["ENV_VAR", "clear", "derived", "entry", "folder", "keep", "key", "read"]
