@@ -213,11 +213,11 @@ def _condition_tables(loaded: list, root, probes, kw: dict) -> tuple[pd.DataFram
     """stats.condition_tables of the loaded campaigns' primitives (``probes``: only those), per campaign:
     every condition is one campaign's (its resampling seeded by its name), so the tables of all are
     those of each, in the conditions' order.  A sealed campaign's tables at these settings are kept on
-    disk (store/values_cache.py, keyed by its seal, the settings and the code of stats/); the campaigns
+    disk (store/values_cache.py, keyed by its seal, the settings, the code of stats/ and the catalog); the campaigns
     not kept yet are computed in one pass and kept each."""
     from osbench_analysis.store import values_cache
 
-    code = ("osbench_analysis.stats",)
+    code = ("osbench_analysis.stats", "osbench_analysis.catalog.registry")
     where = {c.id: values_cache.entry(campaign_condition_tables, c.path, kw, code) for c in loaded}
     parts = {c.id: values_cache.read(where[c.id], parts=2) for c in loaded}
     todo = [c for c in loaded if parts[c.id] is None]

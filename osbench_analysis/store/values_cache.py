@@ -1,11 +1,12 @@
-"""What the analysis derives from one sealed campaign alone (``reproducibility.campaign_values``: per
-condition the mean log run median, its standard error, the runs), kept on disk between processes
-(issue 33: a new kernel's analyze.ipynb re-read and re-summarised every other host's campaigns, about
-1.5 s, for tables that cannot change).
+"""What the analysis derives from one sealed campaign alone, kept on disk between processes: its
+condition tables (estimates, intervals, flags, quality: analysis/pipeline.py), its values for pooling
+(reproducibility.campaign_values) and a guest's boots (microkernel.boot_counts).  Issue 33: a new
+kernel's analyze.ipynb re-read and re-summarised every campaign, about 3 s, for tables that cannot change.
 
 A sealed campaign never changes, so what is derived from it alone can be kept.  An entry is found by
 its key: the campaign's folder, the bytes of its seal (SHA256SUMS), the size and modification time of
-every file in the folder, and the source code of the function that derives it.  A campaign re-sealed, a
+every file in the folder, the settings, and the source code of the function that derives it and of the
+modules it names (the condition tables: all of stats/ and the probe catalog).  A campaign re-sealed, a
 file rewritten or damaged in place (its size or time changes), or a change of the computation changes
 the key, and the table is derived again from the samples, whose seal is verified first; an entry is
 never returned for anything else.  What the key cannot see: a file altered in place with its size and
