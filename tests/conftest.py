@@ -35,6 +35,18 @@ def private_values_cache(tmp_path_factory):
 
 
 @pytest.fixture(scope="session", autouse=True)
+def ctrl_c_not_ignored():
+    """A suite started in the background (`make test &` from a script) inherits SIGINT ignored, and so would
+    every runner a test interrupts: Python then never raises KeyboardInterrupt, and the Ctrl-C tests wait
+    for a runner that goes on measuring.  A terminal's Ctrl-C is what those tests mean."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+
+
+@pytest.fixture(scope="session", autouse=True)
 def no_widget_teardown_at_exit():
     """Widgets a test made (the explorer, the table filter) have no kernel to close their comms with; left
     to Widget.__del__ at interpreter exit, each printed an ImportError traceback under a passing run."""
