@@ -35,6 +35,10 @@ from osbench_analysis.formatting import sig3, tex_escape
 PUBLISHED_METRICS = ("message_cost", "rpc_cost")
 
 
+#: what names one boot's row of boot_counts(), in the order its rows are sorted (campaign_id where the samples have it)
+BOOT_KEYS = ("environment", "probe", "params_json", "campaign_id", "run")
+
+
 def boot_counts(samples: pd.DataFrame) -> pd.DataFrame:
     """Per (environment, probe, params_json, campaign, run = boot): the measured batches'
     per-operation count, min / median / mean, and how many batches.  A boot is a run of
@@ -42,7 +46,7 @@ def boot_counts(samples: pd.DataFrame) -> pd.DataFrame:
     of every round were merged run by run, and three rounds of 3 + 6 + 3 boots read as 6)."""
     s = samples[~samples["warmup"].astype(bool)].copy()
     s["per_op"] = s["elapsed_ns"].astype("float64") / s["iterations"].astype("float64")
-    keys = ["environment", "probe", "params_json", *(["campaign_id"] if "campaign_id" in s else []), "run"]
+    keys = [k for k in BOOT_KEYS if k in s]
     g = s.groupby(keys)["per_op"]
     return g.agg(min="min", median="median", mean="mean", batches="size").reset_index()
 
@@ -236,8 +240,8 @@ def from_campaigns(campaigns: list[str] | None = None, root: str | Path | None =
     parts = {c: b for c, b in parts.items() if b is not None}
     if not parts:
         return pd.DataFrame(), {}
-    keys = list(next(iter(parts.values())).columns[:5])    # boot_counts' keys, in the order its groupby sorts them
-    boots = pd.concat(parts.values(), ignore_index=True).sort_values(keys, kind="mergesort").reset_index(drop=True)
+    boots = pd.concat(parts.values(), ignore_index=True).sort_values(list(BOOT_KEYS), kind="mergesort")
+    boots = boots.reset_index(drop=True)    # the rows in boot_counts' order, as from all campaigns' samples at once
     manifests = (store.parsed_manifest((store.resolve(c, root) / store.MANIFEST_FILE).read_text()) for c in parts)
     facts = next((m.environment_facts for m in manifests if m.environment == MACH), {})
     return comparison_of_boots(boots), facts

@@ -233,8 +233,7 @@ def _condition_tables(loaded: list, root, probes, kw: dict) -> tuple[pd.DataFram
         if probes is not None:
             t = t[t["probe"].isin(probes)]
         out.append(t.sort_values(list(GROUP_KEYS), kind="mergesort").reset_index(drop=True))
-    out[0].attrs["analysis_parameters"] = stats.summary.AnalysisParameters(
-        kw["level"], kw["estimator"], kw["ci_method"], kw["n_resamples"], kw["seed"], False)
+    out[0].attrs["analysis_parameters"] = stats.summary.AnalysisParameters(**kw)   # what condition_tables attaches
     return out[0], out[1]
 
 

@@ -54,9 +54,9 @@ from pathlib import Path
 import pandas as pd
 
 from osbench_analysis.reference import studies as reference
-# the arithmetic on the printed cells is factors.py's; its public names are this module's too
-from osbench_analysis.reference.factors import (AGGREGATES, COMPARISON_KINDS, ClaimError, _INDEX_CACHE,  # noqa: F401
-                                                _cell, _metrics, _side, compute_factor, cost)
+# ClaimError and compute_factor are this module's too
+from osbench_analysis.reference import factors as printed   # the arithmetic on a study's printed cells
+from osbench_analysis.reference.factors import COMPARISON_KINDS, ClaimError, compute_factor
 from osbench_analysis.formatting import sig3
 
 #: Factors and thresholds are printed to this many significant digits; a reading whose printed factor equals
@@ -252,8 +252,8 @@ def _pair_cells(ref: pd.DataFrame, source_id: str, comparison: dict, overrides: 
         raise ClaimError("a rejection rule applies to a 'pair' reading of one metric")
     out = []
     for side in ("slower", "faster"):
-        system, table = _side(comparison[side], comparison.get("table_id"))
-        out.append(_cell(ref, source_id, table, comparison["metric_ids"][0], system, overrides))
+        system, table = printed.side(comparison[side], comparison.get("table_id"))
+        out.append(printed.cell(ref, source_id, table, comparison["metric_ids"][0], system, overrides))
     return out
 
 
@@ -270,7 +270,7 @@ def implausible(ref: pd.DataFrame, claim: dict, reading: dict) -> str:
     if plaus and reading.get("comparison", {}).get("kind") == "pair":
         for cell in _pair_cells(ref, claim["source_id"], reading["comparison"], reading.get("values")):
             per_op = cell["value"] / plaus["operations"]
-            known = _cell(ref, claim["source_id"], plaus["reference"]["table_id"], plaus["reference"]["metric_id"],
+            known = printed.cell(ref, claim["source_id"], plaus["reference"]["table_id"], plaus["reference"]["metric_id"],
                           cell["system_id"])["value"]
             off = max(per_op / known, known / per_op)
             if off > plaus["max_ratio"]:
@@ -278,10 +278,10 @@ def implausible(ref: pd.DataFrame, claim: dict, reading: dict) -> str:
                            f"the {known:g} µs the study measured (the plausibility rule: within {plaus['max_ratio']:g} times)")
     comp = reading.get("comparison", {})
     if comp.get("kind") == "pair" and {"hardware", "os"} <= set(ref.columns):
-        sides = {side: _side(comp[side], comp.get("table_id")) for side in ("slower", "faster")}
-        metric = _metrics(ref, claim["source_id"], sides["slower"][1], comp["metric_ids"],
-                          [sides["slower"][0], sides["faster"][0]])[0]
-        cells = {side: _cell(ref, claim["source_id"], table, metric, system, reading.get("values"))
+        sides = {side: printed.side(comp[side], comp.get("table_id")) for side in ("slower", "faster")}
+        metric = printed.metric_list(ref, claim["source_id"], sides["slower"][1], comp["metric_ids"],
+                                     [sides["slower"][0], sides["faster"][0]])[0]
+        cells = {side: printed.cell(ref, claim["source_id"], table, metric, system, reading.get("values"))
                  for side, (system, table) in sides.items()}
         s, f = cells["slower"], cells["faster"]
         if s["hardware"] != f["hardware"] and s["os"] != f["os"]:
@@ -311,7 +311,7 @@ def evaluate_readings(ref: pd.DataFrame, claims: list[dict] | None = None,
     """One row per claim x reading: the factor, whether it meets the stated expectation, the nearest threshold,
     whether it ties it at print precision, and why it is rejected ('' when it is kept)."""
     claims = load_claims() if claims is None else [_normalise_claim(c) for c in claims]
-    _INDEX_CACHE.clear()          # the frame may have been edited since it was last indexed
+    printed.forget_indexes()      # the frame may have been edited since it was last indexed
     # expectations may name other claims: those use the other claim's primary reading
     factors = {c["claim_id"]: compute_factor(ref, c["source_id"], _primary(c)["comparison"], _primary(c).get("values"))[0]
                for c in claims if c["readings"]}

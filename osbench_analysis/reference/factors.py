@@ -30,6 +30,11 @@ def cost(value: float, higher_is_better) -> float:
 _INDEX_CACHE: list[tuple[pd.DataFrame, dict]] = []
 
 
+def forget_indexes() -> None:
+    """Index the frames again when next asked: one may have been edited since it was indexed."""
+    _INDEX_CACHE.clear()
+
+
 def _index(ref: pd.DataFrame) -> dict:
     """(source, table, metric, system) -> list of row dicts; cached for the last few frames seen (the same
     frame is read thousands of times while the claims are evaluated)."""
@@ -44,8 +49,9 @@ def _index(ref: pd.DataFrame) -> dict:
     return index
 
 
-def _cell(ref: pd.DataFrame, source_id: str, table_id: str, metric_id: str, system_id: str,
-          overrides: dict | None = None) -> dict:
+def cell(ref: pd.DataFrame, source_id: str, table_id: str, metric_id: str, system_id: str,
+         overrides: dict | None = None) -> dict:
+    """The one printed cell a reading names, as a row dict (``overrides``: the reading's split of an ambiguous cell)."""
     hit = _index(ref).get((source_id, table_id, metric_id, system_id), [])
     if len(hit) != 1:
         raise ClaimError(f"claim cell {source_id}/{table_id}/{metric_id}/{system_id} matches {len(hit)} rows (need 1)")
@@ -60,13 +66,14 @@ def _cell(ref: pd.DataFrame, source_id: str, table_id: str, metric_id: str, syst
     return row
 
 
-def _side(spec, default_table):
+def side(spec, default_table) -> tuple[str, str]:
+    """(system, table) of one side of a comparison: a system id, or a dict naming its own table."""
     if isinstance(spec, dict):
         return spec["system_id"], spec.get("table_id") or default_table
     return spec, default_table
 
 
-def _metrics(ref: pd.DataFrame, source_id: str, table_id: str, metric_ids, systems: list[str]) -> list[str]:
+def metric_list(ref: pd.DataFrame, source_id: str, table_id: str, metric_ids, systems: list[str]) -> list[str]:
     """The metric ids a comparison names; "all" is every directed metric of the table with a value for every system."""
     if metric_ids != "all":
         return list(metric_ids)
@@ -84,16 +91,16 @@ def compute_factor(ref: pd.DataFrame, source_id: str, comparison: dict, override
     kind = comparison["kind"]
     table = comparison.get("table_id")
     if kind == "pair":
-        slow_sys, slow_table = _side(comparison["slower"], table)
-        fast_sys, fast_table = _side(comparison["faster"], table)
-        metric_ids = _metrics(ref, source_id, slow_table, comparison["metric_ids"], [slow_sys, fast_sys])
+        slow_sys, slow_table = side(comparison["slower"], table)
+        fast_sys, fast_table = side(comparison["faster"], table)
+        metric_ids = metric_list(ref, source_id, slow_table, comparison["metric_ids"], [slow_sys, fast_sys])
         aggregate = comparison.get("aggregate", "geomean")
         if aggregate not in AGGREGATES:
             raise ClaimError(f"aggregate {aggregate!r} not one of {AGGREGATES}")
         factors, parts, slow_vals, fast_vals, directions = [], [], [], [], set()
         for m in metric_ids:
-            s = _cell(ref, source_id, slow_table, m, slow_sys, overrides)
-            f = _cell(ref, source_id, fast_table, m, fast_sys, overrides)
+            s = cell(ref, source_id, slow_table, m, slow_sys, overrides)
+            f = cell(ref, source_id, fast_table, m, fast_sys, overrides)
             factor = cost(s["value"], s["higher_is_better"]) / cost(f["value"], f["higher_is_better"])
             factors.append(factor)
             slow_vals.append(s["value"])
@@ -114,20 +121,20 @@ def compute_factor(ref: pd.DataFrame, source_id: str, comparison: dict, override
         value = float(np.exp(np.mean(np.log(factors))))
         return value, "; ".join(parts) + (" (geometric mean)" if many else "")
     if kind == "value_ratio":
-        n = _cell(ref, source_id, table, comparison["metric_id"], comparison["numerator"], overrides)
-        d = _cell(ref, source_id, comparison.get("denominator_table_id") or table,
+        n = cell(ref, source_id, table, comparison["metric_id"], comparison["numerator"], overrides)
+        d = cell(ref, source_id, comparison.get("denominator_table_id") or table,
                   comparison.get("denominator_metric_id") or comparison["metric_id"], comparison["denominator"], overrides)
         return n["value"] / d["value"], (f"{comparison['metric_id']}: {comparison['numerator']} {n['cell_as_published']} / "
                                          f"{comparison['denominator']} {d['cell_as_published']}")
     if kind == "value":
-        c = _cell(ref, source_id, table, comparison["metric_id"], comparison["system_id"], overrides)
+        c = cell(ref, source_id, table, comparison["metric_id"], comparison["system_id"], overrides)
         return float(c["value"]), f"{comparison['metric_id']}: {comparison['system_id']} {c['cell_as_published']} as printed"
     if kind == "spread":
         worst, parts = 0.0, []
-        metric_ids = _metrics(ref, source_id, table, comparison["metric_ids"], comparison["systems"])
+        metric_ids = metric_list(ref, source_id, table, comparison["metric_ids"], comparison["systems"])
         for m in metric_ids:
             costs = {s: cost(r["value"], r["higher_is_better"]) for s in comparison["systems"]
-                     for r in [_cell(ref, source_id, table, m, s, overrides)]}
+                     for r in [cell(ref, source_id, table, m, s, overrides)]}
             hi, lo = max(costs, key=costs.get), min(costs, key=costs.get)
             spread = costs[hi] / costs[lo]
             worst = max(worst, spread)
@@ -136,9 +143,9 @@ def compute_factor(ref: pd.DataFrame, source_id: str, comparison: dict, override
     if kind == "winner":
         best, parts = math.inf, []
         for m in comparison["metric_ids"]:
-            w = _cell(ref, source_id, table, m, comparison["winner"], overrides)
+            w = cell(ref, source_id, table, m, comparison["winner"], overrides)
             for other in comparison["others"]:
-                o = _cell(ref, source_id, table, m, other, overrides)
+                o = cell(ref, source_id, table, m, other, overrides)
                 margin = cost(o["value"], o["higher_is_better"]) / cost(w["value"], w["higher_is_better"])
                 if margin < best:
                     best = margin
@@ -159,9 +166,9 @@ def compute_factor(ref: pd.DataFrame, source_id: str, comparison: dict, override
         for part in comparison["tables"]:
             tid = part["table_id"]
             systems = [comparison["winner"], comparison["loser"]]
-            for m in _metrics(ref, source_id, tid, part.get("metric_ids", "all"), systems):
-                w = _cell(ref, source_id, tid, m, comparison["winner"], overrides)
-                lo = _cell(ref, source_id, tid, m, comparison["loser"], overrides)
+            for m in metric_list(ref, source_id, tid, part.get("metric_ids", "all"), systems):
+                w = cell(ref, source_id, tid, m, comparison["winner"], overrides)
+                lo = cell(ref, source_id, tid, m, comparison["loser"], overrides)
                 total += 1
                 if cost(w["value"], w["higher_is_better"]) < cost(lo["value"], lo["higher_is_better"]):
                     wins += 1

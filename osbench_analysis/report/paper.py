@@ -15,7 +15,7 @@ from osbench_analysis.formatting import (campaign_stamp, ci_parts, format_time_n
 from osbench_analysis.report import sections as paper_sections
 # The published-results appendix lives in paper_published (re-exported for callers of the old names).
 from osbench_analysis.report.hosts import identity_sentence
-from osbench_analysis.report.published import VERDICT_WORDS, reference_section_tex, write_reference_section  # noqa: F401
+from osbench_analysis.report.published import reference_section_tex, write_reference_section  # noqa: F401
 from osbench_analysis.errors import OsbenchError
 from osbench_analysis.report.estimand import ESTIMAND, paper_estimates
 from osbench_analysis.report import environment_versions as python_env

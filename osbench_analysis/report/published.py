@@ -16,9 +16,6 @@ import pandas as pd
 from osbench_analysis.formatting import sig3, tex_escape
 from osbench_analysis.paths import GENERATED_DIR
 
-#: How each verdict class is named in the appendix.
-VERDICT_WORDS = {"holds": "holds", "arithmetic checked": "arithmetic checked", "fails": "fails", "depends": "depends",
-                 "knife-edge": "knife-edge", "circular": "circular", "not checkable": "not checkable"}
 #: What each class means, in the words of the precedence paragraph.
 VERDICT_MEANING = {
     "not checkable": "the study prints no numbers the sentence can be checked against",
@@ -59,7 +56,7 @@ def precedence_tex() -> str:
     for v in VERDICT_PRECEDENCE:
         if v == "fails":
             continue
-        name = "holds or fails" if v == "holds" else VERDICT_WORDS[v]
+        name = "holds or fails" if v == "holds" else v
         meaning = "every reading meets the sentence, or none does" if v == "holds" else VERDICT_MEANING[v]
         steps.append(f"\\emph{{{name}}} when {meaning}")
     band = f"{100 * KNIFE_EDGE_BAND:g}"
@@ -85,7 +82,7 @@ def sensitivity_tex(sens: pd.DataFrame | None) -> str:
         "How much the verdicts depend on the band is in Table~\\ref{tab:knife-band}.",
         r"\begin{table}[!htbp]", r"\centering", r"\scriptsize",
         r"\begin{tabular}{l" + "r" * (len(classes) + 1) + "}", r"\toprule",
-        "Knife-edge band & " + " & ".join(VERDICT_WORDS[v] for v in classes) + r" & changed \\", r"\midrule",
+        "Knife-edge band & " + " & ".join(classes) + r" & changed \\", r"\midrule",
         *rows, r"\bottomrule", r"\end{tabular}",
         r"\caption{Claims per verdict class under knife-edge bands of other widths (changed: claims whose class "
         r"differs from the band used" + ("; arithmetic checked: the studies' own divisions of two cells re-done, not "
@@ -160,12 +157,12 @@ def reference_section_tex(readings: pd.DataFrame, counts: pd.DataFrame, capture:
     c = counts.set_index("verdict_class")
     n_claims = int(c["n_claims"].sum())
     n_read = int(c["n_readings"].sum())
-    cls = ", ".join(f"{int(c.loc[v, 'n_claims'])} {VERDICT_WORDS[v]}" for v in VERDICT_WORDS
+    from osbench_analysis.reference.claims import VERDICT_CLASSES, VERDICT_PRECEDENCE
+
+    cls = ", ".join(f"{int(c.loc[v, 'n_claims'])} {v}" for v in VERDICT_CLASSES
                     if v in c.index and int(c.loc[v, "n_claims"]))
     n_arith = int(c.loc["arithmetic checked", "n_claims"]) if "arithmetic checked" in c.index else 0
     checked = readings[readings["verdict_class"] != "not checkable"]
-    from osbench_analysis.reference.claims import VERDICT_PRECEDENCE
-
     order = {v: i for i, v in enumerate(VERDICT_PRECEDENCE)}
     groups = sorted(checked.groupby(["source_id", "claim_id"], sort=False),
                     key=lambda kv: (order.get(kv[1]["verdict_class"].iloc[0], 9), kv[0]))
@@ -179,7 +176,7 @@ def reference_section_tex(readings: pd.DataFrame, counts: pd.DataFrame, capture:
             stated = stated.replace(other, f"\x00{number[other]}")
         stated = tex_escape(stated).replace("\x00", "\\#")
         rows.append(f"{number[cid]} & {tex_escape(r0['statement'])}~\\citep{{{r0['bibkey']}}} & {stated} & "
-                    f"{_readings_cell(g)} & {tex_escape(VERDICT_WORDS.get(r0['verdict_class'], r0['verdict_class']))} \\\\")
+                    f"{_readings_cell(g)} & {tex_escape(r0['verdict_class'])} \\\\")
     out = [r"\section{Published results revisited}\label{sec:published}",
            f"The {n_sources} published studies hold {n_tables} tables with {n_values} published values, captured as "
            "data with their units and provenance and checked line by line against the source text. We recomputed "

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from osbench_analysis.reference import studies as reference
-from osbench_analysis.reference.claims import cost
+from osbench_analysis.reference.factors import cost
 from osbench_analysis.paths import GENERATED_DIR
 from osbench_analysis.catalog.families import PROBE_PRIMITIVE
 from osbench_analysis.catalog.registry import PROBES
