@@ -26,7 +26,7 @@ from osbench_analysis.fleet import task as fleet_task
 from osbench_analysis.store import campaigns as store
 from osbench_analysis.store import synthetic
 
-distributed = pytest.importorskip("distributed")
+import distributed  # the fleet's extra (osbench[fleet]): where it is installed, these tests must run, not skip
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 TINY = dict(probes=["null_syscall"], runs=2, batches=2, min_batch_ms=1.0, precision_target=0.0,
@@ -64,31 +64,28 @@ class Fleet:
 
 @contextlib.contextmanager
 def cluster(names, tmp_path, tls=True, **options):
-    """A Dask scheduler and one worker per name in this process, each preloading the fleet's
-    guard, with certificates from `osbench fleet certs` (tls=False: plaintext, as a user could
-    start it); options[name]: the Worker's own options (preload=[]: a worker without the guard)."""
+    """A Dask scheduler and one worker per name (one thread, MEASURE=1) in this process, with
+    certificates from `osbench fleet certs` (tls=False: plaintext); options[name]: the Worker's
+    own options, or its class under "cls" (a rogue worker)."""
     from distributed import Scheduler, Worker
 
     certs = fleet_certs.make_certs(names, tmp_path / f"certs-{uuid.uuid4().hex[:6]}", "127.0.0.1") if tls else None
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
-    guard = [fleet_certs.GUARD_MODULE]
 
     async def start(cls, *args, **kwargs):
         return await cls(*args, **kwargs)
 
     async def start_all():
-        # each server starts in its own task, as in its own process: the guard reads strictly in the
-        # task that started it (fleet/wire.py), which must not be another server's
-        s = await asyncio.create_task(start(Scheduler, host="127.0.0.1", dashboard_address="127.0.0.1:0",
-                                            preload=guard, **({"protocol": "tls", "security": security(
-                                                certs, "scheduler")} if tls else {})))
+        s = await start(Scheduler, host="127.0.0.1", dashboard_address="127.0.0.1:0",
+                        **({"protocol": "tls", "security": security(certs, "scheduler")} if tls else {}))
         workers = {}
         for n in names:
-            opts = {"name": n, "nthreads": 1, "host": "127.0.0.1", "preload": guard,
+            opts = {"name": n, "nthreads": 1, "host": "127.0.0.1", "resources": {"MEASURE": 1},
+                    "dashboard_address": "127.0.0.1:0",
                     **({"security": security(certs, "worker", n)} if tls else {}), **options.get(n, {})}
-            workers[n] = await asyncio.create_task(start(Worker, s.address, **opts))
+            workers[n] = await start(opts.pop("cls", Worker), s.address, **opts)
         return s, workers
 
     s, workers = asyncio.run_coroutine_threadsafe(start_all(), loop).result(60)
@@ -116,7 +113,9 @@ FAKE: dict = {}
 
 def fake_task(campaign_id, profile, parameters, wait=False, host=None):
     """Stands in for task.measure_on_this_host in the in-process fleet: checks the request as the
-    real one does, then sends a synthetic campaign, or fails on the hosts in FAKE["fail"]."""
+    real one does, then sends a synthetic campaign, or fails on the hosts in FAKE["fail"]
+    (FAKE["sleep"]: seconds to take first)."""
+    time.sleep(FAKE.get("sleep", 0))
     fleet_security.check_task(campaign_id, profile, parameters, wait, host)
     FAKE["ran"][campaign_id] = host
     if host in FAKE["fail"]:
@@ -126,7 +125,7 @@ def fake_task(campaign_id, profile, parameters, wait=False, host=None):
 
 
 def use_fake_task(tmp_path, monkeypatch) -> dict:
-    """The host's measurement replaced by fake_task (HostJobs calls it by its module's name)."""
+    """The host's measurement replaced by fake_task (task.measure_campaign calls it by its module's name)."""
     FAKE.clear()
     FAKE.update(ran={}, fail=set(), hosts=tmp_path / "hosts")
     monkeypatch.setattr(fleet_task, "measure_on_this_host", fake_task)
@@ -154,7 +153,7 @@ def test_one_campaign_per_host_failures_reported_others_kept_and_a_rerun_resumes
         status = {o.host: o.status for o in r.outcomes}
         assert status == {"h1": "stored", "h2": "failed", "h3": "absent"}
         assert ran_on() == {"f-h1": "h1", "f-h2": "h2"}  # each host's campaign ran on that host
-        assert "runs must be >= 1" in r.outcomes[1].message and "no Dask worker named 'h3'" in r.outcomes[2].message
+        assert "runs must be >= 1" in r.outcomes[1].message and "no Dask worker of host 'h3'" in r.outcomes[2].message
         camp = store.load_campaign("f-h1", out)
         assert camp.manifest.hostname == "h1" and store.signed_by(camp.path) == "signed by host h1"
         assert sorted(store.catalog(out)["campaign_id"]) == ["f-h1"]
@@ -323,30 +322,6 @@ def _wait_for_runner(campaign_id: str, timeout_s: float) -> int:
                 return int(p)
         time.sleep(0.1)
     raise AssertionError(f"no runner for {campaign_id} started within {timeout_s} s")
-
-
-def test_ssh_cluster_names_every_worker_after_its_host_and_speaks_tls():
-    spec = fleet.ssh_cluster_spec("lab0", ["h1", "h2"], "/opt/osbench/.venv/bin/python")
-    assert spec["scheduler"]["options"]["address"] == "lab0"
-    assert spec["scheduler"]["options"]["kwargs"]["protocol"] == "tls"
-    assert spec["scheduler"]["options"]["kwargs"]["preload"] == [fleet_certs.GUARD_MODULE]
-    for h in ("h1", "h2"):
-        o = spec["workers"][h]["options"]
-        assert o["address"] == h and o["kwargs"]["name"] == h
-        assert o["kwargs"]["nthreads"] == 1 and o["kwargs"]["resources"] == {"MEASURE": 1}
-        assert o["kwargs"]["preload"] == [fleet_certs.GUARD_MODULE]
-    assert fleet.ssh_cluster_spec("lab0", ["h1"], "python", insecure=True)["scheduler"]["options"]["kwargs"][
-        "protocol"] == "tcp"
-    cfg = fleet.ssh_tls_config("/etc/osbench-fleet/")
-    assert cfg["distributed.comm.require-encryption"] is True
-    assert cfg["distributed.scheduler.http.routes"] == cfg["distributed.worker.http.routes"] == []
-    assert cfg["distributed.comm.tls.ca-file"] == "/etc/osbench-fleet/ca.pem"
-    assert cfg["distributed.comm.tls.worker.key"] == cfg["distributed.comm.tls.scheduler.key"] == \
-        "/etc/osbench-fleet/key.pem"
-    with pytest.raises(fleet.FleetError, match="remote_tls_dir"):
-        fleet.ssh_cluster("lab0", ["h1"], "python")
-    with pytest.raises(fleet.FleetError, match="host must be a host name"):
-        fleet.ssh_cluster_spec("lab0", ["h1;reboot"], "python")
 
 
 def venv_argv(argv: list[str]) -> list[str]:

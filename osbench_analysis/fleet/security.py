@@ -4,7 +4,7 @@ The fleet's workers run as root on the measured hosts.  So a fleet speaks TLS
 with mutual authentication by default (Dask's own
 `distributed.security.Security`: one CA of the fleet's own, a certificate per
 host, one for the scheduler and one for the client, each naming its role,
-`require_encryption=True`; guard.py checks the roles); a plaintext `tcp://`
+`require_encryption=True`; docs/fleet.md's threat model); a plaintext `tcp://`
 scheduler is refused unless the caller says `insecure=True` (one trusted
 machine), and then every command says so.  The parameters a client sends are
 checked here, on the host, before anything starts (`check_task`), exactly as
