@@ -64,14 +64,15 @@ class Fleet:
 
 @contextlib.contextmanager
 def cluster(names, tmp_path, tls=True, **options):
-    """A Dask scheduler and one worker per name (one thread, MEASURE=1) in this process, with
-    certificates from `osbench fleet certs` (tls=False: plaintext); options[name]: the Worker's
-    own options, or its class under "cls" (a rogue worker)."""
+    """A Dask scheduler and one worker per name (one thread, MEASURE=1) in this process, on the
+    thread CLUSTER_THREAD, with certificates from `osbench fleet certs` (tls=False: plaintext);
+    options[name]: the Worker's own options, its class under "cls" and the certificate folder it
+    uses under "certs" (a rogue worker)."""
     from distributed import Scheduler, Worker
 
     certs = fleet_certs.make_certs(names, tmp_path / f"certs-{uuid.uuid4().hex[:6]}", "127.0.0.1") if tls else None
     loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread = threading.Thread(target=loop.run_forever, name=CLUSTER_THREAD, daemon=True)
     thread.start()
 
     async def start(cls, *args, **kwargs):
@@ -82,9 +83,11 @@ def cluster(names, tmp_path, tls=True, **options):
                         **({"protocol": "tls", "security": security(certs, "scheduler")} if tls else {}))
         workers = {}
         for n in names:
+            opts = dict(options.get(n, {}))
+            folder = opts.pop("certs", n)  # a rogue worker: another role's certificate
             opts = {"name": n, "nthreads": 1, "host": "127.0.0.1", "resources": {"MEASURE": 1},
                     "dashboard_address": "127.0.0.1:0",
-                    **({"security": security(certs, "worker", n)} if tls else {}), **options.get(n, {})}
+                    **({"security": security(certs, "worker", folder)} if tls else {}), **opts}
             workers[n] = await start(opts.pop("cls", Worker), s.address, **opts)
         return s, workers
 
@@ -105,6 +108,8 @@ def cluster(names, tmp_path, tls=True, **options):
 
 
 _cluster = cluster
+#: the thread the in-process scheduler and workers run on (their tasks run on threads named after the worker)
+CLUSTER_THREAD = "fleet-cluster"
 
 
 #: what fake_task does; the in-process workers share this module

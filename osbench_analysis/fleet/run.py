@@ -106,8 +106,10 @@ def open_client(scheduler, tls_ca_file=None, tls_cert=None, tls_key=None, insecu
 
 
 def hosts_of(client) -> dict[str, str]:
-    """{host: worker address}: each connected worker says which host it is (its certificate's name)."""
-    return {name: address for address, name in client.run(task.host_identity).items() if isinstance(name, str)}
+    """{host: worker address}: each connected worker says which host it is (its certificate's name);
+    a worker that cannot be reached (or answers with anything but a name) is left out."""
+    found = client.run(task.host_identity, on_error="ignore")
+    return {name: address for address, name in found.items() if isinstance(name, str)}
 
 
 def connected_hosts(scheduler, tls_ca_file: str | None = None, tls_cert: str | None = None,
