@@ -203,6 +203,12 @@ def test_campaign_parameters_become_the_same_osbench_run_options():
     assert all(a.startswith("--") and "=" in a for a in args)
 
 
+def process_certs(names, tmp_path) -> fleet_certs.FleetCerts:
+    """Certificates for a fleet of processes on 127.0.0.1: a free port, the dashboard on a free loopback port."""
+    made = fleet_certs.make_certs(names, tmp_path / "certs", "127.0.0.1", _free_port())
+    return dataclasses.replace(made, dashboard_port=0)
+
+
 def start_process(argv, env=None, **kw) -> subprocess.Popen:
     return subprocess.Popen(argv, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True, **kw)
@@ -241,7 +247,7 @@ def test_worker_processes_measure_and_return_real_signed_campaigns(tmp_path):
     """The scheduler and two workers as `osbench fleet certs` prints them, on loopback."""
     import papermill as pm  # 1-3 s to import: not at collection
 
-    certs = fleet_certs.make_certs(["h1", "h2"], tmp_path / "certs", "127.0.0.1", _free_port())
+    certs = process_certs(["h1", "h2"], tmp_path)
     out = tmp_path / "campaigns"
     procs = [start_process(venv_argv(certs.scheduler_argv()), certs.environment("scheduler"))]
     try:
@@ -283,7 +289,7 @@ def test_a_vanished_host_is_reported_the_others_kept_and_a_rerun_finishes_it(tmp
     from osbench_analysis.measure import hostlock
 
     monkeypatch.setattr(fleet, "VANISHED_AFTER_S", 3.0)
-    certs = fleet_certs.make_certs(["h1", "h2"], tmp_path / "certs", "127.0.0.1", _free_port())
+    certs = process_certs(["h1", "h2"], tmp_path)
     locks = {h: tmp_path / f"{h}.lock" for h in ("h1", "h2")}
     procs = [start_process(venv_argv(certs.scheduler_argv()), certs.environment("scheduler"))]
     out, params = tmp_path / "campaigns", dict(TINY, output=str(tmp_path / "campaigns"), campaign_id="vn",
@@ -334,40 +340,71 @@ def venv_argv(argv: list[str]) -> list[str]:
     return [str(Path(sys.executable).parent / argv[0]), *argv[1:]]
 
 
-# --- several hosts: Dask workers in their own network (and UTS) namespaces ---------------
-
-
-def _run(*argv):
-    subprocess.run(argv, check=True, capture_output=True, timeout=20)
-
-
-@contextlib.contextmanager
-def _namespaced_hosts(names, tmp_path):
-    """One network namespace per host, joined to this one by a veth pair on a
-    private /30; each host also gets its own hostname (UTS namespace).
-    Everything is removed on exit."""
-    tag = uuid.uuid4().hex[:6]
-    made = []
-    try:
-        for i, name in enumerate(names):
-            ns, outer, inner = f"osbench-{tag}-{name}", f"ob{tag}{i}a", f"ob{tag}{i}b"
-            _run("ip", "netns", "add", ns)
-            made.append((ns, outer))
-            _run("ip", "link", "add", outer, "type", "veth", "peer", "name", inner)
-            _run("ip", "link", "set", inner, "netns", ns)
-            _run("ip", "addr", "add", f"10.213.{i}.1/30", "dev", outer)
-            _run("ip", "link", "set", outer, "up")
-            for cmd in (["ip", "addr", "add", f"10.213.{i}.2/30", "dev", inner], ["ip", "link", "set", inner, "up"],
-                        ["ip", "link", "set", "lo", "up"]):
-                _run("ip", "netns", "exec", ns, *cmd)
-        yield [(name, ns, f"10.213.{i}.1") for i, (name, (ns, _)) in enumerate(zip(names, made))]
-    finally:
-        for ns, outer in made:
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
-            subprocess.run(["ip", "link", "del", outer], capture_output=True)
-
-
 def _free_port() -> int:
     with socket.socket() as s:
-        s.bind(("0.0.0.0", 0))
+        s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+# --- Dask as designed: no patches, tested bounds ------------------------------------------
+
+FLEET_SOURCES = Path(fleet.__file__).resolve().parent
+
+
+def _patches_of_dask(source: str) -> list[str]:
+    """Assignments to an attribute of a dask or distributed module (or of anything imported from
+    one), and every setattr/delattr: what monkeypatching Dask looks like."""
+    import ast
+
+    tree = ast.parse(source)
+    dask_names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            dask_names |= {(a.asname or a.name).split(".")[0] for a in node.names
+                           if a.name.split(".")[0] in ("dask", "distributed")}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("dask", "distributed"):
+            dask_names |= {a.asname or a.name for a in node.names}
+
+    def root(target):
+        while isinstance(target, (ast.Attribute, ast.Subscript)):
+            target = target.value
+        return target.id if isinstance(target, ast.Name) else None
+
+    found = []
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else \
+            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        found += [f"line {node.lineno}: {ast.unparse(t)}" for t in targets
+                  if isinstance(t, ast.Attribute) and root(t) in dask_names]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr"):
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_the_fleet_patches_nothing_of_dask():
+    # the check itself catches the patches the fleet used to make
+    assert len(_patches_of_dask("import distributed.protocol.pickle as p\np.loads = None\n"
+                                "from distributed import comm\ncomm.tcp.TCP.read = None\n"
+                                "import dask\nsetattr(dask, 'x', 1)\n")) == 3
+    assert _patches_of_dask("from distributed import Client\nclient = Client()\nclient.x = 1\n") == []
+    sources = sorted(FLEET_SOURCES.glob("*.py"))
+    assert {p.name for p in sources} >= {"run.py", "task.py", "certs.py", "security.py"}
+    found = {p.name: _patches_of_dask(p.read_text()) for p in sources}
+    assert not any(found.values()), found
+
+
+def test_the_installed_dask_is_within_the_fleet_extras_tested_bounds():
+    import importlib.metadata
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    root = Path(__file__).resolve().parent.parent
+    extra = [Requirement(r) for r in tomllib.loads((root / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]["fleet"]]
+    assert {r.name for r in extra} == {"distributed", "asyncssh"}
+    lock = (root / "requirements.lock").read_text()
+    for r in extra:
+        installed = importlib.metadata.version(r.name)
+        assert installed in r.specifier, (r, installed)
+        assert f"\n{r.name}=={installed} " in lock  # make install installs the extra, as locked

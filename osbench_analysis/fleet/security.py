@@ -75,6 +75,7 @@ def client_security(address: str, tls_ca_file=None, tls_cert=None, tls_key=None,
     a plaintext scheduler the caller explicitly accepted (insecure=True, and
     the warning said).  Raises FleetError otherwise."""
     files = {"tls_ca_file": tls_ca_file, "tls_cert": tls_cert, "tls_key": tls_key}
+    dask_security()  # the extra is there
     if scheme(address) != "tls":
         if not insecure:
             raise FleetError(refusal(address))
@@ -89,10 +90,20 @@ def client_security(address: str, tls_ca_file=None, tls_cert=None, tls_key=None,
         raise FleetError(f"security file(s) not found: {', '.join(absent)}; give the files "
                          f"`osbench fleet certs` wrote (ca.pem, client/cert.pem, client/key.pem)")
     check_key_mode(tls_key)
-    from distributed.security import Security
+    Security = dask_security()
 
     return Security(tls_ca_file=str(tls_ca_file), tls_client_cert=str(tls_cert), tls_client_key=str(tls_key),
                     require_encryption=True)
+
+
+def dask_security():
+    """distributed's Security class; FleetError (one line) where the fleet extra is not installed."""
+    try:
+        from distributed.security import Security
+    except ImportError:
+        raise FleetError("the fleet needs Dask distributed, an optional extra: pip install -e '.[fleet]' in a "
+                         "checkout (osbench-analysis[fleet]); `make install` includes it") from None
+    return Security
 
 
 def check_key_mode(path) -> None:
