@@ -435,3 +435,104 @@ def test_the_client_key_registers_a_worker_that_can_never_serve(tmp_path):
 
         with pytest.raises(OSError, match="TLS certificate does not match"):
             c.call(reach())
+
+
+# --- the printed commands as processes on 127.0.0.1 ---------------------------------------
+
+
+def _listening(pid: int) -> list[tuple[str, int]]:
+    """The TCP ports process `pid` listens on, read in its own network namespace (/proc/PID/net)."""
+    import ipaddress
+
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    found = []
+    for table, family in (("tcp", 4), ("tcp6", 6)):
+        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            f = line.split()
+            if f[3] != "0A" or f[9] not in inodes:  # 0A: LISTEN
+                continue
+            hexip, hexport = f[1].split(":")
+            raw = bytes.fromhex(hexip)
+            raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))  # each 32-bit word is host order
+            found.append((str(ipaddress.ip_address(raw)), int(hexport, 16)))
+    return found
+
+
+def _knock(host: str, port: int, ca: Path) -> dict:
+    """What a port answers without a certificate: plain HTTP, and TLS without a client certificate."""
+    seen = {}
+    with socket.create_connection((host, port), timeout=5) as s:
+        s.sendall(b"GET /json/identity.json HTTP/1.0\r\n\r\n")
+        try:
+            seen["http"] = s.recv(64)
+        except OSError as e:
+            seen["http"] = type(e).__name__.encode()
+    ctx = ssl.create_default_context(cafile=str(ca))
+    ctx.check_hostname = False
+    try:
+        with socket.create_connection((host, port), timeout=5) as raw, ctx.wrap_socket(raw) as s:
+            s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+            seen["tls"] = s.recv(64) or b"closed"
+    except (OSError, ssl.SSLError) as e:
+        seen["tls"] = type(e).__name__.encode()
+    return seen
+
+
+@pytest.mark.slow
+def test_the_printed_commands_listen_on_tls_and_loopback_only_measure_and_stop_on_one_sigterm(tmp_path, capsys):
+    """The scheduler and two workers started with the commands `osbench fleet certs` prints: every
+    port is Dask's TLS port (no HTTP answer) or on 127.0.0.1 (the dashboard); the printed
+    `osbench fleet run` stores both campaigns signed; one SIGTERM stops each process, the
+    scheduler first (the audit's worker hung after "scheduler-close")."""
+    from test_fleet import process_certs, start_process, start_worker, wait_for_hosts
+
+    certs = process_certs(["h1", "h2"], tmp_path)
+    ca = certs.files("client").ca
+    procs = [start_process(venv_argv(certs.scheduler_argv()), certs.environment("scheduler"))]
+    stopped = {}
+    try:
+        procs += [start_worker(certs, h, tmp_path) for h in ("h1", "h2")]
+        hosts = wait_for_hosts(certs, ["h1", "h2"])
+        tls_ports = [certs.port, *(int(hosts[h].rsplit(":", 1)[1]) for h in ("h1", "h2"))]
+        seen = {}
+        for p, tls_port in zip(procs, tls_ports):
+            listening = _listening(p.pid)
+            assert tls_port in {n for _, n in listening}, listening
+            for ip, n in sorted(set(listening)):
+                if n == tls_port:
+                    seen[f"pid {p.pid} TLS port {n}"] = {k: v.decode("latin-1") for k, v in _knock("127.0.0.1", n, ca).items()}
+                else:
+                    seen[f"pid {p.pid} port {n}"] = ip
+        print(json.dumps(seen, indent=1))  # for the report (-s)
+        for where, what in seen.items():
+            if "TLS" in where:
+                assert not what["http"].startswith("HTTP") and not what["tls"].startswith("HTTP"), (where, what)
+            else:
+                assert what == "127.0.0.1", (where, what)  # Dask's HTTP server: loopback only
+        argv = certs.fleet_run_argv()
+        assert cli.main([*argv[1:], "--probes", "null_syscall", "--runs", "2", "--batches", "2", "--min-batch-ms", "1",
+                         "--precision-target", "0", "--placements", "same_cpu", "--variants", "{}",
+                         "--output", str(tmp_path / "campaigns"), "--campaign-id", "pc"]) == 0
+        capsys.readouterr()
+        assert cli.main(["verify", "--root", str(tmp_path / "campaigns"), "--ca", str(certs.out / "ca.pem")]) == 0
+        assert capsys.readouterr().out.splitlines() == ["pc-h1: seal intact, signed by host h1",
+                                                        "pc-h2: seal intact, signed by host h2"]
+    finally:
+        for name, p in zip(("scheduler", "h1", "h2"), procs):
+            t0 = time.monotonic()
+            with contextlib.suppress(ProcessLookupError):
+                p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(timeout=30)
+                stopped[name] = round(time.monotonic() - t0, 2)
+            except subprocess.TimeoutExpired:
+                stopped[name] = "hung"
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait(timeout=10)
+    print("seconds to stop on one SIGTERM:", stopped)  # for the report (-s)
+    assert all(v != "hung" for v in stopped.values()), stopped
