@@ -408,3 +408,87 @@ def test_the_installed_dask_is_within_the_fleet_extras_tested_bounds():
         installed = importlib.metadata.version(r.name)
         assert installed in r.specifier, (r, installed)
         assert f"\n{r.name}=={installed} " in lock  # make install installs the extra, as locked
+
+
+# --- one SSHCluster call, against sshd on 127.0.0.1 ---------------------------------------
+
+SSHD = "/usr/sbin/sshd"   # Debian's openssh-server (environments/install.py installs it)
+
+
+@contextlib.contextmanager
+def _machines(tmp_path, environments: dict[str, dict]):
+    """One sshd on 127.0.0.1 per "machine", each giving its sessions that machine's environment
+    (sshd's SetEnv), as a real machine's own configuration would; yields {machine: asyncssh
+    connect options}.  Each sshd is stopped on exit."""
+    if not os.path.exists(SSHD):
+        pytest.fail(f"{SSHD} is missing: `make setup` installs openssh-server (as root)")
+    os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # sshd's privilege separation folder
+    ssh = tmp_path / "ssh"
+    ssh.mkdir(mode=0o700)
+    for key in ("id", "host"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(ssh / key)], check=True)
+    (ssh / "authorized_keys").write_text((ssh / "id.pub").read_text())
+    (ssh / "authorized_keys").chmod(0o600)
+    procs, options = [], {}
+    try:
+        for name, env in environments.items():
+            port = _free_port()
+            (ssh / f"{name}.conf").write_text("\n".join([
+                f"Port {port}", "ListenAddress 127.0.0.1", f"HostKey {ssh / 'host'}", f"PidFile {ssh / name}.pid",
+                f"AuthorizedKeysFile {ssh / 'authorized_keys'}", "StrictModes no", "UsePAM no",
+                "PasswordAuthentication no", "KbdInteractiveAuthentication no", "PermitRootLogin prohibit-password",
+                "SetEnv " + " ".join(f"{k}={v}" for k, v in env.items())]) + "\n")
+            procs.append(subprocess.Popen([SSHD, "-D", "-e", "-f", str(ssh / f"{name}.conf")],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
+            deadline = time.monotonic() + 10
+            while True:
+                with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+                assert time.monotonic() < deadline and procs[-1].poll() is None, f"sshd for {name} did not start"
+                time.sleep(0.1)
+            options[name] = {"port": port, "known_hosts": None, "client_keys": [str(ssh / "id")],
+                             "username": os.environ.get("USER") or "root"}
+        yield options
+    finally:
+        stop(procs)
+
+
+@pytest.mark.slow
+def test_one_sshcluster_call_starts_the_scheduler_and_three_hosts_that_measure(tmp_path):
+    """Dask's own SSHCluster (workers named 0, 1, 2) over SSH to 127.0.0.1: each "machine" has its
+    own role folder in its environment; the fleet finds each host by its certificate and stores
+    three signed campaigns."""
+    from distributed import SSHCluster
+
+    hosts = ["h1", "h2", "h3"]
+    certs = fleet_certs.make_certs(hosts, tmp_path / "certs", "127.0.0.1")
+
+    def tls(role, folder):
+        f = certs.files(folder)
+        return {"DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION": "True", "DASK_DISTRIBUTED__COMM__TLS__CA_FILE": f.ca,
+                f"DASK_DISTRIBUTED__COMM__TLS__{role}__CERT": f.cert, f"DASK_DISTRIBUTED__COMM__TLS__{role}__KEY": f.key}
+
+    environments = {"lab0": tls("SCHEDULER", "scheduler"),
+                    **{h: {**tls("WORKER", h), **fleet.QUIET_WORKER_ENV, fleet.FLEET_DIR_ENV: tmp_path / h,
+                           "OSBENCH_LOCK_FILE": tmp_path / f"{h}.lock"} for h in hosts}}
+    client = certs.files("client").parameters()
+    out = tmp_path / "campaigns"
+    with _machines(tmp_path, environments) as machines:
+        t0 = time.monotonic()
+        with SSHCluster(["127.0.0.1"] * 4, connect_options=[machines[m] for m in ("lab0", *hosts)],
+                        remote_python=sys.executable, worker_class="distributed.Worker",
+                        scheduler_options={"protocol": "tls", "host": "127.0.0.1", "port": 0,
+                                           "dashboard_address": "127.0.0.1:0"},
+                        worker_options={"nthreads": 1, "resources": {"MEASURE": 1}, "host": "127.0.0.1",
+                                        "dashboard_address": "127.0.0.1:0"},
+                        security=fleet.client_security("tls://127.0.0.1", **client)) as cluster:
+            started = time.monotonic() - t0
+            assert cluster.scheduler_address.startswith("tls://127.0.0.1:")
+            assert sorted(fleet.connected_hosts(cluster, **client, say=lambda m: None)) == hosts
+            r = fleet.fleet_run(cluster, hosts, output=str(out), campaign_id="ssh", say=lambda m: None, **client, **TINY)
+        print(f"SSHCluster: scheduler and 3 workers started in {started:.1f} s")  # for the report (-s)
+    assert [o.status for o in r.outcomes] == ["stored"] * 3, r.table()
+    for h in hosts:
+        c = store.load_campaign(f"ssh-{h}", out)
+        assert store.signed_by(c.path, certs.files("client").ca.read_bytes()) == f"signed by host {h}"
+        assert (tmp_path / h / f"ssh-{h}" / store.SEAL_FILE).is_file()  # measured by that "machine"'s worker

@@ -30,8 +30,8 @@ from osbench_analysis.fleet.task import (FLEET_DIR_ENV, HostFailed, cli_argument
 from osbench_analysis.measure import config
 from osbench_analysis.store import campaigns as store
 
-__all__ = ["FleetError", "HostFailed", "QUIET_WORKER_ENV", "connected_hosts", "fleet_run", "measure_on_this_host",
-           "ssh_tls_config"]
+__all__ = ["FleetError", "HostFailed", "QUIET_WORKER_ENV", "client_security", "connected_hosts", "fleet_run",
+           "measure_on_this_host", "ssh_tls_config"]
 
 #: what the client deserializes: plain data only (a pickle from a host is refused)
 PLAIN = ["msgpack"]
