@@ -20,7 +20,7 @@ from osbench_analysis.measure import config
 from osbench_analysis.store import campaigns as store
 from osbench_analysis.errors import OsbenchError
 
-#: the security files, by the names `osbench fleet run`, notebooks/fleet.ipynb and fleet.ssh_cluster take
+#: the security files, by the names `osbench fleet run` and notebooks/fleet.ipynb take
 TLS_PARAMETERS = ("tls_ca_file", "tls_cert", "tls_key")
 #: a measured host's Dask worker name: a hostname label sequence (no spaces, quotes, slashes)
 HOST_PATTERN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,61}[A-Za-z0-9])?$")
