@@ -1,9 +1,10 @@
-"""Campaigns on many hosts through Dask distributed: one campaign per host,
-asked of that host's worker as plain data, its sealed and signed campaign
-verified and stored on arrival; a failed, absent or vanished host is reported
-and the others are kept.  Every
-cluster here speaks TLS with the fleet's own certificates (`osbench fleet
-certs`); the tests that try to get in are in test_fleet_security.py."""
+"""Campaigns on many hosts through Dask distributed: one task per host
+(client.submit), its sealed and signed campaign read as plain data, verified and
+stored on arrival; a failed, absent or vanished host is reported and the others
+are kept.  Every cluster here speaks TLS with the fleet's own certificates
+(`osbench fleet certs`), on 127.0.0.1: in this process, as the printed commands,
+and as one SSHCluster call; the fleet patches nothing of Dask.  The attacks of
+the threat model (docs/fleet.md) are in test_fleet_security.py."""
 import asyncio
 import contextlib
 import dataclasses
