@@ -27,7 +27,7 @@ from osbench_analysis.fleet import task as fleet_task
 from osbench_analysis.store import campaigns as store
 from osbench_analysis.store import synthetic
 
-import distributed  # the fleet's extra (osbench[fleet]): where it is installed, these tests must run, not skip
+import distributed  # noqa: F401  (the fleet extra, osbench[fleet]: where it is installed, these tests run, not skip)
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 TINY = dict(probes=["null_syscall"], runs=2, batches=2, min_batch_ms=1.0, precision_target=0.0,

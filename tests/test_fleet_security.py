@@ -10,20 +10,18 @@ import asyncio
 import contextlib
 import json
 import os
-import re
 import signal
 import socket
 import ssl
 import stat
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
-import distributed  # noqa: F401  (the fleet extra: its tests fail, not skip, where it is installed)
+import distributed  # the fleet extra: its tests fail, not skip, where it is installed
 from osbench_analysis import cli
 from osbench_analysis.fleet import run as fleet
 from osbench_analysis.fleet import certs as fleet_certs
