@@ -493,3 +493,15 @@ def test_one_sshcluster_call_starts_the_scheduler_and_three_hosts_that_measure(t
         c = store.load_campaign(f"ssh-{h}", out)
         assert store.signed_by(c.path, certs.files("client").ca.read_bytes()) == f"signed by host {h}"
         assert (tmp_path / h / f"ssh-{h}" / store.SEAL_FILE).is_file()  # measured by that "machine"'s worker
+
+
+def test_ssh_tls_config_names_each_machines_own_role_folder_as_dask_reads_it():
+    """What SSHCluster's remote processes inherit (docs/fleet.md): Dask's own Security reads it."""
+    import dask
+    from distributed.security import Security
+
+    with dask.config.set(fleet.ssh_tls_config("/etc/osbench-fleet/")):
+        sec = Security()
+    assert sec.require_encryption is True and sec.tls_ca_file == "/etc/osbench-fleet/ca.pem"
+    assert (sec.tls_worker_cert, sec.tls_worker_key) == ("/etc/osbench-fleet/cert.pem", "/etc/osbench-fleet/key.pem")
+    assert (sec.tls_scheduler_cert, sec.tls_scheduler_key) == (sec.tls_worker_cert, sec.tls_worker_key)
