@@ -505,3 +505,15 @@ def test_ssh_tls_config_names_each_machines_own_role_folder_as_dask_reads_it():
     assert sec.require_encryption is True and sec.tls_ca_file == "/etc/osbench-fleet/ca.pem"
     assert (sec.tls_worker_cert, sec.tls_worker_key) == ("/etc/osbench-fleet/cert.pem", "/etc/osbench-fleet/key.pem")
     assert (sec.tls_scheduler_cert, sec.tls_scheduler_key) == (sec.tls_worker_cert, sec.tls_worker_key)
+
+
+def test_without_the_extra_the_fleet_says_so_in_one_line_and_certs_and_verify_still_work(tmp_path):
+    """Dask is the optional extra osbench[fleet]: here made unimportable in a fresh interpreter."""
+    code = ("import sys; sys.modules['distributed'] = None\n"
+            "from osbench_analysis import cli\n"
+            f"assert cli.main(['fleet', 'certs', '--hosts', 'h1', '--out', {str(tmp_path / 'c')!r}]) == 0\n"
+            f"assert cli.main(['verify', '--root', {str(tmp_path / 'none')!r}]) == 0\n"
+            "sys.exit(cli.main(['fleet', 'run', '--scheduler', 'tls://127.0.0.1:1', '--hosts', 'h1']))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert len(r.stderr.strip().splitlines()) == 1 and "pip install -e '.[fleet]'" in r.stderr, r.stderr

@@ -96,9 +96,9 @@ def scheduler_address(scheduler) -> str:
 def open_client(scheduler, tls_ca_file=None, tls_cert=None, tls_key=None, insecure: bool = False, say=print):
     """A distributed.Client of the fleet's scheduler (an address or a cluster) with the client's
     certificate, reading plain data only."""
-    from distributed import Client
-
     security = client_security(scheduler_address(scheduler), tls_ca_file, tls_cert, tls_key, insecure, say)
+    from distributed import Client  # client_security said so, in one line, if the fleet extra is missing
+
     try:
         return Client(scheduler, security=security, deserializers=PLAIN, timeout="20s", set_as_default=False)
     except (OSError, TimeoutError) as e:
