@@ -507,6 +507,7 @@ def test_ssh_tls_config_names_each_machines_own_role_folder_as_dask_reads_it():
     assert (sec.tls_scheduler_cert, sec.tls_scheduler_key) == (sec.tls_worker_cert, sec.tls_worker_key)
 
 
+@pytest.mark.slow
 def test_without_the_extra_the_fleet_says_so_in_one_line_and_certs_and_verify_still_work(tmp_path):
     """Dask is the optional extra osbench[fleet]: here made unimportable in a fresh interpreter."""
     code = ("import sys; sys.modules['distributed'] = None\n"
