@@ -2,7 +2,8 @@
 #   make all    install, set up the kernel environments, measure this machine (quick profile,
 #               native and every available environment, interleaved), analyse, regenerate the paper
 #   make test   run the whole test suite (what .ci/run calls); `make test-fast` for the fast tier
-#   make lock   refresh requirements.lock after pyproject.toml's dependencies change
+#   make lock   refresh requirements.lock after pyproject.toml's dependencies change (with the test
+#               and fleet extras: `make install` and `make test` install both)
 # Everything installs into .venv and build/ from this repository's own files.
 
 PYTHON   ?= python3
@@ -43,7 +44,7 @@ lock:
 	test -x $(LOCK_VENV)/bin/python || $(PYTHON) -m venv $(LOCK_VENV)
 	$(LOCK_VENV)/bin/python -m pip install -q $(PIP_TOOLS)
 	CUSTOM_COMPILE_COMMAND="make lock" $(LOCK_VENV)/bin/pip-compile --quiet --generate-hashes \
-	  --allow-unsafe --all-build-deps --extra test --strip-extras --no-emit-find-links \
+	  --allow-unsafe --all-build-deps --extra test --extra fleet --strip-extras --no-emit-find-links \
 	  $(if $(UPGRADE),--upgrade) --output-file $(LOCK) pyproject.toml
 
 # gVisor, User-mode Linux, FUSE, and GNU Mach + Linux under QEMU (mach, linux-tcg) into build/envs

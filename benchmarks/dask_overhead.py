@@ -3,7 +3,7 @@
 The same campaign measured on this host directly (`osbench run`) and through
 a Dask worker (`osbench fleet run`: a `dask scheduler` and a
 `dask worker --name here --nthreads 1 --resources MEASURE=1 --no-nanny` as
-separate processes, with TLS and the guard preload, started by the commands
+separate processes, with TLS, started by the commands
 `osbench fleet certs` prints, as docs/fleet.md starts them), alternated in pairs (direct first,
 then Dask first, ...) so drift of the machine spreads over both.  For every
 condition: the ratio Dask / direct of the per-op time with its 95 % interval
@@ -19,6 +19,7 @@ this is an upper bound of the worker's own cost.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import socket
 import subprocess
@@ -58,8 +59,9 @@ def main() -> None:
     params = {"probes": args.probes.split(",")} if args.probes else {}
     work = Path(tempfile.mkdtemp(prefix="osbench-dask-overhead-"))
     root, bindir = work / "campaigns", Path(sys.executable).parent
-    certs = fleet_certs.make_certs(["here"], work / "certs", "127.0.0.1", _free_port())
-    env = {**os.environ, fleet.FLEET_DIR_ENV: str(work / "host"), **fleet_certs.NO_HTTP_ENV["worker"],
+    certs = dataclasses.replace(fleet_certs.make_certs(["here"], work / "certs", "127.0.0.1", _free_port()),
+                                dashboard_port=0)  # the scheduler's dashboard on a free loopback port
+    env = {**os.environ, fleet.FLEET_DIR_ENV: str(work / "host"),
            **({} if args.loud_worker else fleet.QUIET_WORKER_ENV)}
 
     def venv(argv):

@@ -69,11 +69,13 @@ def add_campaign_parameters(p):
 
 
 def _add_fleet(sub):
-    fp = sub.add_parser("fleet", help="campaigns on many hosts through Dask distributed (docs/fleet.md)")
+    fp = sub.add_parser("fleet", help="campaigns on many hosts through Dask distributed, the extra "
+                                      "osbench-analysis[fleet] (docs/fleet.md)")
     fsub = fp.add_subparsers(dest="fleet_command", required=True)
     p = fsub.add_parser("run", help="measure one campaign on every host and store them here")
     p.add_argument("--scheduler", required=True, help="Dask scheduler address, e.g. tls://lab0:8786")
-    p.add_argument("--hosts", required=True, type=_csv(), help="Dask worker names, one per measured host")
+    p.add_argument("--hosts", required=True, type=_csv(),
+                   help="the measured hosts: their certificates' names (`osbench fleet certs --hosts`)")
     add_campaign_parameters(p)
     p.add_argument("--wait", action="store_true",
                    help="a host busy with another campaign measures after it instead of refusing")
@@ -83,7 +85,7 @@ def _add_fleet(sub):
     p.add_argument("--insecure", action="store_true",
                    help="accept a plaintext tcp:// scheduler without authentication: one trusted machine only")
     c = fsub.add_parser("certs", help="make a CA and certificates for the scheduler, the client and every host")
-    c.add_argument("--hosts", required=True, type=_csv(), help="the measured hosts (their Dask worker names)")
+    c.add_argument("--hosts", required=True, type=_csv(), help="the measured hosts (their certificates' names)")
     c.add_argument("--out", required=True, help="an empty or new folder for the certificates")
     c.add_argument("--scheduler-host", help="the machine running the scheduler (default: this one)")
     c.add_argument("--port", type=int, default=8786, help="the scheduler's port in the printed commands")

@@ -16,7 +16,8 @@ def _split(req: str) -> tuple[str, str]:
 
 def test_environment_yml_matches_pyproject():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    wanted = dict(_split(r) for r in project["dependencies"] + project["optional-dependencies"]["test"])
+    wanted = dict(_split(r) for r in project["dependencies"] + project["optional-dependencies"]["test"]
+                  + project["optional-dependencies"]["fleet"])
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     conda = dict(_split(d) for d in env["dependencies"] if isinstance(d, str))
     pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))

@@ -1,9 +1,10 @@
-"""Campaigns on many hosts through Dask distributed: one campaign per host,
-asked of that host's worker as plain data, its sealed and signed campaign
-verified and stored on arrival; a failed, absent or vanished host is reported
-and the others are kept.  Every
-cluster here speaks TLS with the fleet's own certificates (`osbench fleet
-certs`); the tests that try to get in are in test_fleet_security.py."""
+"""Campaigns on many hosts through Dask distributed: one task per host
+(client.submit), its sealed and signed campaign read as plain data, verified and
+stored on arrival; a failed, absent or vanished host is reported and the others
+are kept.  Every cluster here speaks TLS with the fleet's own certificates
+(`osbench fleet certs`), on 127.0.0.1: in this process, as the printed commands,
+and as one SSHCluster call; the fleet patches nothing of Dask.  The attacks of
+the threat model (docs/fleet.md) are in test_fleet_security.py."""
 import asyncio
 import contextlib
 import dataclasses
@@ -26,7 +27,7 @@ from osbench_analysis.fleet import task as fleet_task
 from osbench_analysis.store import campaigns as store
 from osbench_analysis.store import synthetic
 
-distributed = pytest.importorskip("distributed")
+import distributed  # noqa: F401  (the fleet extra, osbench[fleet]: where it is installed, these tests run, not skip)
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 TINY = dict(probes=["null_syscall"], runs=2, batches=2, min_batch_ms=1.0, precision_target=0.0,
@@ -64,31 +65,31 @@ class Fleet:
 
 @contextlib.contextmanager
 def cluster(names, tmp_path, tls=True, **options):
-    """A Dask scheduler and one worker per name in this process, each preloading the fleet's
-    guard, with certificates from `osbench fleet certs` (tls=False: plaintext, as a user could
-    start it); options[name]: the Worker's own options (preload=[]: a worker without the guard)."""
+    """A Dask scheduler and one worker per name (one thread, MEASURE=1) in this process, on the
+    thread CLUSTER_THREAD, with certificates from `osbench fleet certs` (tls=False: plaintext);
+    options[name]: the Worker's own options, its class under "cls" and the certificate folder it
+    uses under "certs" (a rogue worker)."""
     from distributed import Scheduler, Worker
 
     certs = fleet_certs.make_certs(names, tmp_path / f"certs-{uuid.uuid4().hex[:6]}", "127.0.0.1") if tls else None
     loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread = threading.Thread(target=loop.run_forever, name=CLUSTER_THREAD, daemon=True)
     thread.start()
-    guard = [fleet_certs.GUARD_MODULE]
 
     async def start(cls, *args, **kwargs):
         return await cls(*args, **kwargs)
 
     async def start_all():
-        # each server starts in its own task, as in its own process: the guard reads strictly in the
-        # task that started it (fleet/wire.py), which must not be another server's
-        s = await asyncio.create_task(start(Scheduler, host="127.0.0.1", dashboard_address="127.0.0.1:0",
-                                            preload=guard, **({"protocol": "tls", "security": security(
-                                                certs, "scheduler")} if tls else {})))
+        s = await start(Scheduler, host="127.0.0.1", dashboard_address="127.0.0.1:0",
+                        **({"protocol": "tls", "security": security(certs, "scheduler")} if tls else {}))
         workers = {}
         for n in names:
-            opts = {"name": n, "nthreads": 1, "host": "127.0.0.1", "preload": guard,
-                    **({"security": security(certs, "worker", n)} if tls else {}), **options.get(n, {})}
-            workers[n] = await asyncio.create_task(start(Worker, s.address, **opts))
+            opts = dict(options.get(n, {}))
+            folder = opts.pop("certs", n)  # a rogue worker: another role's certificate
+            opts = {"name": n, "nthreads": 1, "host": "127.0.0.1", "resources": {"MEASURE": 1},
+                    "dashboard_address": "127.0.0.1:0",
+                    **({"security": security(certs, "worker", folder)} if tls else {}), **opts}
+            workers[n] = await start(opts.pop("cls", Worker), s.address, **opts)
         return s, workers
 
     s, workers = asyncio.run_coroutine_threadsafe(start_all(), loop).result(60)
@@ -108,6 +109,8 @@ def cluster(names, tmp_path, tls=True, **options):
 
 
 _cluster = cluster
+#: the thread the in-process scheduler and workers run on (their tasks run on threads named after the worker)
+CLUSTER_THREAD = "fleet-cluster"
 
 
 #: what fake_task does; the in-process workers share this module
@@ -116,7 +119,9 @@ FAKE: dict = {}
 
 def fake_task(campaign_id, profile, parameters, wait=False, host=None):
     """Stands in for task.measure_on_this_host in the in-process fleet: checks the request as the
-    real one does, then sends a synthetic campaign, or fails on the hosts in FAKE["fail"]."""
+    real one does, then sends a synthetic campaign, or fails on the hosts in FAKE["fail"]
+    (FAKE["sleep"]: seconds to take first)."""
+    time.sleep(FAKE.get("sleep", 0))
     fleet_security.check_task(campaign_id, profile, parameters, wait, host)
     FAKE["ran"][campaign_id] = host
     if host in FAKE["fail"]:
@@ -126,7 +131,7 @@ def fake_task(campaign_id, profile, parameters, wait=False, host=None):
 
 
 def use_fake_task(tmp_path, monkeypatch) -> dict:
-    """The host's measurement replaced by fake_task (HostJobs calls it by its module's name)."""
+    """The host's measurement replaced by fake_task (task.measure_campaign calls it by its module's name)."""
     FAKE.clear()
     FAKE.update(ran={}, fail=set(), hosts=tmp_path / "hosts")
     monkeypatch.setattr(fleet_task, "measure_on_this_host", fake_task)
@@ -154,7 +159,7 @@ def test_one_campaign_per_host_failures_reported_others_kept_and_a_rerun_resumes
         status = {o.host: o.status for o in r.outcomes}
         assert status == {"h1": "stored", "h2": "failed", "h3": "absent"}
         assert ran_on() == {"f-h1": "h1", "f-h2": "h2"}  # each host's campaign ran on that host
-        assert "runs must be >= 1" in r.outcomes[1].message and "no Dask worker named 'h3'" in r.outcomes[2].message
+        assert "runs must be >= 1" in r.outcomes[1].message and "no Dask worker of host 'h3'" in r.outcomes[2].message
         camp = store.load_campaign("f-h1", out)
         assert camp.manifest.hostname == "h1" and store.signed_by(camp.path) == "signed by host h1"
         assert sorted(store.catalog(out)["campaign_id"]) == ["f-h1"]
@@ -199,6 +204,12 @@ def test_campaign_parameters_become_the_same_osbench_run_options():
     assert all(a.startswith("--") and "=" in a for a in args)
 
 
+def process_certs(names, tmp_path) -> fleet_certs.FleetCerts:
+    """Certificates for a fleet of processes on 127.0.0.1: a free port, the dashboard on a free loopback port."""
+    made = fleet_certs.make_certs(names, tmp_path / "certs", "127.0.0.1", _free_port())
+    return dataclasses.replace(made, dashboard_port=0)
+
+
 def start_process(argv, env=None, **kw) -> subprocess.Popen:
     return subprocess.Popen(argv, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True, **kw)
@@ -237,7 +248,7 @@ def test_worker_processes_measure_and_return_real_signed_campaigns(tmp_path):
     """The scheduler and two workers as `osbench fleet certs` prints them, on loopback."""
     import papermill as pm  # 1-3 s to import: not at collection
 
-    certs = fleet_certs.make_certs(["h1", "h2"], tmp_path / "certs", "127.0.0.1", _free_port())
+    certs = process_certs(["h1", "h2"], tmp_path)
     out = tmp_path / "campaigns"
     procs = [start_process(venv_argv(certs.scheduler_argv()), certs.environment("scheduler"))]
     try:
@@ -279,7 +290,7 @@ def test_a_vanished_host_is_reported_the_others_kept_and_a_rerun_finishes_it(tmp
     from osbench_analysis.measure import hostlock
 
     monkeypatch.setattr(fleet, "VANISHED_AFTER_S", 3.0)
-    certs = fleet_certs.make_certs(["h1", "h2"], tmp_path / "certs", "127.0.0.1", _free_port())
+    certs = process_certs(["h1", "h2"], tmp_path)
     locks = {h: tmp_path / f"{h}.lock" for h in ("h1", "h2")}
     procs = [start_process(venv_argv(certs.scheduler_argv()), certs.environment("scheduler"))]
     out, params = tmp_path / "campaigns", dict(TINY, output=str(tmp_path / "campaigns"), campaign_id="vn",
@@ -325,69 +336,185 @@ def _wait_for_runner(campaign_id: str, timeout_s: float) -> int:
     raise AssertionError(f"no runner for {campaign_id} started within {timeout_s} s")
 
 
-def test_ssh_cluster_names_every_worker_after_its_host_and_speaks_tls():
-    spec = fleet.ssh_cluster_spec("lab0", ["h1", "h2"], "/opt/osbench/.venv/bin/python")
-    assert spec["scheduler"]["options"]["address"] == "lab0"
-    assert spec["scheduler"]["options"]["kwargs"]["protocol"] == "tls"
-    assert spec["scheduler"]["options"]["kwargs"]["preload"] == [fleet_certs.GUARD_MODULE]
-    for h in ("h1", "h2"):
-        o = spec["workers"][h]["options"]
-        assert o["address"] == h and o["kwargs"]["name"] == h
-        assert o["kwargs"]["nthreads"] == 1 and o["kwargs"]["resources"] == {"MEASURE": 1}
-        assert o["kwargs"]["preload"] == [fleet_certs.GUARD_MODULE]
-    assert fleet.ssh_cluster_spec("lab0", ["h1"], "python", insecure=True)["scheduler"]["options"]["kwargs"][
-        "protocol"] == "tcp"
-    cfg = fleet.ssh_tls_config("/etc/osbench-fleet/")
-    assert cfg["distributed.comm.require-encryption"] is True
-    assert cfg["distributed.scheduler.http.routes"] == cfg["distributed.worker.http.routes"] == []
-    assert cfg["distributed.comm.tls.ca-file"] == "/etc/osbench-fleet/ca.pem"
-    assert cfg["distributed.comm.tls.worker.key"] == cfg["distributed.comm.tls.scheduler.key"] == \
-        "/etc/osbench-fleet/key.pem"
-    with pytest.raises(fleet.FleetError, match="remote_tls_dir"):
-        fleet.ssh_cluster("lab0", ["h1"], "python")
-    with pytest.raises(fleet.FleetError, match="host must be a host name"):
-        fleet.ssh_cluster_spec("lab0", ["h1;reboot"], "python")
-
-
 def venv_argv(argv: list[str]) -> list[str]:
     """A printed `dask ...` command, run with this environment's dask."""
     return [str(Path(sys.executable).parent / argv[0]), *argv[1:]]
 
 
-# --- several hosts: Dask workers in their own network (and UTS) namespaces ---------------
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
-def _run(*argv):
-    subprocess.run(argv, check=True, capture_output=True, timeout=20)
+# --- Dask as designed: no patches, tested bounds ------------------------------------------
+
+FLEET_SOURCES = Path(fleet.__file__).resolve().parent
+
+
+def _patches_of_dask(source: str) -> list[str]:
+    """Assignments to an attribute of a dask or distributed module (or of anything imported from
+    one), and every setattr/delattr: what monkeypatching Dask looks like."""
+    import ast
+
+    tree = ast.parse(source)
+    dask_names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            dask_names |= {(a.asname or a.name).split(".")[0] for a in node.names
+                           if a.name.split(".")[0] in ("dask", "distributed")}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("dask", "distributed"):
+            dask_names |= {a.asname or a.name for a in node.names}
+
+    def root(target):
+        while isinstance(target, (ast.Attribute, ast.Subscript)):
+            target = target.value
+        return target.id if isinstance(target, ast.Name) else None
+
+    found = []
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else \
+            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        found += [f"line {node.lineno}: {ast.unparse(t)}" for t in targets
+                  if isinstance(t, ast.Attribute) and root(t) in dask_names]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr"):
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_the_fleet_patches_nothing_of_dask():
+    # the check itself catches the patches the fleet used to make
+    assert len(_patches_of_dask("import distributed.protocol.pickle as p\np.loads = None\n"
+                                "from distributed import comm\ncomm.tcp.TCP.read = None\n"
+                                "import dask\nsetattr(dask, 'x', 1)\n")) == 3
+    assert _patches_of_dask("from distributed import Client\nclient = Client()\nclient.x = 1\n") == []
+    sources = sorted(FLEET_SOURCES.glob("*.py"))
+    assert {p.name for p in sources} >= {"run.py", "task.py", "certs.py", "security.py"}
+    found = {p.name: _patches_of_dask(p.read_text()) for p in sources}
+    assert not any(found.values()), found
+
+
+def test_the_installed_dask_is_within_the_fleet_extras_tested_bounds():
+    import importlib.metadata
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    root = Path(__file__).resolve().parent.parent
+    extra = [Requirement(r) for r in tomllib.loads((root / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]["fleet"]]
+    assert {r.name for r in extra} == {"distributed", "asyncssh"}
+    lock = (root / "requirements.lock").read_text()
+    for r in extra:
+        installed = importlib.metadata.version(r.name)
+        assert installed in r.specifier, (r, installed)
+        assert f"\n{r.name}=={installed} " in lock  # make install installs the extra, as locked
+
+
+# --- one SSHCluster call, against sshd on 127.0.0.1 ---------------------------------------
+
+SSHD = "/usr/sbin/sshd"   # Debian's openssh-server (environments/install.py installs it)
 
 
 @contextlib.contextmanager
-def _namespaced_hosts(names, tmp_path):
-    """One network namespace per host, joined to this one by a veth pair on a
-    private /30; each host also gets its own hostname (UTS namespace).
-    Everything is removed on exit."""
-    tag = uuid.uuid4().hex[:6]
-    made = []
+def _machines(tmp_path, environments: dict[str, dict]):
+    """One sshd on 127.0.0.1 per "machine", each giving its sessions that machine's environment
+    (sshd's SetEnv), as a real machine's own configuration would; yields {machine: asyncssh
+    connect options}.  Each sshd is stopped on exit."""
+    if not os.path.exists(SSHD):
+        pytest.fail(f"{SSHD} is missing: `make setup` installs openssh-server (as root)")
+    os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # sshd's privilege separation folder
+    ssh = tmp_path / "ssh"
+    ssh.mkdir(mode=0o700)
+    for key in ("id", "host"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(ssh / key)], check=True)
+    (ssh / "authorized_keys").write_text((ssh / "id.pub").read_text())
+    (ssh / "authorized_keys").chmod(0o600)
+    procs, options = [], {}
     try:
-        for i, name in enumerate(names):
-            ns, outer, inner = f"osbench-{tag}-{name}", f"ob{tag}{i}a", f"ob{tag}{i}b"
-            _run("ip", "netns", "add", ns)
-            made.append((ns, outer))
-            _run("ip", "link", "add", outer, "type", "veth", "peer", "name", inner)
-            _run("ip", "link", "set", inner, "netns", ns)
-            _run("ip", "addr", "add", f"10.213.{i}.1/30", "dev", outer)
-            _run("ip", "link", "set", outer, "up")
-            for cmd in (["ip", "addr", "add", f"10.213.{i}.2/30", "dev", inner], ["ip", "link", "set", inner, "up"],
-                        ["ip", "link", "set", "lo", "up"]):
-                _run("ip", "netns", "exec", ns, *cmd)
-        yield [(name, ns, f"10.213.{i}.1") for i, (name, (ns, _)) in enumerate(zip(names, made))]
+        for name, env in environments.items():
+            port = _free_port()
+            (ssh / f"{name}.conf").write_text("\n".join([
+                f"Port {port}", "ListenAddress 127.0.0.1", f"HostKey {ssh / 'host'}", f"PidFile {ssh / name}.pid",
+                f"AuthorizedKeysFile {ssh / 'authorized_keys'}", "StrictModes no", "UsePAM no",
+                "PasswordAuthentication no", "KbdInteractiveAuthentication no", "PermitRootLogin prohibit-password",
+                "SetEnv " + " ".join(f"{k}={v}" for k, v in env.items())]) + "\n")
+            procs.append(subprocess.Popen([SSHD, "-D", "-e", "-f", str(ssh / f"{name}.conf")],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
+            deadline = time.monotonic() + 10
+            while True:
+                with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+                assert time.monotonic() < deadline and procs[-1].poll() is None, f"sshd for {name} did not start"
+                time.sleep(0.1)
+            options[name] = {"port": port, "known_hosts": None, "client_keys": [str(ssh / "id")],
+                             "username": os.environ.get("USER") or "root"}
+        yield options
     finally:
-        for ns, outer in made:
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
-            subprocess.run(["ip", "link", "del", outer], capture_output=True)
+        stop(procs)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("0.0.0.0", 0))
-        return s.getsockname()[1]
+@pytest.mark.slow
+def test_one_sshcluster_call_starts_the_scheduler_and_three_hosts_that_measure(tmp_path):
+    """Dask's own SSHCluster (workers named 0, 1, 2) over SSH to 127.0.0.1: each "machine" has its
+    own role folder in its environment; the fleet finds each host by its certificate and stores
+    three signed campaigns."""
+    from distributed import SSHCluster
+
+    hosts = ["h1", "h2", "h3"]
+    certs = fleet_certs.make_certs(hosts, tmp_path / "certs", "127.0.0.1")
+
+    def tls(role, folder):
+        f = certs.files(folder)
+        return {"DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION": "True", "DASK_DISTRIBUTED__COMM__TLS__CA_FILE": f.ca,
+                f"DASK_DISTRIBUTED__COMM__TLS__{role}__CERT": f.cert, f"DASK_DISTRIBUTED__COMM__TLS__{role}__KEY": f.key}
+
+    environments = {"lab0": tls("SCHEDULER", "scheduler"),
+                    **{h: {**tls("WORKER", h), **fleet.QUIET_WORKER_ENV, fleet.FLEET_DIR_ENV: tmp_path / h,
+                           "OSBENCH_LOCK_FILE": tmp_path / f"{h}.lock"} for h in hosts}}
+    client = certs.files("client").parameters()
+    out = tmp_path / "campaigns"
+    with _machines(tmp_path, environments) as machines:
+        t0 = time.monotonic()
+        with SSHCluster(["127.0.0.1"] * 4, connect_options=[machines[m] for m in ("lab0", *hosts)],
+                        remote_python=sys.executable, worker_class="distributed.Worker",
+                        scheduler_options={"protocol": "tls", "host": "127.0.0.1", "port": 0,
+                                           "dashboard_address": "127.0.0.1:0"},
+                        worker_options={"nthreads": 1, "resources": {"MEASURE": 1}, "host": "127.0.0.1",
+                                        "dashboard_address": "127.0.0.1:0"},
+                        security=fleet.client_security("tls://127.0.0.1", **client)) as cluster:
+            started = time.monotonic() - t0
+            assert cluster.scheduler_address.startswith("tls://127.0.0.1:")
+            assert sorted(fleet.connected_hosts(cluster, **client, say=lambda m: None)) == hosts
+            r = fleet.fleet_run(cluster, hosts, output=str(out), campaign_id="ssh", say=lambda m: None, **client, **TINY)
+        print(f"SSHCluster: scheduler and 3 workers started in {started:.1f} s")  # for the report (-s)
+    assert [o.status for o in r.outcomes] == ["stored"] * 3, r.table()
+    for h in hosts:
+        c = store.load_campaign(f"ssh-{h}", out)
+        assert store.signed_by(c.path, certs.files("client").ca.read_bytes()) == f"signed by host {h}"
+        assert (tmp_path / h / f"ssh-{h}" / store.SEAL_FILE).is_file()  # measured by that "machine"'s worker
+
+
+def test_ssh_tls_config_names_each_machines_own_role_folder_as_dask_reads_it():
+    """What SSHCluster's remote processes inherit (docs/fleet.md): Dask's own Security reads it."""
+    import dask
+    from distributed.security import Security
+
+    with dask.config.set(fleet.ssh_tls_config("/etc/osbench-fleet/")):
+        sec = Security()
+    assert sec.require_encryption is True and sec.tls_ca_file == "/etc/osbench-fleet/ca.pem"
+    assert (sec.tls_worker_cert, sec.tls_worker_key) == ("/etc/osbench-fleet/cert.pem", "/etc/osbench-fleet/key.pem")
+    assert (sec.tls_scheduler_cert, sec.tls_scheduler_key) == (sec.tls_worker_cert, sec.tls_worker_key)
+
+
+@pytest.mark.slow
+def test_without_the_extra_the_fleet_says_so_in_one_line_and_certs_and_verify_still_work(tmp_path):
+    """Dask is the optional extra osbench[fleet]: here made unimportable in a fresh interpreter."""
+    code = ("import sys; sys.modules['distributed'] = None\n"
+            "from osbench_analysis import cli\n"
+            f"assert cli.main(['fleet', 'certs', '--hosts', 'h1', '--out', {str(tmp_path / 'c')!r}]) == 0\n"
+            f"assert cli.main(['verify', '--root', {str(tmp_path / 'none')!r}]) == 0\n"
+            "sys.exit(cli.main(['fleet', 'run', '--scheduler', 'tls://127.0.0.1:1', '--hosts', 'h1']))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert len(r.stderr.strip().splitlines()) == 1 and "pip install -e '.[fleet]'" in r.stderr, r.stderr

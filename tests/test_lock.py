@@ -9,10 +9,10 @@ from osbench_analysis.paths import LOCK_FILE, PAPER_DIR, PYPROJECT_FILE
 
 def test_every_declared_requirement_is_pinned_by_the_lock_within_its_range():
     """`make install` installs the lock with --no-deps: a dependency added to pyproject.toml
-    (or its test extra, or the build system's) without `make lock` would be missing."""
+    (or its test or fleet extra, or the build system's) without `make lock` would be missing."""
     locked = pe.locked_versions(LOCK_FILE)
     missing, outside = [], []
-    for text in pe.declared_requirements(PYPROJECT_FILE, extras=("test",), build=True):
+    for text in pe.declared_requirements(PYPROJECT_FILE, extras=("test", "fleet"), build=True):
         req = Requirement(text)
         if req.marker is not None and not req.marker.evaluate():
             continue

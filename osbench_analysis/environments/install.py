@@ -42,6 +42,7 @@ DEB_PACKAGES = {"user-mode-linux": "/usr/bin/linux.uml", "fuse3": "/usr/bin/fuse
                 "libfuse3-dev": "/usr/include/fuse3/fuse.h", "pkg-config": "/usr/bin/pkg-config",
                 "linux-perf": "/usr/bin/perf",   # measure/counting.py: host events per guest operation
                 "strace": "/usr/bin/strace",     # measure/syscall_mix.py: the workloads' system calls by name
+                "openssh-server": "/usr/sbin/sshd",  # tests/test_fleet.py: Dask's SSHCluster against sshd on 127.0.0.1
                 **guest_install.HOST_PACKAGES,
                 # xen-linux: the hypervisor (it depends on nothing; it only puts xen-4.17-amd64.gz in /boot)
                 xen_linux.XEN_PACKAGE: str(xen_linux.XEN)}

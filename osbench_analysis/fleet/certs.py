@@ -6,12 +6,10 @@ one for the client, all Ed25519 keys made with the `cryptography` library.
     DIR/<role>/{ca,cert,key}.pem    role: scheduler, client, or a host's name
 
 A certificate is a role: its subject's OU says which (client, scheduler, host)
-and its CN names it (a host's CN is its Dask worker name), and its extended
-key usage says how it may connect: a client's only as a TLS client, so it can
-never serve as a scheduler or worker.  The fleet's processes check the role on
-every connection (fleet/guard.py): a host's key cannot act as a client, nor
-register another host's name.  A host also signs the campaigns it sends with
-its key (store/signature.py).
+and its CN names it (a host's CN is the name its campaigns are signed with), and
+its extended key usage says how it may connect: a client's only as a TLS client,
+so it can never serve as a scheduler or worker.  What each key can do, and what
+stock Dask cannot prevent, is docs/fleet.md's threat model.
 
 Each role's folder is what that machine needs (copy DIR/h1 to h1); every key
 file is created 0600 (never readable by others, not even for an instant) and
@@ -33,23 +31,17 @@ from osbench_analysis.fleet.security import FleetError, check_host
 from osbench_analysis.store.signature import SIGNER_ROLE
 
 ROLES = ("scheduler", "client")
-#: the OU of each kind of certificate (fleet/guard.py reads it off the peer's certificate)
+#: the OU of each kind of certificate (a campaign's signature must be by a `host` certificate)
 CLIENT_ROLE, SCHEDULER_ROLE = "client", "scheduler"
 HOST_ROLE = SIGNER_ROLE
 DEFAULT_PORT = 8786
-#: the Dask module every fleet scheduler and worker preloads: it blocks what is not fleet work
-GUARD_MODULE = "osbench_analysis.fleet.guard"
 #: Environment for a measuring host's `dask worker`: its statistical profiler samples every thread
 #: every 10 ms and its memory monitor wakes every 100 ms, on the CPUs being measured; both off or
 #: slowed, the idle worker stays out of the measurement.
 QUIET_WORKER_ENV = {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False",
                     "DASK_DISTRIBUTED__WORKER__MEMORY__MONITOR_INTERVAL": "5s"}
-#: no HTTP route at all (the dashboard, /info, /metrics have no authentication), even should the
-#: guard fail to load; the guard also closes the HTTP port itself (docs/fleet.md)
-NO_HTTP_ENV = {"scheduler": {"DASK_DISTRIBUTED__SCHEDULER__HTTP__ROUTES": "[]"},
-               "worker": {"DASK_DISTRIBUTED__WORKER__HTTP__ROUTES": "[]"}}
-#: where the HTTP port is bound meanwhile: loopback only
-LOOPBACK_HTTP = ["--dashboard-address", "127.0.0.1:0"]
+#: Dask's HTTP server (dashboard, /metrics) has no authentication: on loopback only, reached through an SSH tunnel
+LOOPBACK_HTTP = "127.0.0.1"
 
 
 @dataclass(frozen=True)
@@ -132,6 +124,7 @@ class FleetCerts:
     hosts: list[str]
     scheduler_host: str
     port: int = DEFAULT_PORT
+    dashboard_port: int = 8787
 
     @property
     def address(self) -> str:
@@ -141,18 +134,17 @@ class FleetCerts:
         return role_files(self.out, role)
 
     def scheduler_argv(self) -> list[str]:
-        return ["dask", "scheduler", "--protocol", "tls", "--port", str(self.port), "--no-dashboard", *LOOPBACK_HTTP,
-                *self.files("scheduler").options(), "--preload", GUARD_MODULE]
+        return ["dask", "scheduler", "--protocol", "tls", "--port", str(self.port), "--dashboard-address",
+                f"{LOOPBACK_HTTP}:{self.dashboard_port}", *self.files("scheduler").options()]
 
     def worker_argv(self, host: str) -> list[str]:
         return ["dask", "worker", self.address, "--name", host, "--nthreads", "1", "--resources", "MEASURE=1",
-                "--no-dashboard", *LOOPBACK_HTTP, "--no-nanny", *self.files(host).options(), "--preload",
-                GUARD_MODULE]
+                "--no-nanny", "--no-dashboard", "--dashboard-address", f"{LOOPBACK_HTTP}:0", *self.files(host).options()]
 
     @staticmethod
     def environment(kind: str) -> dict[str, str]:
         """The environment a fleet's `dask scheduler` (kind "scheduler") or measuring `dask worker` runs in."""
-        return {**NO_HTTP_ENV[kind], **(QUIET_WORKER_ENV if kind == "worker" else {})}
+        return dict(QUIET_WORKER_ENV) if kind == "worker" else {}
 
     def fleet_run_argv(self) -> list[str]:
         return ["osbench", "fleet", "run", "--scheduler", self.address, "--hosts", ",".join(self.hosts),
@@ -161,13 +153,13 @@ class FleetCerts:
     def commands(self) -> str:
         """The exact commands that use these files, one block per machine."""
         def env(kind):
-            return " ".join(f"{k}={shlex.quote(v)}" for k, v in self.environment(kind).items())
+            return "".join(f"{k}={shlex.quote(v)} " for k, v in self.environment(kind).items())
 
         lines = [f"# on {self.scheduler_host}: the scheduler (it needs {self.out / 'scheduler'})",
-                 f"{env('scheduler')} {shlex.join(self.scheduler_argv())}"]
+                 f"{env('scheduler')}{shlex.join(self.scheduler_argv())}"]
         for h in self.hosts:
             lines += [f"# on {h}: its measuring worker (copy {self.out / h} there, to the same path, keeping 0600)",
-                      f"{env('worker')} {shlex.join(self.worker_argv(h))}"]
+                      f"{env('worker')}{shlex.join(self.worker_argv(h))}"]
         lines += ["# where the campaigns are collected (it needs the client folder)", shlex.join(self.fleet_run_argv())]
         return "\n".join(lines)
 

@@ -4,7 +4,7 @@ The fleet's workers run as root on the measured hosts.  So a fleet speaks TLS
 with mutual authentication by default (Dask's own
 `distributed.security.Security`: one CA of the fleet's own, a certificate per
 host, one for the scheduler and one for the client, each naming its role,
-`require_encryption=True`; guard.py checks the roles); a plaintext `tcp://`
+`require_encryption=True`; docs/fleet.md's threat model); a plaintext `tcp://`
 scheduler is refused unless the caller says `insecure=True` (one trusted
 machine), and then every command says so.  The parameters a client sends are
 checked here, on the host, before anything starts (`check_task`), exactly as
@@ -20,7 +20,7 @@ from osbench_analysis.measure import config
 from osbench_analysis.store import campaigns as store
 from osbench_analysis.errors import OsbenchError
 
-#: the security files, by the names `osbench fleet run`, notebooks/fleet.ipynb and fleet.ssh_cluster take
+#: the security files, by the names `osbench fleet run` and notebooks/fleet.ipynb take
 TLS_PARAMETERS = ("tls_ca_file", "tls_cert", "tls_key")
 #: a measured host's Dask worker name: a hostname label sequence (no spaces, quotes, slashes)
 HOST_PATTERN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,61}[A-Za-z0-9])?$")
@@ -75,6 +75,7 @@ def client_security(address: str, tls_ca_file=None, tls_cert=None, tls_key=None,
     a plaintext scheduler the caller explicitly accepted (insecure=True, and
     the warning said).  Raises FleetError otherwise."""
     files = {"tls_ca_file": tls_ca_file, "tls_cert": tls_cert, "tls_key": tls_key}
+    dask_security()  # the extra is there
     if scheme(address) != "tls":
         if not insecure:
             raise FleetError(refusal(address))
@@ -89,10 +90,20 @@ def client_security(address: str, tls_ca_file=None, tls_cert=None, tls_key=None,
         raise FleetError(f"security file(s) not found: {', '.join(absent)}; give the files "
                          f"`osbench fleet certs` wrote (ca.pem, client/cert.pem, client/key.pem)")
     check_key_mode(tls_key)
-    from distributed.security import Security
+    Security = dask_security()
 
     return Security(tls_ca_file=str(tls_ca_file), tls_client_cert=str(tls_cert), tls_client_key=str(tls_key),
                     require_encryption=True)
+
+
+def dask_security():
+    """distributed's Security class; FleetError (one line) where the fleet extra is not installed."""
+    try:
+        from distributed.security import Security
+    except ImportError:
+        raise FleetError("the fleet needs Dask distributed, an optional extra: pip install -e '.[fleet]' in a "
+                         "checkout (osbench-analysis[fleet]); `make install` includes it") from None
+    return Security
 
 
 def check_key_mode(path) -> None:

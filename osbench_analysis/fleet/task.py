@@ -1,15 +1,14 @@
-"""What a fleet's measuring host does for the fleet (fleet/guard.py lets nothing else run there):
-`measure_on_this_host`, exactly `osbench run` on this host as a subprocess, its sealed campaign
-sent back as tar bytes with the host's signature; HostJobs runs it in a thread of the host's Dask
-worker, one per campaign, and says how each is going.  The parameters are checked on the host
-before anything starts (security.check_task)."""
+"""The Dask task of a fleet (docs/fleet.md): `measure_campaign` runs on a measured host's Dask
+worker, exactly `osbench run` on this host as a subprocess, and returns plain data only (str,
+bytes, dicts: what msgpack carries) -- the sealed campaign as tar bytes with the host's signature,
+or why it failed.  The parameters are checked on the host before anything starts
+(security.check_task); `host_identity` says which host a worker is (its certificate's name)."""
 from __future__ import annotations
 
 import os
 import shlex
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 from osbench_analysis.errors import OsbenchError
@@ -109,54 +108,32 @@ def sign_result(result: dict, key_file: str, cert_file: str) -> dict:
     return signature.sign(result["campaign_id"], seal, Path(key_file).read_bytes(), Path(cert_file).read_bytes())
 
 
-class HostJobs:
-    """The fleet's campaigns on this host, each measured in a thread of the Dask worker; start()
-    checks a request before anything starts, poll() says how a campaign is going.  Several
-    campaigns may be asked for at once: each is an `osbench run`, so the host lock decides
-    (refused while the host measures, or waiting with wait=True)."""
+def host_identity(dask_worker=None) -> str:
+    """The host this Dask worker measures as: its TLS certificate's name (the CN that signs its
+    campaigns), or, on a plaintext fleet, its Dask worker name (`client.run` passes dask_worker)."""
+    from distributed import get_worker
 
-    def __init__(self, host: str, key_file: str | None = None, cert_file: str | None = None):
-        self.host, self.key_file, self.cert_file = host, key_file, cert_file
-        self.jobs: dict[str, dict] = {}
-        self.finished: dict[str, threading.Event] = {}
-        self.lock = threading.Lock()
+    worker = dask_worker or get_worker()
+    cert = worker.security.tls_worker_cert
+    if not cert:
+        return str(worker.name)
+    from cryptography import x509
 
-    def start(self, campaign_id, profile, parameters, wait) -> dict:
-        try:
-            check_task(campaign_id, profile, parameters, wait, self.host)
-        except OsbenchError as e:
-            return {"state": "refused", "message": f"{type(e).__name__}: {e}"}
-        with self.lock:
-            if self.jobs.get(campaign_id, {}).get("state") == "running":
-                return {"state": "running"}
-            job = self.jobs[campaign_id] = {"state": "running"}
-            self.finished[campaign_id] = threading.Event()
-        threading.Thread(target=self._run, args=(job, self.finished[campaign_id], campaign_id, profile, parameters,
-                                                 wait),
-                         name=f"osbench-fleet-{campaign_id}", daemon=True).start()
-        return {"state": "started"}
+    return signature.certificate_identity(x509.load_pem_x509_certificate(Path(cert).read_bytes()))[1]
 
-    def _run(self, job: dict, finished: threading.Event, campaign_id, profile, parameters, wait) -> None:
-        try:
-            result = measure_on_this_host(campaign_id, profile, parameters, wait, self.host)
-            if self.key_file:
-                result["signature"] = sign_result(result, self.key_file, self.cert_file)
-            outcome = {"state": "done", **result}
-        except Exception as e:  # reported to the client, who keeps the other hosts
-            outcome = {"state": "failed", "message": f"{type(e).__name__}: {e}"}
-        with self.lock:
-            job.clear()
-            job.update(outcome)
-        finished.set()
 
-    def wait(self, campaign_id, timeout_s: float) -> None:
-        """Block (a thread, not the worker's event loop) until the campaign is no longer running,
-        at most timeout_s: the client's long poll, so the measured host is asked rarely."""
-        event = self.finished.get(campaign_id) if isinstance(campaign_id, str) else None
-        if event is not None:
-            event.wait(timeout_s)
+def measure_campaign(campaign_id: str, profile: str | None, parameters: dict, wait: bool = False) -> dict:
+    """The fleet's Dask task, run on the host's worker: {"state": "done", campaign_id, hostname,
+    data (tar bytes), signature (None on a plaintext fleet)} or {"state": "failed", message}.
+    It never raises for a failure of the campaign: what a task raises reaches the client as a
+    pickle (docs/fleet.md), so a host reports it as plain data."""
+    from distributed import get_worker
 
-    def poll(self, campaign_id) -> dict:
-        with self.lock:
-            job = self.jobs.get(campaign_id) if isinstance(campaign_id, str) else None
-            return dict(job) if job is not None else {"state": "unknown"}
+    security = get_worker().security
+    try:
+        result = measure_on_this_host(campaign_id, profile, parameters, wait, host_identity())
+        if security.tls_worker_key:
+            result["signature"] = sign_result(result, security.tls_worker_key, security.tls_worker_cert)
+        return {"state": "done", "signature": None, **result}
+    except (OsbenchError, HostFailed, OSError) as e:
+        return {"state": "failed", "message": f"{type(e).__name__}: {e}"}
