@@ -285,12 +285,14 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "list":
             from osbench_analysis.store import inventory
 
-            from osbench_analysis.analysis.hosts import hosts_table
+            from osbench_analysis.analysis.hosts import hosts_table, merge_notes
 
             print(inventory.format_inventory(inventory.inventory(args.root)))
             cat = store.catalog(args.root)
-            if len(cat):   # the hosts (hosts/identity.py), each named as --host takes it
+            if len(cat):   # the hosts (hosts/identity.py), each named as --host takes it; one machine, one host
                 print("\nhosts (--host takes a key or words of a label):\n" + hosts_table(cat).to_string(index=False))
+                for note in merge_notes(cat):
+                    print(f"  one machine, one host: {note}")
         elif args.command == "discard":
             from osbench_analysis.measure import journal
 

@@ -40,18 +40,40 @@ class HostError(OsbenchError, ValueError):
 
 
 def hosts_table(cat: pd.DataFrame) -> pd.DataFrame:
-    """One row per host of a catalog (store.catalog): key, label, campaigns, newest campaign."""
+    """One row per host of a catalog (store.catalog): key, label, campaigns, newest campaign, and how its
+    identity is known (``identity``: recorded, derived from older manifests, or recorded with a derived
+    identity merged into it: hosts.identity.merges, each merge's facts in merge_notes)."""
     if cat.empty:
-        return pd.DataFrame(columns=["host", "host_label", "campaigns", "newest"])
+        return pd.DataFrame(columns=["host", "host_label", "campaigns", "newest", "identity"])
     g = cat.sort_values("created_utc").groupby("host", sort=False)
-    return pd.DataFrame({"host_label": g["host_label"].first(), "campaigns": g.size(),
-                         "newest": g["created_utc"].last()}).reset_index().sort_values("newest", ascending=False,
-                                                                                        ignore_index=True)
+    out = pd.DataFrame({"host_label": g["host_label"].first(), "campaigns": g.size(),
+                        "newest": g["created_utc"].last()}).reset_index().sort_values("newest", ascending=False,
+                                                                                       ignore_index=True)
+    return out.assign(identity=[identity_words(cat[cat["host"] == h]) for h in out["host"]])
+
+
+def identity_words(rows: pd.DataFrame) -> str:
+    """How one host's identity is known, from its catalog rows: 'recorded', 'derived' (older manifests:
+    no family, microcode or features) or 'recorded + amd-epyc-3c69ac (derived, 11 campaigns) merged'."""
+    if "identity" not in rows:
+        return ""
+    own = rows[rows["identity"] == rows["host"]]
+    words = ("derived" if own["derived"].astype(bool).all() else "recorded") if len(own) else "recorded"
+    merged = rows[rows["identity"] != rows["host"]].groupby("identity", sort=True).size()
+    return words + "".join(f" + {k} (derived, {n} campaign{'s' if n != 1 else ''}) merged" for k, n in merged.items())
+
+
+def merge_notes(cat: pd.DataFrame) -> list[str]:
+    """The sentences of a catalog's host merges (hosts.identity.Merge.sentence: the facts each rests on) and
+    of the derived identities kept apart because they agree with several recorded hosts, once each."""
+    if cat.empty or "host_merge" not in cat:
+        return []
+    return [s for s in dict.fromkeys(cat["host_merge"].fillna("")) if s]
 
 
 def resolve_host(asked: str, cat: pd.DataFrame) -> str:
-    """The host key ``asked`` names: a key, a unique prefix of one, or words all found in one host's
-    label (case-insensitive: 'intel', 'amd v782')."""
+    """The host key ``asked`` names: a key (a derived key merged into a machine's names that machine), a
+    unique prefix of one, or words all found in one host's label (case-insensitive: 'intel', 'amd v782')."""
     table = hosts_table(cat)
     have = ", ".join(f"{r.host} ({r.host_label})" for r in table.itertuples()) or "none"
     if not isinstance(asked, str) or not asked.strip():
@@ -59,6 +81,8 @@ def resolve_host(asked: str, cat: pd.DataFrame) -> str:
     keys = list(table["host"])
     if asked in keys:
         return asked
+    if "identity" in cat and asked in set(cat["identity"]):   # a derived key merged into its machine's
+        return str(cat.loc[cat["identity"] == asked, "host"].iloc[0])
     match = [k for k in keys if k.startswith(asked)]
     if not match:
         words = asked.lower().split()
@@ -311,10 +335,12 @@ def cross_host(root=None, *, hosts: list[str] | None = None, probes: list[str] |
             tab, _ = microkernel.from_campaigns(list(g["campaign_id"]), root)
             if len(tab):
                 parts["guests"].append(tab.assign(host=h))
-        derived = bool(len(chosen)) and next(iter(manifests.values())).host_identity.derived
-        rows.append({"host": h, "host_label": label, "derived": derived, "primary": primary,
+        rows.append({"host": h, "host_label": label, "identity": identity_words(cat[cat["host"] == h]),
+                     "primary": primary,
                      "campaigns_pooled": len(pooled), "guest_campaigns": len(g)})
     frames = {k: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for k, v in parts.items()}
+    # one machine, one host: each merge said with the facts it rests on (hosts.identity.merges)
+    notes += merge_notes(cat[cat["host"].isin(keys)])
     return CrossHost(pd.DataFrame(rows), frames["estimates"], frames["ratios"], frames["crossing_costs"],
                      frames["guests"], notes, baseline)
 
