@@ -247,6 +247,8 @@ class CrossHost:
 
 def spread_table(t: pd.DataFrame, value: str, low: str, high: str, *, labels: dict, ratio: bool) -> pd.DataFrame:
     """The wide table behind CrossHost.table."""
+    from osbench_analysis.formatting import times_plain
+
     keys = [k for k in ("baseline", *CONDITION) if k in t.columns]
     if t.empty:
         return pd.DataFrame()
@@ -270,7 +272,7 @@ def spread_table(t: pd.DataFrame, value: str, low: str, high: str, *, labels: di
         else:
             holds = row["overlap"]
             row["verdict"] = ("the same on every host (intervals overlap)" if holds else
-                              f"differs between hosts: {row['spread']:.3g}x from lowest to highest")
+                              f"differs between hosts: {times_plain(row['spread'])} from lowest to highest")
         row["holds_on_every_host"] = holds
         row["values"] = "; ".join(f"{_interval(a, b, c, ns=not ratio)} on {labels.get(h, h)}"
                                   for h, a, b, c in zip(g["host"], v, lo, hi))
