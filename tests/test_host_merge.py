@@ -174,6 +174,23 @@ def test_the_analysis_of_a_machine_reads_its_derived_campaigns_as_its_own(machin
     assert ah.resolve_host(keys["x_old"], store.catalog(root)) == keys["x_new"]
 
 
+def test_the_papers_across_machines_section_states_the_merge_and_counts_two_machines(machines, tmp_path):
+    from osbench_analysis.analysis import pipeline
+    from osbench_analysis.report.sections import machines as section
+
+    root, keys = machines
+    cross = ah.cross_host(root)
+    assert [(m.derived, m.into, n) for m, n in cross.merges] == [(keys["x_old"], keys["x_new"], 4)]
+    result = pipeline.analyze(root=root, host=keys["x_new"], n_resamples=100)
+    section.write_section(result, tmp_path, root=root)
+    text = (tmp_path / "machines.tex").read_text()
+    assert "ran on 2 hosts" in text
+    assert ("4 of the campaigns of Intel Xeon (AVX-512), 2 vCPU, 6.18.44-fc-v657 (host A) are from manifests older "
+            "than the recorded identity facts: every fact they record (CPU vendor, CPU model, logical CPUs, memory, "
+            "host kernel build, mitigations, hypervisor) agrees with that machine's, so they count as it; "
+            "family/model/stepping, microcode, CPU features, signal frame size they do not record") in text
+
+
 # ------------------------------------------------------------------ the committed data
 
 def committed(cid: str) -> bool:

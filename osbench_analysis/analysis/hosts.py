@@ -176,6 +176,8 @@ class CrossHost:
     guests: pd.DataFrame = field(default_factory=pd.DataFrame)   # per host and Mach primitive: instructions
     notes: list[str] = field(default_factory=list)
     baseline: str = "native"
+    # one machine, one host: (hosts.identity.Merge, its campaigns) for each derived identity counted as a host here
+    merges: list = field(default_factory=list)
 
     @property
     def labels(self) -> dict[str, str]:
@@ -344,7 +346,23 @@ def cross_host(root=None, *, hosts: list[str] | None = None, probes: list[str] |
     # one machine, one host: each merge said with the facts it rests on (hosts.identity.merges)
     notes += merge_notes(cat[cat["host"].isin(keys)])
     return CrossHost(pd.DataFrame(rows), frames["estimates"], frames["ratios"], frames["crossing_costs"],
-                     frames["guests"], notes, baseline)
+                     frames["guests"], notes, baseline, merges_of(cat, keys))
+
+
+def merges_of(cat: pd.DataFrame, keys=None) -> list[tuple]:
+    """(hosts.identity.Merge, campaigns) for every derived identity the catalog counts as another host (of
+    ``keys`` only, when given), as store.catalog merged them (over every identity of the root)."""
+    from osbench_analysis.hosts.identity import host_identity, merges
+    from osbench_analysis.store import campaigns as store
+
+    if cat.empty or "identity" not in cat:
+        return []
+    first = cat.drop_duplicates("identity")
+    merged, _ = merges(host_identity(store.parsed_manifest((Path(p) / store.MANIFEST_FILE).read_text()).host)
+                       for p in first["path"])
+    moved = cat[cat["identity"] != cat["host"]].groupby("identity").size()
+    return [(m, int(moved[k])) for k, m in sorted(merged.items())
+            if k in moved.index and (keys is None or m.into in set(keys))]
 
 
 # ------------------------------------------------------------------ does this host reproduce the reference?
