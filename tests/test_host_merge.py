@@ -86,11 +86,11 @@ def test_a_manifest_that_records_nothing_about_the_machine_is_never_merged():
 
 # ------------------------------------------------------------------ synthetic campaigns sealed by the real store
 
-def write(root, cid, *, environment="native", slower=1.0, minutes=0, host=None, round_ids=None):
-    """A small sealed campaign made from the committed Intel one: three probes, its times scaled, another
-    environment, start time, host record or round."""
+def write(root, cid, *, environment="native", slower=1.0, minutes=0, host=None, round_ids=None, probes=None):
+    """A small sealed campaign made from the committed Intel one: three probes (or ``probes``), its times
+    scaled, another environment, start time, host record or round."""
     c = store.load_campaign(CAMPAIGNS_DIR / INTEL)
-    keep = ["null_syscall", "stat", "pipe_pingpong"]
+    keep = probes or ["null_syscall", "stat", "pipe_pingpong"]
     s = c.samples[c.samples["probe"].isin(keep)].copy()
     s["campaign_id"], s["environment"] = cid, environment
     s["elapsed_ns"] = (s["elapsed_ns"] * slower).round().astype("int64")
@@ -172,6 +172,23 @@ def test_the_analysis_of_a_machine_reads_its_derived_campaigns_as_its_own(machin
     assert set(p.estimates["host"]) == {keys["x_new"]} and p.estimates["n_campaigns"].max() == 3
     # a derived key asked for (an older `osbench list` printed it) names the machine it is merged into
     assert ah.resolve_host(keys["x_old"], store.catalog(root)) == keys["x_new"]
+
+
+def test_an_older_merged_campaign_never_becomes_the_primary_one_of_an_environment_the_machine_measured_since(
+        tmp_path):
+    """The machine's own newer native campaign measured fewer primitives (another probe set) than an older one
+    of its derived identity: the newer one stays the baseline, as it was before the merge, and the older one
+    neither replaces it nor sets the bar of a complete campaign."""
+    from osbench_analysis.analysis import pipeline
+
+    x_old, x_new = host_of(INTEL), recorded(host_of(INTEL))
+    write(tmp_path, "old-native", host=x_old, probes=["null_syscall", "stat", "pipe_pingpong", "getppid"])
+    write(tmp_path, "old-gvisor", environment="gvisor", host=x_old, slower=20.0)   # an environment measured only then
+    write(tmp_path, "new-native", host=x_new, minutes=60, probes=["null_syscall", "stat", "pipe_pingpong"])
+    notes = []
+    refs = pipeline.select_campaigns(root=tmp_path, notes=notes)
+    assert [r.campaign_id for r in refs] == ["new-native", "old-gvisor"] and notes == []
+    assert {r.host for r in refs} == {identity.host_identity(x_new).key}
 
 
 def test_the_papers_across_machines_section_states_the_merge_and_counts_two_machines(machines, tmp_path):

@@ -282,13 +282,24 @@ def spread_table(t: pd.DataFrame, value: str, low: str, high: str, *, labels: di
     return pd.DataFrame(rows)
 
 
+def recorded_first(cat: pd.DataFrame) -> pd.DataFrame:
+    """One host's catalog rows without the campaigns of a derived identity merged into it (hosts.identity.merges)
+    for every environment its own campaigns measured: older manifests pool with the machine's comparable
+    campaigns and count as the machine, but never become the primary campaign of an environment the machine
+    measured since, nor set the bar of a complete one (an older round that measured more primitives made the
+    reference host's FUSE baseline a campaign of 2026-11-23 measured with other probe code)."""
+    if "identity" not in cat or not (merged := cat["identity"] != cat["host"]).any():
+        return cat
+    return cat[~merged | ~cat["environment"].isin(set(cat.loc[~merged, "environment"]))]
+
+
 def select_primary(cat: pd.DataFrame, probes=None, root=None) -> tuple[pd.DataFrame, list[str]]:
     """One host's catalog rows -> (per environment the campaign to analyse, sentences on partial
     campaigns passed over).  Guests (instruction counts) are never chosen; a sweep campaign only for an
     environment with no campaign of the whole catalog (pipeline.select_sweep_campaigns reads those)."""
     from osbench_analysis.analysis.microkernel import GUEST_ENVIRONMENTS
 
-    cat = cat[~cat["environment"].isin(GUEST_ENVIRONMENTS)]
+    cat = recorded_first(cat[~cat["environment"].isin(GUEST_ENVIRONMENTS)])
     sweep = cat["sweep_only"].astype(bool)
     whole, notes = newest_complete(cat[~sweep], probes, root)
     only_sweep = cat[sweep & ~cat["environment"].isin(set(whole["environment"]) if len(whole) else set())]

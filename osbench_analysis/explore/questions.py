@@ -143,8 +143,9 @@ def campaigns(root: str | Path | None = None) -> pd.DataFrame:
 
     cat = store.catalog(root)
     cat = cat[~cat["environment"].isin(GUEST_ENVIRONMENTS)]
-    return cat.drop(columns=["path"]).sort_values(["created_utc", "campaign_id"], ascending=False,
-                                                  ignore_index=True)
+    # a campaign's host is its machine's (`identity`: its manifest's own key when merged; `osbench list` says why)
+    return cat.drop(columns=["path", "derived", "host_merge"]).sort_values(["created_utc", "campaign_id"],
+                                                                           ascending=False, ignore_index=True)
 
 
 def newest(environment: str = "native", n: int = 2, root: str | Path | None = None, *,
