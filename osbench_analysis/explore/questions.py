@@ -72,9 +72,10 @@ def guests(root: str | Path | None = None, campaigns: list[str] | None = None, *
     out = microkernel.screen_table(tab)
     cat = store.catalog(root).set_index("campaign_id")
     labels = sorted(set(cat.loc[[c for c in ids if c in cat.index], "host_label"]))
+    stamps = sorted({formatting.campaign_stamp(c) for c in ids})
     out.attrs["caption"] = (f"On {', '.join(labels) or 'the campaigns named'}: {len(ids)} guest campaign"
-                            f"{'s' if len(ids) != 1 else ''} ({formatting.campaign_stamp(ids[0])} to "
-                            f"{formatting.campaign_stamp(ids[-1])}). " + out.attrs.get("caption", ""))
+                            f"{'s' if len(ids) != 1 else ''} ({' to '.join(dict.fromkeys([stamps[0], stamps[-1]]))}). "
+                            + out.attrs.get("caption", ""))
     return out, plots_microkernel.plot_microkernel(tab, screen=True)
 
 
