@@ -100,7 +100,7 @@ def test_this_host_names_this_machine_its_campaigns_and_whether_it_is_the_refere
     assert t.label == identity.host_identity(me).label
     lines = t.lines()
     assert lines[0] == f"this machine is host {key}: {t.label}" and lines[1].endswith(": 2")
-    assert lines[2] == f"reference host of the paper: yes (data/reference_hosts.txt: {key})"
+    assert lines[2] == f"reference host of the paper: yes ({ref}: {key})"
     ref.write_text("amd-epyc-a1580e\n")
     other = explore.this_host(root, reference_file=ref, facts=me)
     assert not other.reference and other.reference_hosts == ("amd-epyc-a1580e",)

@@ -92,6 +92,7 @@ class ThisHost:
     reference_hosts: tuple[str, ...]
     root: str
     also: tuple[str, ...] = ()
+    reference_file: str = "data/reference_hosts.txt"
 
     def lines(self) -> list[str]:
         """What `osbench host` prints."""
@@ -99,7 +100,7 @@ class ThisHost:
         return [f"this machine is host {self.key}: {self.label}",
                 f"campaigns measured on it under {self.root}: {self.campaigns}"
                 + ("" if self.campaigns else " (`osbench run` measures one; `make all` measures every environment)"),
-                f"reference host of the paper: {'yes' if self.reference else 'no'} (data/reference_hosts.txt: {refs})",
+                f"reference host of the paper: {'yes' if self.reference else 'no'} ({self.reference_file}: {refs})",
                 *self.also]
 
 
@@ -133,7 +134,8 @@ def this_host(root: str | Path | None = None, *, reference_file: str | Path | No
                             f"; it agrees with {now} too, whose campaigns it is counted with: which of the two "
                             "machines measured them its manifests do not record" if now != key else ""))
     return ThisHost(me.key, me.label, len(mine), me.key in named or bool(counted & set(named)), tuple(named),
-                    str(root or store.default_root()), tuple(also))
+                    str(root or store.default_root()), tuple(also),
+                    "data/reference_hosts.txt" if reference_file is None else str(reference_file))
 
 
 def campaigns(root: str | Path | None = None) -> pd.DataFrame:
