@@ -1,4 +1,4 @@
-"""`osbench run|list|analyze|paper`: the batch front end.  Every command calls
+"""`osbench run|list|host|analyze|paper`: the batch front end.  Every command calls
 the same package function the notebooks call, with the same parameters."""
 from __future__ import annotations
 
@@ -200,6 +200,9 @@ def build_parser() -> argparse.ArgumentParser:
     lp = sub.add_parser("list", help="every folder of the campaigns root and its state (sealed, damaged and why, "
                                      "interrupted, ...)")
     lp.add_argument("--root")
+    hp = sub.add_parser("host", help="which host this machine is: its key and label, its campaigns under --root, "
+                                     "and whether it is the paper's reference host")
+    hp.add_argument("--root")
     vp = sub.add_parser("verify", help="check every campaign's seal and signature: signed by which host, or unsigned")
     vp.add_argument("campaigns", nargs="*", help="campaign ids or folders (default: every campaign under --root)")
     vp.add_argument("--root")
@@ -285,12 +288,18 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "list":
             from osbench_analysis.store import inventory
 
-            from osbench_analysis.analysis.hosts import hosts_table
+            from osbench_analysis.analysis.hosts import hosts_table, merge_notes
 
             print(inventory.format_inventory(inventory.inventory(args.root)))
             cat = store.catalog(args.root)
-            if len(cat):   # the hosts (hosts/identity.py), each named as --host takes it
+            if len(cat):   # the hosts (hosts/identity.py), each named as --host takes it; one machine, one host
                 print("\nhosts (--host takes a key or words of a label):\n" + hosts_table(cat).to_string(index=False))
+                for note in merge_notes(cat):
+                    print(f"  one machine, one host: {note}")
+        elif args.command == "host":
+            from osbench_analysis.explore import questions
+
+            print("\n".join(questions.this_host(args.root).lines()))
         elif args.command == "discard":
             from osbench_analysis.measure import journal
 

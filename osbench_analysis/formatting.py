@@ -123,6 +123,18 @@ def sig3_rounded(x: float) -> str:
     return sig3(float(f"{x:.3g}")) if np.isfinite(x) else sig3(x)
 
 
+def with_ci_plain(value: float, lo: float, hi: float) -> str:
+    """'4.29 [4.29, 4.29]': an estimate and its interval (or range) on screen, each to three significant
+    digits, never more (with_ci, the paper's rule, adds digits while a bound prints as the estimate: the
+    notebook's Mach table read '4.29210 [4.29113, 4.29212]')."""
+    return f"{sig3_rounded(value)} [{sig3_rounded(lo)}, {sig3_rounded(hi)}]"
+
+
+def times_plain(factor: float) -> str:
+    """'6.93x', '0.700x', '1150x': a factor to three significant digits ('.3g' printed 0.7x beside 0.461x)."""
+    return f"{sig3_rounded(factor)}x"
+
+
 def interval_plain(lo: float, hi: float, like: float) -> str:
     """'[5.80, 6.90] µs', in the unit of ``like`` (the estimate), so a row reads in one unit."""
     scale, unit = time_unit(like)

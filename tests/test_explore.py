@@ -61,7 +61,7 @@ def test_verdict_tells_alike_runs_from_a_slow_minority_and_from_one_run():
     assert alike["verdict"].tolist() == ["agree"] and "batch noise" in alike["reason"][0]
     minority = _frame({"a": [100.0] * 6 + [150.0] * 3})
     v = explore.runs_agree(minority)
-    assert v["verdict"].tolist() == ["slow minority"] and "3 of 9 runs are 1.5x slower" in v["reason"][0]
+    assert v["verdict"].tolist() == ["slow minority"] and "3 of 9 runs are 1.50x slower" in v["reason"][0]
     slow = explore.run_summary(minority).set_index("run")["slow"]
     assert slow[slow].index.tolist() == [6, 7, 8]
     one = explore.runs_agree(_frame({"a": [100.0]}))

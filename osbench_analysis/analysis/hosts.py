@@ -40,18 +40,40 @@ class HostError(OsbenchError, ValueError):
 
 
 def hosts_table(cat: pd.DataFrame) -> pd.DataFrame:
-    """One row per host of a catalog (store.catalog): key, label, campaigns, newest campaign."""
+    """One row per host of a catalog (store.catalog): key, label, campaigns, newest campaign, and how its
+    identity is known (``identity``: recorded, derived from older manifests, or recorded with a derived
+    identity merged into it: hosts.identity.merges, each merge's facts in merge_notes)."""
     if cat.empty:
-        return pd.DataFrame(columns=["host", "host_label", "campaigns", "newest"])
+        return pd.DataFrame(columns=["host", "host_label", "campaigns", "newest", "identity"])
     g = cat.sort_values("created_utc").groupby("host", sort=False)
-    return pd.DataFrame({"host_label": g["host_label"].first(), "campaigns": g.size(),
-                         "newest": g["created_utc"].last()}).reset_index().sort_values("newest", ascending=False,
-                                                                                        ignore_index=True)
+    out = pd.DataFrame({"host_label": g["host_label"].first(), "campaigns": g.size(),
+                        "newest": g["created_utc"].last()}).reset_index().sort_values("newest", ascending=False,
+                                                                                       ignore_index=True)
+    return out.assign(identity=[identity_words(cat[cat["host"] == h]) for h in out["host"]])
+
+
+def identity_words(rows: pd.DataFrame) -> str:
+    """How one host's identity is known, from its catalog rows: 'recorded', 'derived' (older manifests:
+    no family, microcode or features) or 'recorded + amd-epyc-3c69ac (derived, 11 campaigns) merged'."""
+    if "identity" not in rows:
+        return ""
+    own = rows[rows["identity"] == rows["host"]]
+    words = ("derived" if own["derived"].astype(bool).all() else "recorded") if len(own) else "recorded"
+    merged = rows[rows["identity"] != rows["host"]].groupby("identity", sort=True).size()
+    return words + "".join(f" + {k} (derived, {n} campaign{'s' if n != 1 else ''}) merged" for k, n in merged.items())
+
+
+def merge_notes(cat: pd.DataFrame) -> list[str]:
+    """The sentences of a catalog's host merges (hosts.identity.Merge.sentence: the facts each rests on) and
+    of the derived identities kept apart because they agree with several recorded hosts, once each."""
+    if cat.empty or "host_merge" not in cat:
+        return []
+    return [s for s in dict.fromkeys(cat["host_merge"].fillna("")) if s]
 
 
 def resolve_host(asked: str, cat: pd.DataFrame) -> str:
-    """The host key ``asked`` names: a key, a unique prefix of one, or words all found in one host's
-    label (case-insensitive: 'intel', 'amd v782')."""
+    """The host key ``asked`` names: a key (a derived key merged into a machine's names that machine), a
+    unique prefix of one, or words all found in one host's label (case-insensitive: 'intel', 'amd v782')."""
     table = hosts_table(cat)
     have = ", ".join(f"{r.host} ({r.host_label})" for r in table.itertuples()) or "none"
     if not isinstance(asked, str) or not asked.strip():
@@ -59,6 +81,8 @@ def resolve_host(asked: str, cat: pd.DataFrame) -> str:
     keys = list(table["host"])
     if asked in keys:
         return asked
+    if "identity" in cat and asked in set(cat["identity"]):   # a derived key merged into its machine's
+        return str(cat.loc[cat["identity"] == asked, "host"].iloc[0])
     match = [k for k in keys if k.startswith(asked)]
     if not match:
         words = asked.lower().split()
@@ -152,6 +176,8 @@ class CrossHost:
     guests: pd.DataFrame = field(default_factory=pd.DataFrame)   # per host and Mach primitive: instructions
     notes: list[str] = field(default_factory=list)
     baseline: str = "native"
+    # one machine, one host: (hosts.identity.Merge, its campaigns) for each derived identity counted as a host here
+    merges: list = field(default_factory=list)
 
     @property
     def labels(self) -> dict[str, str]:
@@ -223,6 +249,8 @@ class CrossHost:
 
 def spread_table(t: pd.DataFrame, value: str, low: str, high: str, *, labels: dict, ratio: bool) -> pd.DataFrame:
     """The wide table behind CrossHost.table."""
+    from osbench_analysis.formatting import times_plain
+
     keys = [k for k in ("baseline", *CONDITION) if k in t.columns]
     if t.empty:
         return pd.DataFrame()
@@ -246,12 +274,23 @@ def spread_table(t: pd.DataFrame, value: str, low: str, high: str, *, labels: di
         else:
             holds = row["overlap"]
             row["verdict"] = ("the same on every host (intervals overlap)" if holds else
-                              f"differs between hosts: {row['spread']:.3g}x from lowest to highest")
+                              f"differs between hosts: {times_plain(row['spread'])} from lowest to highest")
         row["holds_on_every_host"] = holds
         row["values"] = "; ".join(f"{_interval(a, b, c, ns=not ratio)} on {labels.get(h, h)}"
                                   for h, a, b, c in zip(g["host"], v, lo, hi))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def recorded_first(cat: pd.DataFrame) -> pd.DataFrame:
+    """One host's catalog rows without the campaigns of a derived identity merged into it (hosts.identity.merges)
+    for every environment its own campaigns measured: older manifests pool with the machine's comparable
+    campaigns and count as the machine, but never become the primary campaign of an environment the machine
+    measured since, nor set the bar of a complete one (an older round that measured more primitives made the
+    reference host's FUSE baseline a campaign of 2026-11-23 measured with other probe code)."""
+    if "identity" not in cat or not (merged := cat["identity"] != cat["host"]).any():
+        return cat
+    return cat[~merged | ~cat["environment"].isin(set(cat.loc[~merged, "environment"]))]
 
 
 def select_primary(cat: pd.DataFrame, probes=None, root=None) -> tuple[pd.DataFrame, list[str]]:
@@ -260,7 +299,7 @@ def select_primary(cat: pd.DataFrame, probes=None, root=None) -> tuple[pd.DataFr
     environment with no campaign of the whole catalog (pipeline.select_sweep_campaigns reads those)."""
     from osbench_analysis.analysis.microkernel import GUEST_ENVIRONMENTS
 
-    cat = cat[~cat["environment"].isin(GUEST_ENVIRONMENTS)]
+    cat = recorded_first(cat[~cat["environment"].isin(GUEST_ENVIRONMENTS)])
     sweep = cat["sweep_only"].astype(bool)
     whole, notes = newest_complete(cat[~sweep], probes, root)
     only_sweep = cat[sweep & ~cat["environment"].isin(set(whole["environment"]) if len(whole) else set())]
@@ -311,12 +350,30 @@ def cross_host(root=None, *, hosts: list[str] | None = None, probes: list[str] |
             tab, _ = microkernel.from_campaigns(list(g["campaign_id"]), root)
             if len(tab):
                 parts["guests"].append(tab.assign(host=h))
-        derived = bool(len(chosen)) and next(iter(manifests.values())).host_identity.derived
-        rows.append({"host": h, "host_label": label, "derived": derived, "primary": primary,
+        rows.append({"host": h, "host_label": label, "identity": identity_words(cat[cat["host"] == h]),
+                     "primary": primary,
                      "campaigns_pooled": len(pooled), "guest_campaigns": len(g)})
     frames = {k: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for k, v in parts.items()}
+    # one machine, one host: each merge said with the facts it rests on (hosts.identity.merges)
+    notes += merge_notes(cat[cat["host"].isin(keys)])
     return CrossHost(pd.DataFrame(rows), frames["estimates"], frames["ratios"], frames["crossing_costs"],
-                     frames["guests"], notes, baseline)
+                     frames["guests"], notes, baseline, merges_of(cat, keys))
+
+
+def merges_of(cat: pd.DataFrame, keys=None) -> list[tuple]:
+    """(hosts.identity.Merge, campaigns) for every derived identity the catalog counts as another host (of
+    ``keys`` only, when given), as store.catalog merged them (over every identity of the root)."""
+    from osbench_analysis.hosts.identity import host_identity, merges
+    from osbench_analysis.store import campaigns as store
+
+    if cat.empty or "identity" not in cat:
+        return []
+    first = cat.drop_duplicates("identity")
+    merged, _ = merges(host_identity(store.parsed_manifest((Path(p) / store.MANIFEST_FILE).read_text()).host)
+                       for p in first["path"])
+    moved = cat[cat["identity"] != cat["host"]].groupby("identity").size()
+    return [(m, int(moved[k])) for k, m in sorted(merged.items())
+            if k in moved.index and (keys is None or m.into in set(keys))]
 
 
 # ------------------------------------------------------------------ does this host reproduce the reference?

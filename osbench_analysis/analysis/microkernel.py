@@ -261,7 +261,7 @@ def screen_table(tab: pd.DataFrame) -> pd.DataFrame:
     guest instructions per operation of each kernel (median over boots, three
     significant digits), Linux / Mach with the range the boots give, the boots and
     how the work differs; the unit said once, in the caption (formatting.show)."""
-    from osbench_analysis.formatting import with_ci
+    from osbench_analysis.formatting import with_ci_plain
 
     if tab.empty:
         return pd.DataFrame()
@@ -271,7 +271,7 @@ def screen_table(tab: pd.DataFrame) -> pd.DataFrame:
     if np.isfinite(tab["linux_nomitig_median"].to_numpy(float)).any():
         out["Linux, mitigations=off"] = [_count(v) for v in tab["linux_nomitig_median"]]
     out["Linux / Mach [boots' range]"] = [
-        with_ci(r, lo, hi) if np.isfinite(r) else "not measured"
+        with_ci_plain(r, lo, hi) if np.isfinite(r) else "not measured"
         for r, lo, hi in zip(tab["ratio"], tab["ratio_lo"], tab["ratio_hi"])]
     out["boots"] = [f"{int(m)} / {int(lx)}" for m, lx in zip(tab["mach_boots"], tab["linux_boots"])]
     out["how the work differs"] = tab["differs"]

@@ -179,6 +179,22 @@ def select_campaigns(campaigns: list[str] | None = None, root: str | Path | None
     return sorted(_refs(chosen), key=lambda r: _order_key(r, baseline))
 
 
+def select_guest_campaigns(root: str | Path | None = None, *, host: str | None = None,
+                           baseline: str = "native") -> list[str]:
+    """The GNU Mach and Linux guests' campaigns as analyze() picks its campaigns: on one host (``host``, else
+    hosts.choose_host's), of each guest environment the newest complete campaign (hosts.newest_complete);
+    never every guest campaign under root, nor earlier rounds (another guest build may count otherwise:
+    kernels.newest_round)."""
+    from osbench_analysis.analysis import hosts as host_choice
+    from osbench_analysis.analysis.microkernel import LINUX, LINUX_NOMITIG, MACH
+
+    cat = store.catalog(root)
+    key = host_choice.choose_host(cat, host, baseline) if len(cat) else None
+    chosen, _ = host_choice.newest_complete(host_choice.recorded_first(
+        cat[(cat["host"] == key) & cat["environment"].isin([MACH, LINUX, LINUX_NOMITIG])]))
+    return list(chosen.sort_values(["created_utc", "campaign_id"])["campaign_id"]) if len(chosen) else []
+
+
 def select_sweep_campaigns(refs: list[CampaignRef], root: str | Path | None = None,
                            campaigns: list[str] | None = None) -> tuple[list[CampaignRef], list[CampaignRef]]:
     """(refs without the sweep campaigns, the sweep campaigns) for an analysis of ``refs``.

@@ -5,8 +5,9 @@ that campaign would land, not where a re-run of the campaign hours later
 would: the host drifts between campaigns by more than runs differ inside one.
 This module
 
-- finds the *comparable* campaigns of a campaign: same host (hosts.identity:
-  CPU, kernel, ..., never the name), environment, probe code (``probes.source_sha256``); the
+- takes the *comparable* campaigns of a campaign (comparable.py): same host (hosts.identity:
+  CPU, kernel, ..., never the name; a derived identity merged into the recorded one
+  of its machine, hosts.identity.merges), environment, probe code (``probes.source_sha256``); the
   parameters that define a condition are in its (probe, variant, placement);
 - reduces each campaign's condition to one value, the mean log run median
   (the engine's estimand) with its standard error over runs (``campaign_values``);
@@ -17,7 +18,7 @@ This module
 - compares host-state canaries between and within campaigns;
 - checks the pooled intervals on the data: leave one campaign out.
 
-Nothing here reads files except ``comparable_campaigns`` (the catalog).
+Nothing here reads files except through ``catalog_manifests`` (the catalog) and the values cache.
 """
 from __future__ import annotations
 
@@ -29,7 +30,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from osbench_analysis.hosts.identity import host_identity
+# which campaigns pool (comparable.py), named here as they always were
+from osbench_analysis.analysis.comparable import (catalog_manifests, comparable_campaigns, comparable_key,  # noqa: F401
+                                                  machine_keys, round_of)
 from osbench_analysis.stats.pooled import OVER_CAMPAIGNS, WITHIN_ONE_CAMPAIGN, random_effects
 
 CONDITION = ["host", "environment", "probe", "variant", "placement"]
@@ -38,47 +41,6 @@ CANARY_PROBES = ("canary_cpu", "canary_memcpy", "canary_syscall")
 #: In campaigns measured before the canaries existed: native probes that do fixed work of the same kinds
 #: (a vDSO clock read: CPU only; an 8 MiB copy: memory bandwidth; getpid: one kernel entry).
 PROXY_CANARIES = ("clock_gettime", "memcpy_bw", "null_syscall")
-
-
-# ------------------------------------------------------------------ which campaigns pool
-
-def comparable_key(manifest) -> tuple[str, str, str, str]:
-    """(host, environment, probe source hash, environment configuration): campaigns with the same
-    key pool.  The configuration is '' unless the environment ran in a way that changes its
-    numbers (environments/uml.py measured_configuration: UML under the first XSAVE shim build)."""
-    h, host, config = manifest.host or {}, host_identity(manifest.host or {}).key, ""
-    if (getattr(manifest, "environment_info", None) or {}).get("uml_kernel"):
-        from osbench_analysis.environments.uml import measured_configuration
-
-        config = measured_configuration(getattr(manifest, "environment_facts", None) or {}, manifest.environment_info)
-    return (str(host), manifest.environment, str((h.get("probes") or {}).get("source_sha256", "unknown")), config)
-
-
-def round_of(manifest) -> str:
-    """The campaign round: the campaigns one `osbench run` measured together,
-    interleaved (config.campaign_set), named by its first campaign id."""
-    members = (manifest.config or {}).get("campaign_set") or [manifest.campaign_id]
-    return sorted(members)[0]
-
-
-def comparable_campaigns(manifests: dict, catalog_manifests: dict) -> dict[str, list[str]]:
-    """For each selected campaign (id -> Manifest), the ids of every campaign in
-    ``catalog_manifests`` (id -> Manifest) with its comparable_key, itself
-    included, oldest first."""
-    by_key: dict[tuple, list] = {}
-    for cid, m in catalog_manifests.items():
-        by_key.setdefault(comparable_key(m), []).append((m.created_utc, cid))
-    return {cid: [c for _, c in sorted(by_key.get(comparable_key(m), [(m.created_utc, cid)]))]
-            for cid, m in manifests.items()}
-
-
-def catalog_manifests(root=None) -> dict:
-    """campaign id -> Manifest of every sealed campaign under root (manifests only: cheap; shared, read-only)."""
-    from osbench_analysis.store import campaigns as store
-
-    cat = store.catalog(root)
-    return {r.campaign_id: store.parsed_manifest((Path(r.path) / store.MANIFEST_FILE).read_text())
-            for r in cat.itertuples()}
 
 
 @dataclass
@@ -124,10 +86,11 @@ def pool_campaigns(primary: dict, root=None, *, baseline: str = "native", level:
     from osbench_analysis.store import values_cache
 
     # a sweep campaign (sweeps.sweep_only) is read for the scalability fits alone, never pooled
-    every = {cid: m for cid, m in catalog_manifests(root).items() if not sweep_only(m.config)}
+    whole = catalog_manifests(root)
+    every = {cid: m for cid, m in whole.items() if not sweep_only(m.config)}
     every.update(primary)
-    comparable = comparable_campaigns(primary, every)
-    comparable = {cid: [c for c in ids if every[c].created_utc <= primary[cid].created_utc]
+    comparable = comparable_campaigns(primary, {**whole, **every})
+    comparable = {cid: [c for c in ids if c in every and every[c].created_utc <= primary[cid].created_utc]
                   for cid, ids in comparable.items()}
     loaded = dict(loaded or {})
     per_campaign = {}   # a campaign's values are its own: kept on disk (values_cache); a damaged one left out, named
@@ -136,6 +99,9 @@ def pool_campaigns(primary: dict, root=None, *, baseline: str = "native", level:
             per_campaign[cid] = v
     comparable = {k: [c for c in ids if c in per_campaign] for k, ids in comparable.items()}
     every_value = pd.concat(per_campaign.values(), ignore_index=True)
+    # each campaign's values carry its manifest's own identity (values_cache): its machine's key here
+    machines = machine_keys([*whole.values(), *primary.values()])
+    every_value["host"] = every_value["host"].map(lambda k: machines.get(k, k))
     if probes is not None:
         keep = every_value["probe"].isin([*probes, *CANARY_PROBES, *PROXY_CANARIES])
         every_value = every_value[keep].reset_index(drop=True)

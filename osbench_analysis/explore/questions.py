@@ -54,18 +54,88 @@ def _one_of(name: str, value, known) -> None:
                            f"{', '.join(known) or 'none'}")
 
 
-def guests(root: str | Path | None = None, campaigns: list[str] | None = None):
+def guests(root: str | Path | None = None, campaigns: list[str] | None = None, *, host: str | None = None):
     """GNU Mach (microkernel) and Linux (monolithic) on one emulated CPU, in one call: per Mach primitive
     and its Linux pair, the guest instructions per operation of each kernel and Linux / Mach (the table
-    analyze.ipynb shows, microkernel.screen_table), and its figure (None without a mach or linux-tcg
-    campaign under root).  ``campaigns``: the guests' campaign ids (default: every one under root)."""
-    from osbench_analysis.analysis import microkernel
+    analyze.ipynb shows, microkernel.screen_table, its caption naming the host and campaigns read), and its
+    figure (None without a mach or linux-tcg campaign).  ``campaigns``: the guests' campaign ids (default:
+    one host's, picked as analyze() picks, analysis.pipeline.select_guest_campaigns; ``host`` another)."""
+    from osbench_analysis.analysis import microkernel, pipeline
     from osbench_analysis.plots import microkernel as plots_microkernel
 
-    tab, _ = microkernel.from_campaigns(campaigns, root=root)
+    ids = list(campaigns) if campaigns is not None else pipeline.select_guest_campaigns(root, host=host)
+    if not ids:
+        return pd.DataFrame(), None
+    tab, _ = microkernel.from_campaigns(ids, root=root)
     if not len(tab):
         return tab, None
-    return microkernel.screen_table(tab), plots_microkernel.plot_microkernel(tab, screen=True)
+    out = microkernel.screen_table(tab)
+    cat = store.catalog(root).set_index("campaign_id")
+    labels = sorted(set(cat.loc[[c for c in ids if c in cat.index], "host_label"]))
+    stamps = sorted({formatting.campaign_stamp(c) for c in ids})
+    out.attrs["caption"] = (f"On {', '.join(labels) or 'the campaigns named'}: {len(ids)} guest campaign"
+                            f"{'s' if len(ids) != 1 else ''} ({' to '.join(dict.fromkeys([stamps[0], stamps[-1]]))}). "
+                            + out.attrs.get("caption", ""))
+    return out, plots_microkernel.plot_microkernel(tab, screen=True)
+
+
+@dataclass(frozen=True)
+class ThisHost:
+    """Which host this machine is (``this_host``): its ``key`` and ``label`` (hosts.identity), the sealed
+    ``campaigns`` under ``root`` measured on it, whether it is a ``reference`` host (data/reference_hosts.txt)
+    and which those are, and ``also``: sentences on derived hosts of the root whose every recorded fact
+    agrees with this machine's (older campaigns that may be its own, hosts.identity.merges)."""
+    key: str
+    label: str
+    campaigns: int
+    reference: bool
+    reference_hosts: tuple[str, ...]
+    root: str
+    also: tuple[str, ...] = ()
+    reference_file: str = "data/reference_hosts.txt"
+
+    def lines(self) -> list[str]:
+        """What `osbench host` prints."""
+        refs = ", ".join(self.reference_hosts) or "none named"
+        return [f"this machine is host {self.key}: {self.label}",
+                f"campaigns measured on it under {self.root}: {self.campaigns}"
+                + ("" if self.campaigns else " (`osbench run` measures one; `make all` measures every environment)"),
+                f"reference host of the paper: {'yes' if self.reference else 'no'} ({self.reference_file}: {refs})",
+                *self.also]
+
+
+def this_host(root: str | Path | None = None, *, reference_file: str | Path | None = None,
+              facts: dict | None = None) -> ThisHost:
+    """Which host this machine is: its identity from the facts it reads here (``facts``: a manifest's host
+    record instead), how many campaigns under ``root`` it measured (derived campaigns merged into it
+    included), and whether it is the paper's reference host (``reference_file``: default
+    data/reference_hosts.txt)."""
+    from osbench_analysis.analysis import hosts as ah
+    from osbench_analysis.hosts import identity, machine
+
+    me = identity.host_identity(facts if facts is not None else machine.identity_facts())
+    cat = store.catalog(root)
+    mine = cat[cat["host"] == me.key] if len(cat) else cat
+    path = Path(reference_file) if reference_file is not None else ah.REFERENCE_HOSTS_FILE
+    lines = path.read_text().splitlines() if path.is_file() else []
+    named = [n for n in (ln.split("#", 1)[0].strip() for ln in lines) if n]   # as ah.reference_hosts reads it
+    counted = set(mine["identity"]) if len(mine) else set()
+    also = []
+    for key, g in (cat[cat["derived"].astype(bool)].groupby("identity", sort=True) if len(cat) else ()):
+        if key in counted:
+            continue
+        theirs = identity.host_identity(store.parsed_manifest(
+            (Path(g["path"].iloc[0]) / store.MANIFEST_FILE).read_text()).host)
+        agree = identity.agreeing_facts(theirs, me)
+        if agree is not None:
+            now = g["host"].iloc[0]
+            also.append(f"{key} (derived, {len(g)} campaigns) agrees with this machine on every fact it records "
+                        f"({identity.fact_text(agree)})" + (
+                            f"; it agrees with {now} too, whose campaigns it is counted with: which of the two "
+                            "machines measured them its manifests do not record" if now != key else ""))
+    return ThisHost(me.key, me.label, len(mine), me.key in named or bool(counted & set(named)), tuple(named),
+                    str(root or store.default_root()), tuple(also),
+                    "data/reference_hosts.txt" if reference_file is None else str(reference_file))
 
 
 def campaigns(root: str | Path | None = None) -> pd.DataFrame:
@@ -76,8 +146,9 @@ def campaigns(root: str | Path | None = None) -> pd.DataFrame:
 
     cat = store.catalog(root)
     cat = cat[~cat["environment"].isin(GUEST_ENVIRONMENTS)]
-    return cat.drop(columns=["path"]).sort_values(["created_utc", "campaign_id"], ascending=False,
-                                                  ignore_index=True)
+    # a campaign's host is its machine's (`identity`: its manifest's own key when merged; `osbench list` says why)
+    return cat.drop(columns=["path", "derived", "host_merge"]).sort_values(["created_utc", "campaign_id"],
+                                                                           ascending=False, ignore_index=True)
 
 
 def newest(environment: str = "native", n: int = 2, root: str | Path | None = None, *,
@@ -222,16 +293,16 @@ def _verdict(key: tuple, g: pd.DataFrame) -> Verdict:
                        math.nan, spread, 0)
     beyond = f"beyond their batch noise (p={h.p_value:.2g})"
     if not h.heterogeneous:
-        return Verdict(key, "agree", f"the {h.n_runs} run medians lie within {spread:.3g}x of each other, "
+        return Verdict(key, "agree", f"the {h.n_runs} run medians lie within {formatting.times_plain(spread)} of each other, "
                        f"no more than their batch noise explains (p={h.p_value:.2g})", h.n_runs, h.p_value, spread, 0)
     if h.clear_split:
         k = int(round(h.slow_run_fraction * h.n_runs))
         enough = ("too few to include such runs reliably: run at least "
                   f"{h.runs_needed} (the typical run is the number to quote)" if h.runs_needed > h.n_runs
                   else "enough runs to include them, so the interval over runs accounts for them")
-        return Verdict(key, "slow minority", f"{k} of {h.n_runs} runs are {h.slow_run_factor:.3g}x slower than "
+        return Verdict(key, "slow minority", f"{k} of {h.n_runs} runs are {formatting.times_plain(h.slow_run_factor)} slower than "
                        f"the others, {beyond}; {enough}", h.n_runs, h.p_value, spread, h.runs_needed)
-    return Verdict(key, "differ", f"the {h.n_runs} run medians spread over {spread:.3g}x, {beyond}, with no "
+    return Verdict(key, "differ", f"the {h.n_runs} run medians spread over {formatting.times_plain(spread)}, {beyond}, with no "
                    "separate group of slow runs: the interval, computed over runs, already includes that spread",
                    h.n_runs, h.p_value, spread, h.runs_needed)
 
@@ -279,11 +350,11 @@ def compare(s: pd.DataFrame, by: str, this: str, baseline: str, *, level: float 
         r = stats.ratio_ci(a, b, level=level, ci_method=ci_method, seed=seed, n_resamples=n_resamples)
         slower = "slower" if r.ratio > 1 else "faster"
         factor = r.ratio if r.ratio > 1 else 1 / r.ratio
-        verdict = (f"{this} is {formatting.sig3(factor)}x {slower} than {baseline}" if r.different else
+        verdict = (f"{this} is {formatting.times_plain(factor)} {slower} than {baseline}" if r.different else
                    f"no difference shown between {this} and {baseline}")
         # the sentence first: it is what a reader reads; the numbers behind it follow
         rows.append({**dict(zip(match, key)), by: this, "baseline": baseline,
-                     "sentence": f"{verdict}{across}: ratio {formatting.ratio_with_ci(r.ratio, r.ci_low, r.ci_high)} "
+                     "sentence": f"{verdict}{across}: ratio {formatting.with_ci_plain(r.ratio, r.ci_low, r.ci_high)} "
                                  f"({r.level:.0%} CI, {r.ci_method})",
                      "ratio": r.ratio, "ci_low": r.ci_low, "ci_high": r.ci_high, "level": r.level,
                      "different": r.different, "n_runs": r.numerator.n_runs, "baseline_n_runs": r.denominator.n_runs})
@@ -300,18 +371,25 @@ def plot_runs(s: pd.DataFrame, *, title: str | None = None):
     return plots.runs_plot(s, run_summary(s), title=title)
 
 
-__all__ = ["ExploreError", "Verdict", "campaigns", "compare", "newest", "plot_runs", "run_summary", "runs_agree", "samples"]
+__all__ = ["ExploreError", "ThisHost", "Verdict", "campaigns", "compare", "guests", "newest",
+           "plot_runs", "run_summary", "runs_agree", "samples", "this_host"]
 
 
-def ipc_across_kernels(campaigns: list[str] | None = None, root: str | Path | None = None) -> pd.DataFrame:
+def ipc_across_kernels(campaigns: list[str] | None = None, root: str | Path | None = None, *,
+                       host: str | None = None) -> pd.DataFrame:
     """Compare the IPC round trip across kernels, in one call: the request-reply round trips between two
-    address spaces and between two threads of one, of every emulated-CPU kernel in one round (the newest
-    campaign of each guest environment under root, as the paper reads them; or `campaigns`): Linux, Linux on
-    Xen, GNU Mach, seL4 with and without its fastpath, in guest instructions per operation, each cell naming
-    the kernel's operation and whether it is an analog (analysis.kernels.ipc_round_trip)."""
+    address spaces and between two threads of one, of every emulated-CPU kernel in one round (on one host,
+    ``host`` or the one analyze() chooses, the newest campaign of each guest environment, as the paper reads
+    them; or `campaigns`): Linux, Linux on Xen, GNU Mach, seL4 with and without its fastpath, in guest
+    instructions per operation, each cell naming the kernel's operation and whether it is an analog
+    (analysis.kernels.ipc_round_trip)."""
+    from osbench_analysis.analysis import hosts as ah
     from osbench_analysis.analysis import kernels
 
-    tab, _ = kernels.from_campaigns(campaigns, root)
+    if campaigns is None:
+        cat = store.catalog(root)
+        campaigns = kernels.newest_round(cat[cat["host"] == ah.choose_host(cat, host)]) if len(cat) else []
+    tab, _ = kernels.from_campaigns(campaigns, root) if campaigns else (pd.DataFrame(), None)
     if tab.empty:
         raise ExploreError(f"no emulated-CPU guest campaign under {root or 'data/campaigns'}: measure one with "
                            "`osbench run --environment sel4,mach,linux-tcg,xen-linux`")

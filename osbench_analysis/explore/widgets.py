@@ -112,21 +112,25 @@ class Explorer:
         else:
             control.value = keep if keep in options else (wanted if wanted in options else options[0])
 
+    @staticmethod
+    def _keep_choice(control, options, wanted) -> None:
+        """New ``options`` for a dropdown, its chosen value kept while it is still among them (ipywidgets
+        selects the first option whenever the options change: the baseline became whatever sorted first),
+        else ``wanted``, else the first."""
+        keep = control.value
+        if list(control.options) != list(options):
+            control.options = options
+        if options:
+            control.value = keep if keep in options else (wanted if wanted in options else options[0])
+
     def _choices_for_probe(self) -> None:
         h = self._holding[self._holding["probe"] == self.probe.value]
         placements = sorted(h["placement"].unique())
-        if list(self.placement.options) != placements:
-            self.placement.options = placements
-        if self.placement.value not in placements:
-            self.placement.value = (self._want["placement"] if self._want["placement"] in placements
-                                    else placements[0])
+        self._keep_choice(self.placement, placements, self._want["placement"])
         values = {"environment": sorted(set(h["environment"]) & set(self.environments.value)),
                   "campaign_id": list(dict.fromkeys(h["campaign_id"])),
                   "placement": placements}[self.compare_by.value]
-        if list(self.baseline.options) != values:
-            self.baseline.options = values
-        if values and self.baseline.value not in values:
-            self.baseline.value = self._want["baseline"] if self._want["baseline"] in values else values[0]
+        self._keep_choice(self.baseline, values, self._want["baseline"])
 
     def refresh(self) -> None:
         """Recompute and redraw for the current choices (errors are shown, never raised)."""

@@ -11,9 +11,16 @@ are of one host when all of these agree; the machine-id and hostname take no par
 version 3 record every part (``RECORDED_FACTS``, gathered by machine.collect_host_info); older ones get
 an identity *derived* from what they hold (the CPU model name, logical CPUs, memory, kernel release,
 mitigations, hypervisor; the vendor read off the model name), marked ``derived``: what they lack
-(family/model/stepping, microcode, features, signal frame) could not be compared, so a derived host is
-never the same host as one whose manifest records those, even on the same machine.  Standard library
-only: the store's catalog and the analysis both call it.
+(family/model/stepping, microcode, features, signal frame) could not be compared, so its key differs from
+that of a recorded host of the same machine.
+
+One machine, one host (issue 37, item 4): ``merges`` compares every derived identity of a set (a campaigns
+root) with its recorded ones, and a derived identity whose every fact it has (``COMPARED_FACTS``: the CPU
+vendor and model name, logical CPUs, memory, the host kernel build, every mitigation, the hypervisor)
+agrees with exactly one recorded identity is that machine (``Merge``: the facts it rests on and those the
+older manifest lacks, said wherever the host is listed).  It agreeing with two recorded identities (they
+differ only in what it lacks) is no merge, and said; a fact differing, or nothing about the machine
+recorded, is another host.  Standard library only: the store's catalog and the analysis both call it.
 """
 from __future__ import annotations
 
@@ -135,6 +142,82 @@ def host_identity(host: dict) -> HostIdentity:
     digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:6]
     name = short_cpu_name(parts.get("cpu_model") or parts.get("host_id") or "")
     return HostIdentity(f"{_slug(name)}-{digest}", host_label(parts, derived), parts, derived)
+
+
+#: the facts a derived identity holds and is compared on (identity_parts' names), as a reader names them
+COMPARED_FACTS = {"cpu_vendor": "CPU vendor", "cpu_model": "CPU model", "logical_cpus": "logical CPUs",
+                  "memory_gib": "memory", "kernel_release": "host kernel build", "mitigations": "mitigations",
+                  "virtualization": "hypervisor"}
+#: what only a recorded identity holds, as a reader names it (not compared: a derived identity lacks it)
+LACKED_FACTS = {"cpu_family": "family/model/stepping", "microcode": "microcode", "features": "CPU features",
+                "signal_frame_bytes": "signal frame size"}
+#: a derived identity is compared only when it holds at least these (else it says too little to be a machine)
+REQUIRED_FACTS = ("cpu_model", "logical_cpus", "kernel_release")
+
+
+@dataclass(frozen=True)
+class Merge:
+    """A derived identity treated as a recorded one: ``derived`` (its key) is the machine ``into``
+    (a recorded key), every fact of ``facts`` (name -> the value both hold) agreeing; ``lacked``: what the
+    older manifest did not record, so not compared."""
+    derived: str
+    into: str
+    facts: dict = field(compare=False)
+    lacked: tuple[str, ...] = ()
+
+    def sentence(self) -> str:
+        """'amd-epyc-3c69ac (derived) is amd-epyc-a1580e: the same CPU model (AMD EPYC), ... ; not
+        recorded by it, so not compared: microcode, ...'."""
+        return (f"{self.derived} (derived: its manifests predate the recorded identity facts) is treated as "
+                f"{self.into}, every fact it records agreeing: {fact_text(self.facts)}"
+                + (f"; not recorded by it, so not compared: {', '.join(self.lacked)}" if self.lacked else ""))
+
+
+def fact_text(facts: dict) -> str:
+    """The agreeing facts as a reader reads them: 'CPU model AMD EPYC, logical CPUs 2, memory 24 GiB, ...,
+    mitigations (19, all the same)'."""
+    out = []
+    for k, v in facts.items():
+        name = COMPARED_FACTS.get(k, k)
+        if k == "mitigations":
+            out.append(f"{name} ({len(v or {})}, each the same)")
+        elif k == "memory_gib":
+            out.append(f"{name} {v} GiB")
+        else:
+            out.append(f"{name} {v}")
+    return ", ".join(out)
+
+
+def agreeing_facts(derived: HostIdentity, recorded: HostIdentity) -> dict | None:
+    """The facts (name -> value) on which ``derived`` agrees with ``recorded`` when it agrees on every fact
+    it holds (COMPARED_FACTS that are not None); None when one differs, when ``derived`` is not derived or
+    ``recorded`` is, or when ``derived`` holds too little to name a machine (REQUIRED_FACTS, a host id)."""
+    if not derived.derived or recorded.derived or "host_id" in derived.parts:
+        return None
+    held = {k: derived.parts.get(k) for k in COMPARED_FACTS if derived.parts.get(k) is not None}
+    if any(k not in held for k in REQUIRED_FACTS):
+        return None
+    return held if all(recorded.parts.get(k) == v for k, v in held.items()) else None
+
+
+def merges(identities) -> tuple[dict[str, Merge], dict[str, str]]:
+    """Of a set of identities (a root's campaigns'): derived key -> Merge for every derived identity whose
+    facts agree with exactly one recorded identity (agreeing_facts), and derived key -> a sentence for each
+    that agrees with several (they differ only in what it lacks: kept apart, never guessed)."""
+    unique = {i.key: i for i in identities}
+    recorded = [i for i in unique.values() if not i.derived]
+    out, notes = {}, {}
+    for d in sorted((i for i in unique.values() if i.derived), key=lambda i: i.key):
+        agree = [(r, f) for r in sorted(recorded, key=lambda i: i.key) if (f := agreeing_facts(d, r)) is not None]
+        if len(agree) == 1:
+            r, facts = agree[0]
+            lacked = tuple(name for k, name in LACKED_FACTS.items() if r.parts.get(k) is not None)
+            out[d.key] = Merge(d.key, r.key, facts, lacked)
+        elif agree:
+            notes[d.key] = (f"{d.key} (derived) agrees with {len(agree)} recorded hosts "
+                            f"({', '.join(r.key for r, _ in agree)}), which differ only in what its manifests "
+                            "lack: kept a host of its own")
+    return out, notes
 
 
 def differences(a: HostIdentity, b: HostIdentity) -> dict[str, tuple]:

@@ -201,6 +201,16 @@ def collect_host_info() -> HostInfo:
     )
 
 
+def identity_facts() -> dict:
+    """The facts of this machine its identity is made of (hosts.identity: what collect_host_info records
+    of them, the same values), without the slow rest a manifest also holds (the load sampled, the probes'
+    build, git): what `osbench host` reads."""
+    return dict(cpu_model=cpu_model(), cpu_count_logical=psutil.cpu_count(logical=True) or 0,
+                memory_bytes=psutil.virtual_memory().total, kernel_release=platform.uname().release,
+                mitigations=mitigations(), virtualization=virtualization(), signal_frame_bytes=signal_frame_bytes(),
+                **cpuinfo_fields())
+
+
 #: Start-of-campaign idleness check (issue #20): campaigns are replicates only if the host was in a
 #: comparable state; a busy host makes every primitive slower, unevenly.
 BUSY_SAMPLE_S = 0.5

@@ -402,7 +402,8 @@ def load_campaigns(campaigns: list[str] | None = None, root: str | Path | None =
     return manifests, frame.astype({c: t for c, t in SAMPLE_COLUMNS.items() if c in frame.columns})
 
 
-CATALOG_COLUMNS = ["campaign_id", "created_utc", "environment", "arch_class", "host", "host_label", "hostname",
+CATALOG_COLUMNS = ["campaign_id", "created_utc", "environment", "arch_class", "host", "host_label", "identity",
+                   "derived", "host_merge", "hostname",
                    "profile", "probes", "primitives",
                    "n_samples", "n_errors", "kernel_release", "kernel_inside", "virtualization", "git_commit", "sweep_only",
                    "path"]
@@ -488,7 +489,7 @@ def catalog(root: str | Path | None = None) -> pd.DataFrame:
 def _catalog_rows(root: Path) -> tuple[list[dict], list[tuple[Path, str]]]:
     from osbench_analysis.catalog.registry import sweep_only
 
-    rows, passed_over = [], []
+    rows, passed_over, idents = [], [], []
     for d in sorted(root.iterdir()):
         if d.name.startswith("."):
             continue
@@ -504,6 +505,9 @@ def _catalog_rows(root: Path) -> tuple[list[dict], list[tuple[Path, str]]]:
             "arch_class": man.arch_class,
             "host": ident.key,              # hosts.identity: what measured it (the analysis' `host`)
             "host_label": ident.label,
+            "identity": ident.key,          # its manifest's own identity; `host` differs when it is merged
+            "derived": ident.derived,       # that identity derived from an older manifest (hosts.identity)
+            "host_merge": "",
             "hostname": man.hostname,
             "profile": man.profile,
             "probes": len(man.config.get("probes", [])),
@@ -520,4 +524,22 @@ def _catalog_rows(root: Path) -> tuple[list[dict], list[tuple[Path, str]]]:
             "sweep_only": sweep_only(man.config),
             "path": str(d),
         })
+        idents.append(ident)
+    _one_machine_one_host(rows, idents)
     return rows, passed_over
+
+
+def _one_machine_one_host(rows: list[dict], idents: list) -> None:
+    """A derived identity whose every fact agrees with one recorded identity of the root is that machine
+    (hosts.identity.merges, issue 37): its rows take the recorded host's key and label, and ``host_merge``
+    says so with the facts it rests on (or, agreeing with several, why it stays a host of its own)."""
+    from osbench_analysis.hosts.identity import merges
+
+    merged, several = merges(idents)
+    labels = {i.key: i.label for i in idents}
+    for row in rows:
+        m = merged.get(row["identity"])
+        if m is not None:
+            row.update(host=m.into, host_label=labels[m.into], host_merge=m.sentence())
+        else:
+            row["host_merge"] = several.get(row["identity"], "")

@@ -181,6 +181,22 @@ def _guest_sentence(cross) -> str:
             f"are {same}: the one unit here that does not depend on the machine.")
 
 
+def merge_sentences(cross, letters: dict) -> str:
+    """One machine, one host (hosts.identity.merges): for each host whose campaigns include a derived identity
+    (older manifests), a sentence with the facts the merge rests on; '' without one."""
+    from osbench_analysis.hosts.identity import COMPARED_FACTS
+
+    out = []
+    for m, n in getattr(cross, "merges", []):
+        if m.into in letters:
+            out.append(f" {n} of the campaigns of {_host(cross.labels.get(m.into, m.into))} ({letters[m.into]}) are "
+                       + tex_escape("from manifests older than the recorded identity facts: every fact they record ("
+                                    + ", ".join(COMPARED_FACTS[k] for k in m.facts) + ") agrees with that machine's, "
+                                    "so they count as it; " + ", ".join(m.lacked)
+                                    + " they do not record, so could not be compared."))
+    return "".join(out)
+
+
 def section_tex(cross, this: str, repro: pd.DataFrame, mech: pd.DataFrame, frames: dict,
                 figure: bool) -> str:
     """The section, or a one-paragraph note when no other host measured these conditions."""
@@ -197,7 +213,7 @@ def section_tex(cross, this: str, repro: pd.DataFrame, mech: pd.DataFrame, frame
     out.append(f"The same probes ran on {len(cross.hosts)} hosts of one virtual-machine image that differ in "
                f"processor, microcode, host kernel or hypervisor build: {listing}. Each host is analysed on its own, "
                "its comparable campaigns pooled and never another host's; every interval below is across the "
-               "campaigns of one host.")
+               "campaigns of one host." + merge_sentences(cross, host_letters(cross, this)))
     c = cross.table("crossing_costs")
     if len(c):
         c = c[c["placement"] == "same_cpu"]
