@@ -20,6 +20,30 @@ def _csv(cast=str):
     return parse
 
 
+def _json(text: str):
+    """A JSON option's value; one line for JSON nested too deep to read (N1: 5,000 '[' gave a RecursionError)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise argparse.ArgumentTypeError("JSON nested too deeply") from None
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"not JSON: {e}") from None
+
+
+#: how long fleet certificates may be valid at most: 100 years (N13: 1e9 days overflowed the date)
+MAX_CERT_DAYS = 36_500
+
+
+def _days(text: str) -> int:
+    try:
+        days = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number of days: {text!r}") from None
+    if not 1 <= days <= MAX_CERT_DAYS:
+        raise argparse.ArgumentTypeError(f"must be from 1 to {MAX_CERT_DAYS} days (got {days})")
+    return days
+
+
 def _add_run(sub):
     p = sub.add_parser("run", help="measure a campaign on this machine and seal it under data/campaigns/")
     add_campaign_parameters(p)
@@ -54,7 +78,7 @@ def add_campaign_parameters(p):
                         "repeat, so two show it (the quick profile's 2, the full profile's 3); at most --runs (xen-linux: 2)")
     p.add_argument("--environment", help="kernel environment: native (default), a name from `osbench envs`, "
                                          "several comma-separated, or 'all' (interleaved, one campaign each)")
-    p.add_argument("--variants", type=json.loads,
+    p.add_argument("--variants", type=_json,
                    help='probe parameter sets as JSON, e.g. \'{"fork_exec": [{"linkage": "static"}]}\'')
     p.add_argument("--campaign-id", help="default: <UTC time>-<host>-<environment>")
     p.add_argument("--output", help="campaigns folder (default data/campaigns)")
@@ -89,7 +113,8 @@ def _add_fleet(sub):
     c.add_argument("--out", required=True, help="an empty or new folder for the certificates")
     c.add_argument("--scheduler-host", help="the machine running the scheduler (default: this one)")
     c.add_argument("--port", type=int, default=8786, help="the scheduler's port in the printed commands")
-    c.add_argument("--days", type=int, default=825, help="how long the certificates are valid")
+    c.add_argument("--days", type=_days, default=825,
+                   help=f"how long the certificates are valid (at most {MAX_CERT_DAYS} days)")
 
 
 def _fleet(args) -> int:
@@ -227,24 +252,72 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _verify(args) -> int:
-    """One line per campaign: its seal, and who signed it (store/signature.py); exit 1 if any fails."""
+    """One line per campaign: its seal, and who signed it (store/signature.py); exit 1 if any fails.  Without
+    ids every folder of the root is checked, a damaged one too (the catalog would leave it out), and a last
+    line counts and names the damaged ones."""
     from pathlib import Path
+
+    from osbench_analysis.store import inventory
 
     if args.ca and not Path(args.ca).is_file():
         raise store.StoreError(f"--ca {args.ca!r} is not a file; give the fleet's ca.pem (`osbench fleet certs`)")
     ca = Path(args.ca).read_bytes() if args.ca else None
-    paths = [store.resolve(c, args.root) for c in args.campaigns] or [Path(p) for p in store.catalog(args.root)["path"]]
-    if not paths:
+    if ca is not None:
+        _check_ca(args.ca, ca)
+    if args.campaigns:   # (path, why it is damaged or None)
+        rows = [(store.resolve(c, args.root), None) for c in args.campaigns]
+    else:
+        root = Path(args.root or store.default_root())
+        table = inventory.inventory(root)
+        table = table[~table["folder"].str.startswith(".")]     # journals and seals being written: `osbench list`
+        rows = [(root / r.folder, r.why if r.state == "damaged" else None) for r in table.itertuples()
+                if r.state in ("sealed", "damaged")]
+    if not rows:
         print("no campaigns")
-    bad = 0
-    for path in paths:
+    bad = []
+    for path, why in rows:
         try:
+            if why is not None:
+                raise store.CampaignCorrupted(why)
             store.verify_seal(path)
             print(f"{path.name}: seal intact, {store.signed_by(path, ca)}")
         except store.StoreError as e:
-            bad += 1
+            bad.append(path.name)
             print(f"{path.name}: DAMAGED: {e}")
+    if bad:
+        print(f"{len(bad)} of {len(rows)} campaign folder(s) damaged: {', '.join(bad)}", file=sys.stderr)
     return 1 if bad else 0
+
+
+def _check_ca(name: str, pem: bytes) -> None:
+    """--ca must be a certificate (N29: any file was accepted while no campaign was signed)."""
+    from cryptography import x509
+
+    try:
+        x509.load_pem_x509_certificate(pem)
+    except ValueError:
+        raise store.StoreError(f"--ca {name!r} is not a PEM certificate; give the fleet's ca.pem "
+                               "(`osbench fleet certs`)") from None
+
+
+def _list(args) -> int:
+    """`osbench list`: every folder and its state; exit 1 when a campaign folder is damaged (named last)."""
+    from osbench_analysis.analysis.hosts import hosts_table, merge_notes
+    from osbench_analysis.store import inventory
+
+    table = inventory.inventory(args.root)
+    print(inventory.format_inventory(table))
+    cat = store.catalog(args.root)
+    if len(cat):   # the hosts (hosts/identity.py), each named as --host takes it; one machine, one host
+        print("\nhosts (--host takes a key or words of a label):\n" + hosts_table(cat).to_string(index=False))
+        for note in merge_notes(cat):
+            print(f"  one machine, one host: {note}")
+    damaged = list(table.loc[table["state"] == "damaged", "folder"])
+    if damaged:
+        print(f"{len(damaged)} folder(s) damaged: {', '.join(damaged)} (see above; `osbench verify` checks "
+              "every seal)", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _one_line_warnings(command: str) -> None:
@@ -286,16 +359,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "verify":
             return _verify(args)
         elif args.command == "list":
-            from osbench_analysis.store import inventory
-
-            from osbench_analysis.analysis.hosts import hosts_table, merge_notes
-
-            print(inventory.format_inventory(inventory.inventory(args.root)))
-            cat = store.catalog(args.root)
-            if len(cat):   # the hosts (hosts/identity.py), each named as --host takes it; one machine, one host
-                print("\nhosts (--host takes a key or words of a label):\n" + hosts_table(cat).to_string(index=False))
-                for note in merge_notes(cat):
-                    print(f"  one machine, one host: {note}")
+            return _list(args)
         elif args.command == "host":
             from osbench_analysis.explore import questions
 
@@ -313,6 +377,13 @@ def main(argv: list[str] | None = None) -> int:
             _analyze(args)
     except OsbenchError as e:
         print(f"osbench {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt as e:   # Ctrl-C: one line (the runner's says what was kept and how to resume)
+        print(f"osbench {args.command}: interrupted{': ' + str(e) if str(e) else ''}", file=sys.stderr)
+        return 130
+    except OSError as e:   # a folder or file the system refuses (N10: an unreadable campaigns folder)
+        where = f" {e.filename}" if e.filename else ""
+        print(f"osbench {args.command}: error: cannot use{where}: {e.strerror or e}", file=sys.stderr)
         return 2
     return 0
 

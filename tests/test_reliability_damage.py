@@ -146,8 +146,9 @@ def test_osbench_list_shows_every_folder_with_its_state(tmp_path, template):
     t6_file_added(root / "bad")
     out = subprocess.run([sys.executable, "-m", "osbench_analysis.cli", "list", "--root", str(root)],
                          capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 1, out.stderr          # issue 41: damage is an exit code a script can see
     assert "sealed" in out.stdout and "damaged" in out.stdout and "extra.csv" in out.stdout
+    assert out.stderr.strip().splitlines()[-1].startswith("1 folder(s) damaged: bad")
 
 
 def test_a_damaged_newest_or_older_campaign_never_blocks_the_analysis_of_the_others(tmp_path, template):

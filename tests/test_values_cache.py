@@ -64,13 +64,19 @@ def test_a_new_version_of_a_folder_replaces_its_entry(tmp_path, cache, base):
     assert len(list(cache.rglob("*.parquet"))) == 1
 
 
-def test_the_key_changes_with_the_computation(tmp_path, cache, base, monkeypatch):
-    root = tmp_path / "c"
-    synthetic.write_synthetic(root, "s0", base, seed=1)
-    before = values_cache.key(root / "s0", reproducibility.campaign_values)
-    monkeypatch.setattr(values_cache, "_code_key", lambda derive, code=(): "another campaign_values")
-    assert values_cache.key(root / "s0", reproducibility.campaign_values) != before
-    assert values_cache.key(root / "s0", reproducibility.campaign_values).startswith("s0-")
+def test_the_key_changes_with_any_file_of_the_package(tmp_path):
+    """Issue 41: the key hashed derive's own source, not the constants and helpers it uses; now the whole
+    package (a scratch copy hashes as the package, and a constant edited in it changes the hash; the
+    tables derived again: tests/test_values_cache_code.py)."""
+    copy = tmp_path / "pkg"
+    shutil.copytree(values_cache.PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "_bin", "*.so"))
+    assert values_cache.code_key(copy) == values_cache.code_key()
+    f = copy / "analysis" / "microkernel.py"     # E1: a constant beside the deriving function
+    text = f.read_text()
+    f.write_text(text.replace('"campaign_id", "run")', '"campaign_id")', 1))
+    assert f.read_text() != text
+    values_cache.code_key.cache_clear()
+    assert values_cache.code_key(copy) != values_cache.code_key()
 
 
 def test_off_writes_nothing_and_the_entries_stay_bounded(tmp_path, monkeypatch, base):

@@ -60,6 +60,10 @@ class AnalysisSettings:
                     estimator=self.estimator, ci_method=self.ci_method)
 
 
+#: resamples at most (N14b): a bootstrap method's resampled statistics are arrays of this length
+MAX_RESAMPLES = 1_000_000
+
+
 def check_settings(settings: AnalysisSettings) -> None:
     """Every analysis option checked before anything is read, each as one line saying
     what was given and what is accepted (the CLI and the notebooks both land here)."""
@@ -69,8 +73,9 @@ def check_settings(settings: AnalysisSettings) -> None:
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
         raise AnalysisError(f"level must be a confidence level between 0 and 1, e.g. 0.95 (got {level!r})")
     n = settings.n_resamples
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 100:
-        raise AnalysisError(f"n_resamples must be an integer >= 100, e.g. 10000 (got {n!r})")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 100 <= n <= MAX_RESAMPLES:
+        raise AnalysisError(f"n_resamples must be an integer from 100 to {MAX_RESAMPLES:,}, e.g. 10000 (got {n!r}; "
+                            "a bootstrap holds its resamples in memory: 1e9 needed 22 GiB)")
     seed = settings.seed
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise AnalysisError(f"seed must be an integer >= 0 (got {seed!r})")
@@ -229,12 +234,11 @@ def _condition_tables(loaded: list, root, probes, kw: dict) -> tuple[pd.DataFram
     """stats.condition_tables of the loaded campaigns' primitives (``probes``: only those), per campaign:
     every condition is one campaign's (its resampling seeded by its name), so the tables of all are
     those of each, in the conditions' order.  A sealed campaign's tables at these settings are kept on
-    disk (store/values_cache.py, keyed by its seal, the settings, the code of stats/ and the catalog); the campaigns
-    not kept yet are computed in one pass and kept each."""
+    disk (store/values_cache.py, keyed by its seal, the settings and the whole package's code); the campaigns
+    not kept yet are computed in one pass and kept each.  ``loaded``: campaigns in memory, seals verified."""
     from osbench_analysis.store import values_cache
 
-    code = ("osbench_analysis.stats", "osbench_analysis.catalog.registry")
-    where = {c.id: values_cache.entry(campaign_condition_tables, c.path, kw, code) for c in loaded}
+    where = {c.id: values_cache.entry(campaign_condition_tables, c.path, kw) for c in loaded}
     parts = {c.id: values_cache.read(where[c.id], parts=2) for c in loaded}
     todo = [c for c in loaded if parts[c.id] is None]
     if todo:

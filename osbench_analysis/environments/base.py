@@ -108,6 +108,11 @@ class Session:
         """Facts of the running environment seen from the host (versions, flags, mount options)."""
         return self.env.facts()
 
+    def dead(self) -> str:
+        """Why this session can measure nothing more (a server it runs has died), '' while it can.  The
+        runner asks between groups and skips the environment's remaining runs (issue 41, F28)."""
+        return ""
+
     def open(self) -> None:
         """Set up (mounts, servers, folders); close() runs even when this fails halfway."""
 

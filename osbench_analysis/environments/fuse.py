@@ -84,6 +84,15 @@ class FuseSession(Session):
         hostops.set_affinity_all_threads(self.server.pid, cpus)
         return Launch(list(worker_argv))
 
+    def dead(self) -> str:
+        if self.server is not None and self.server.poll() is not None:
+            return f"its FUSE server osbench-fuse exited (status {self.server.returncode})"
+        try:
+            mounted = self._mounted()
+        except OSError as e:
+            return f"its FUSE mount cannot be read: {e.strerror or e}"
+        return "" if mounted else f"its FUSE mount {self.mountpoint} is gone"
+
     def facts(self) -> dict:
         return {**self.env.facts(), "mountpoint": str(self.mountpoint),
                 "mount_options": next((line.split()[3] for line in Path("/proc/self/mounts").read_text().splitlines()

@@ -271,11 +271,31 @@ def cpus_of(cfg: CampaignConfig) -> list[int]:
     return cpus
 
 
+def _check_repeats(name: str, values) -> None:
+    """One worker process is one run (issue 41): a probe or placement named twice would be measured by two
+    workers sealed as one run, so it is refused."""
+    twice = [v for i, v in enumerate(values) if v in list(values)[:i]]
+    if twice:
+        raise ConfigError(f"{name} names {twice[0]!r} twice: each condition is measured once, its runs "
+                          f"separate worker processes (more runs: runs/--runs)")
+
+
+def _check_repeated_sets(probe: str, given: list, resolved: list[dict]) -> None:
+    """A variant set repeated (also after the defaults are filled in) is refused, like a repeated probe."""
+    for i, params in enumerate(resolved):
+        if params in resolved[:i]:
+            j = resolved.index(params)
+            raise ConfigError(f"variants[{probe!r}] asks for one parameter set twice ({given[j]!r} and "
+                              f"{given[i]!r} are both {json.dumps(params, sort_keys=True)}): each condition is "
+                              f"measured once, its runs separate worker processes (more runs: runs/--runs)")
+
+
 def validate(cfg: CampaignConfig) -> list[Condition]:
     """Check every parameter; return the conditions to measure.  Raises ConfigError."""
     _check_types(cfg)
     if not cfg.probes:
         raise ConfigError("probes must name at least one probe")
+    _check_repeats("probes", cfg.probes)
     if isinstance(cfg.guest_boots, bool) or not isinstance(cfg.guest_boots, int) or not 2 <= cfg.guest_boots <= 100:
         raise ConfigError(f"guest_boots must be a whole number from 2 to 100: two boots show whether a guest's "
                           f"counts repeat (got {cfg.guest_boots!r})")
@@ -293,6 +313,7 @@ def validate(cfg: CampaignConfig) -> list[Condition]:
     _check_numbers(cfg)
     if not cfg.placements or any(p not in PLACEMENTS for p in cfg.placements):
         raise ConfigError(f"placements must be a non-empty subset of {list(PLACEMENTS)} (got {cfg.placements!r})")
+    _check_repeats("placements", cfg.placements)
     if not isinstance(cfg.command_prefix, (list, tuple)) or not all(isinstance(a, str) for a in cfg.command_prefix):
         raise ConfigError(f"command_prefix must be a list of strings (got {cfg.command_prefix!r})")
     cpus = cpus_of(cfg)
@@ -318,13 +339,15 @@ def validate(cfg: CampaignConfig) -> list[Condition]:
         specs += [registry.get_probe(p) for p in registry.CANARY_PROBES if p not in cfg.probes]
     conditions = []
     for spec in specs:
+        given = cfg.variants.get(spec.name, [{}])
         try:
-            param_sets = [registry.resolve_params(spec, v) for v in cfg.variants.get(spec.name, [{}])]
+            param_sets = [registry.resolve_params(spec, v) for v in given]
         except registry.ProbeError as e:
             raise ConfigError(str(e)) from None
+        _check_repeated_sets(spec.name, given, param_sets)
         if spec.uses_workdir and registry.FS_GUEST_TMPFS in cfg.sandbox_fs:  # the sandboxes' own-kernel control
-            param_sets += [{**p, registry.WORKDIR_FS: registry.FS_GUEST_TMPFS} for p in param_sets
-                           if registry.WORKDIR_FS not in p]
+            param_sets += [q for q in ({**p, registry.WORKDIR_FS: registry.FS_GUEST_TMPFS} for p in param_sets
+                                       if registry.WORKDIR_FS not in p) if q not in param_sets]
         for params in param_sets:
             for placement in cfg.placements:
                 if placement == "cross_cpu" and not spec.two_party:

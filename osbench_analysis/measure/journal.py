@@ -35,6 +35,13 @@ class JournalError(OsbenchError):
 
 
 def folder(root: str | Path, set_id: str) -> Path:
+    """The journal folder of a set id, always directly inside root: an id that is not one folder name
+    (a "/", "..", an absolute path, a newline: store.ID_PATTERN) is refused before any path is made."""
+    from osbench_analysis.store.campaigns import ID_PATTERN
+
+    if not isinstance(set_id, str) or not ID_PATTERN.match(set_id):
+        raise JournalError(f"{set_id!r} is not a campaign id (letters, digits, '.', '_' and '-', one folder "
+                           "name, at most 128 characters)")
     return Path(root) / f"{PREFIX}{set_id}"
 
 
@@ -184,6 +191,10 @@ STATE_KEYS = {"config": dict, "campaign_ids": list, "code": dict, "created_utc":
               "interruptions": list}
 
 
+#: what state.json's "code" holds (runner._code_identity): the probes' source and built hashes
+CODE_KEYS = ("probes_source_sha256", "probes_built_sha256")
+
+
 def state_problem(state) -> str:
     """'' for a state.json the runner can resume from, else what is wrong with it (B75, B76, B79)."""
     if not isinstance(state, dict):
@@ -191,7 +202,9 @@ def state_problem(state) -> str:
     for key, kind in STATE_KEYS.items():
         if not isinstance(state.get(key), kind):
             return f"{key!r} is missing or not a {kind.__name__} (got {state.get(key)!r:.60})"
-    if not state["campaign_ids"] or not all(isinstance(c, str) for c in state["campaign_ids"]):
+    from osbench_analysis.store.campaigns import ID_PATTERN
+
+    if not state["campaign_ids"] or not all(isinstance(c, str) and ID_PATTERN.match(c) for c in state["campaign_ids"]):
         return f"'campaign_ids' must be a non-empty list of ids (got {state['campaign_ids']!r:.60})"
     pid, dot, ticks = state["owner"].partition(".")
     if not (pid.isdigit() and dot and (ticks.isdigit() or ticks == "None")):
@@ -207,6 +220,9 @@ def state_problem(state) -> str:
         dt.datetime.fromisoformat(state["created_utc"])
     except ValueError:
         return f"'created_utc' is not a time (got {state['created_utc']!r:.60})"
+    missing = [k for k in CODE_KEYS if k not in state["code"]]
+    if missing:   # N23: {} gave a KeyError traceback
+        return f"'code' lacks {', '.join(map(repr, missing))} (got {state['code']!r:.60})"
     return ""
 
 
@@ -240,6 +256,8 @@ def discard(root: str | Path, campaign_id: str) -> Path:
     if pid.isdigit() and ticks.isdigit() and int(pid) != os.getpid() and owners.is_alive(int(pid), int(ticks)):
         raise JournalError(f"campaign {campaign_id!r} is being measured right now by pid {pid}; stop that "
                            "runner first")
+    if path.resolve().parent != root.resolve():   # never outside root, whatever the id (N12)
+        raise JournalError(f"{path} is not inside {root}: refused")
     shutil.rmtree(path)
     return path
 

@@ -31,6 +31,8 @@ class _EnvRun:
     report: object = None
     conditions: list[Condition] = field(default_factory=list)
     boots: int | None = None      # a guest counting instructions: stopped after this many boots (guest_boots)
+    stopped: str = ""             # why its remaining runs were skipped (its server died: Session.dead)
+    failed_groups: int = 0        # consecutive groups of which every worker failed
 
     def samples(self):
         return samples_frame(self.rows, campaign_id=self.campaign_id, environment=self.env.name,

@@ -86,7 +86,7 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
                 for p in parts:
                     group = [c for c in open_[id(p)] if c.placement == placement
                              and _run_key(p.env.name, c.probe, c.params_json, c.placement, run) not in done]
-                    if not group:
+                    if not group or _stopped(p, bar, open_):
                         continue
                     if p.env.name not in started:
                         started[p.env.name] = time.monotonic()
@@ -95,6 +95,9 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
                     with contextlib.closing(_measure_group(p, group, run, cfg, cpus, scratch)) as results:
                         for result in results:
                             keep(p, placement, run, *result)
+                    p.failed_groups = p.failed_groups + 1 if all(r.status != "ok" for r in p.runs[-len(group):]) \
+                        else 0
+                    _stopped(p, bar, open_)
             run += 1
             if target is None or run < cfg.runs:
                 if run >= cfg.runs:
@@ -103,7 +106,7 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
                 continue
             elapsed = time.monotonic() - t0
             for p in parts:
-                if p.boots is not None:
+                if p.boots is not None or p.stopped:
                     continue
                 was_open = bool(open_[id(p)])
                 p.report = _precision_report(p, target, elapsed, (time.monotonic() - t_rounds) / run)
@@ -199,6 +202,27 @@ def _count_side_by_side(parts: list[_EnvRun], boots: dict, done: set, cfg: Campa
     finally:
         # on an error or Ctrl-C the sessions' close() takes the QEMUs down, and the threads end with them
         stop.set()
+
+
+#: an environment of which this many groups in a row failed entirely (every worker) is stopped
+FAILED_GROUPS_TO_STOP = 2
+
+
+def _stopped(p: _EnvRun, bar, open_: dict) -> bool:
+    """Whether the environment can measure no more (issue 41, F28: a FUSE server killed, and each of its
+    11 later runs failed): its session says it died (Session.dead), or every worker of its last
+    FAILED_GROUPS_TO_STOP groups failed.  Its remaining runs are skipped, said in one line."""
+    if p.stopped:
+        return True
+    why = p.session.dead()
+    if not why and p.failed_groups >= FAILED_GROUPS_TO_STOP:
+        last = next((r.message for r in reversed(p.runs) if r.message), "") or "no message"
+        why = f"every worker of its last {p.failed_groups} groups failed ({last.strip().splitlines()[-1][:160]})"
+    if not why:
+        return False
+    p.stopped, open_[id(p)] = why, []
+    bar.write(f"{p.env.name}: {why}: its remaining runs are skipped")
+    return True
 
 
 def progress_bar(total: int, initial: int, progress: bool):

@@ -112,7 +112,9 @@ def resume_config(campaign_id: str, profile: str | None, parameters: dict) -> Ca
         raise ConfigError(f"cannot resume {campaign_id!r} with different parameters: {'; '.join(differ)}. "
                           "A resumed campaign is measured with the parameters it started with: give the same "
                           "values, or none (they are read from its journal)")
-    return CampaignConfig(**stored)
+    # resumed where its journal was found (--output, else the default root), never in the folder the
+    # journal recorded: a journal copied or moved elsewhere is sealed beside it (FN6)
+    return CampaignConfig(**{**stored, "output": parameters.get("output")})
 
 
 def run_campaign(cfg: CampaignConfig, progress: bool = True) -> store.Campaign:
@@ -221,13 +223,15 @@ def run_campaigns(cfg: CampaignConfig, progress: bool = True, resume: str | None
             if resume is None:  # nothing was measured: no campaign to resume
                 jr.remove()
             raise
-        except BaseException:
+        except BaseException as e:
             if jr.path.is_dir():
-                print(f"campaign {jr.set_id} interrupted with {len(jr.entries)} finished worker run(s) kept in "
-                      f"{jr.path}; continue it with `osbench run --resume {jr.set_id}"
-                      f"{'' if cfg.output is None else ' --output ' + str(root)}`, or drop them with `osbench "
-                      f"discard {jr.set_id}{'' if cfg.output is None else ' --output ' + str(root)}`",
-                      file=sys.stderr)
+                hint = (f"campaign {jr.set_id} interrupted with {len(jr.entries)} finished worker run(s) kept in "
+                        f"{jr.path}; continue it with `osbench run --resume {jr.set_id}"
+                        f"{'' if cfg.output is None else ' --output ' + str(root)}`, or drop them with `osbench "
+                        f"discard {jr.set_id}{'' if cfg.output is None else ' --output ' + str(root)}`")
+                if type(e) is KeyboardInterrupt and not e.args:   # Ctrl-C: the hint is its one line (cli.main)
+                    raise KeyboardInterrupt(hint) from None
+                print(hint, file=sys.stderr)
             raise
 
 
@@ -278,7 +282,7 @@ def _measure_and_seal(cfg, conditions, envs, ids, root, cpus, host_info, created
         from osbench_analysis.measure import progress as progress_mod
 
         progress_mod.say(f"sealing {len(parts)} campaign(s) in {root} ({', '.join(p.env.name for p in parts)})")
-    sealed, empty = [], []
+    sealed, empty, partial = [], [], []
     for p in parts:
         if _sealed(root, p.campaign_id):  # sealed before an earlier attempt failed on the next one ...
             earlier = store.load_campaign(root / p.campaign_id)
@@ -291,6 +295,9 @@ def _measure_and_seal(cfg, conditions, envs, ids, root, cpus, host_info, created
         if not any(not r.get("warmup") for r in p.rows):   # a campaign of no measured batch is no campaign
             empty.append(p)
             continue
+        why_partial = _partial(p)
+        if why_partial:
+            partial.append(f"{p.campaign_id} ({why_partial})")
         manifest = Manifest(
             campaign_id=p.campaign_id,
             created_utc=created.isoformat(timespec="seconds"),
@@ -305,7 +312,8 @@ def _measure_and_seal(cfg, conditions, envs, ids, root, cpus, host_info, created
             {"target": None, "stop_reason": "guest_boots", "runs": p.boots} if p.boots else
             {"target": None, "stop_reason": "fixed_runs", "runs": cfg.runs},
             host=host_info.as_dict(), runs=p.runs,
-            environment_facts=p.facts, environment_info=infos[p.env.name],
+            environment_facts=p.facts,
+            environment_info={**infos[p.env.name], **({PARTIAL_KEY: why_partial} if why_partial else {})},
             interruptions=list(jr.state["interruptions"]))
         try:
             path = store.write_campaign(root, p.campaign_id, p.samples(), manifest)
@@ -319,8 +327,33 @@ def _measure_and_seal(cfg, conditions, envs, ids, root, cpus, host_info, created
         sealed.append(store.load_campaign(path))
     jr.remove()
     if empty:
-        raise NothingMeasured(_nothing_measured(empty, sealed))
+        raise NothingMeasured(_nothing_measured(empty, sealed) + (f"; partial: {'; '.join(partial)}" if partial else ""))
+    if partial:
+        whole = [c.id for c in sealed if not c.manifest.environment_info.get(PARTIAL_KEY)]
+        raise PartialCampaign(f"sealed as partial, not complete: {'; '.join(partial)}"
+                              f"{'; sealed complete: ' + ', '.join(whole) if whole else ''}. "
+                              "Measure again for a complete campaign")
     return sealed
+
+
+#: the manifest's environment_info key saying why a campaign is partial (most of its runs failed)
+PARTIAL_KEY = "partial"
+
+
+def _partial(p) -> str:
+    """Why an environment's campaign is partial, '' when it is not: its runs were stopped (its server
+    died) or most of its worker runs failed (F28: 1 good run of 12 was sealed with exit 0)."""
+    failed = sum(r.status != "ok" for r in p.runs)
+    if p.stopped:
+        return f"{p.stopped}; {failed} of {len(p.runs)} worker runs failed, the rest skipped"
+    if failed * 2 > len(p.runs):
+        return f"{failed} of {len(p.runs)} worker runs failed"
+    return ""
+
+
+class PartialCampaign(store.StoreError):
+    """Every campaign is sealed, but one or more are partial (most runs failed, or its environment stopped):
+    named, recorded in the manifest (environment_info["partial"]), and the run fails (exit non-zero)."""
 
 
 class NothingMeasured(SealError):

@@ -41,7 +41,8 @@ from osbench_analysis.paths import CAMPAIGNS_DIR
 SAMPLES_FILE = "samples.parquet"
 MANIFEST_FILE = "manifest.json"
 SEAL_FILE = "SHA256SUMS"
-ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+#: a campaign id: one name of a folder (no "/", never "." or ".."; \Z, not $: "abc\n" is no id)
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 _ARROW = {"string": pa.string(), "int32": pa.int32(), "int64": pa.int64(), "bool": pa.bool_(),
           "float64": pa.float64(), "Int64": pa.int64()}
 ARROW_SCHEMA = pa.schema([(name, _ARROW[t]) for name, t in SAMPLE_COLUMNS.items()])
@@ -423,7 +424,11 @@ def _catalog_manifest(d: Path) -> tuple[Manifest | None, str]:
         return None, f"a symlink to {os.readlink(d)}"
     if not d.is_dir():
         return None, "a file, not a campaign folder"
-    missing = [n for n in (MANIFEST_FILE, SEAL_FILE, SAMPLES_FILE) if not (d / n).is_file()]
+    try:   # N10: a folder this user may not read is named, never a traceback blocking the others
+        names = set(os.listdir(d))
+        missing = [n for n in (MANIFEST_FILE, SEAL_FILE, SAMPLES_FILE) if not (d / n).is_file()]
+    except OSError as e:
+        return None, f"unreadable ({e.strerror or e})"
     if missing:
         return None, f"{', '.join(missing)} missing"
     try:
@@ -432,7 +437,7 @@ def _catalog_manifest(d: Path) -> tuple[Manifest | None, str]:
         return None, f"{MANIFEST_FILE}: {e}"
     if man.campaign_id != d.name:
         return None, f"it holds campaign {man.campaign_id!r} (renamed, or another campaign's manifest)"
-    foreign = sorted(set(os.listdir(d)) - {MANIFEST_FILE, SAMPLES_FILE, SEAL_FILE, *EXTRA_FILES})
+    foreign = sorted(names - {MANIFEST_FILE, SAMPLES_FILE, SEAL_FILE, *EXTRA_FILES})
     if foreign:
         return None, f"file(s) its seal does not cover: {', '.join(foreign)}"
     return man, ""
@@ -467,6 +472,14 @@ def _folders_key(root: Path) -> tuple:
     return tuple(out)
 
 
+def readable_root(root: Path) -> None:
+    """StoreError (one line) when the campaigns folder cannot be listed (N10: a PermissionError traceback)."""
+    try:
+        os.listdir(root)
+    except OSError as e:
+        raise StoreError(f"cannot read the campaigns folder {root}: {e.strerror or e}") from None
+
+
 def catalog(root: str | Path | None = None) -> pd.DataFrame:
     """One row per campaign under root (seals are verified by load_campaign, not
     here).  Only whole, sealed folders count: a journal or a `.tmp-` folder of a
@@ -476,6 +489,7 @@ def catalog(root: str | Path | None = None) -> pd.DataFrame:
     root = Path(root or default_root())
     if not root.is_dir():
         return pd.DataFrame([], columns=CATALOG_COLUMNS)
+    readable_root(root)
     key = _folders_key(root)
     seen = _CATALOGS.get(str(root))
     if seen is None or seen[0] != key:

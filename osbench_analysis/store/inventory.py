@@ -74,6 +74,8 @@ def _campaign(d: Path) -> dict:
 def inventory(root: str | Path | None = None) -> pd.DataFrame:
     """One row per entry of the campaigns root: its state and why (see the module's docstring)."""
     root = Path(root or store.default_root())
+    if root.is_dir():
+        store.readable_root(root)
     rows = []
     for d in sorted(root.iterdir()) if root.is_dir() else []:
         if d.name.startswith(JOURNAL_PREFIX) and d.is_dir():

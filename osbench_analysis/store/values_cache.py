@@ -5,12 +5,14 @@ kernel's analyze.ipynb re-read and re-summarised every campaign, about 3 s, for 
 
 A sealed campaign never changes, so what is derived from it alone can be kept.  An entry is found by
 its key: the campaign's folder, the bytes of its seal (SHA256SUMS), the size and modification time of
-every file in the folder, the settings, and the source code of the function that derives it and of the
-modules it names (the condition tables: all of stats/ and the probe catalog).  A campaign re-sealed, a
-file rewritten or damaged in place (its size or time changes), or a change of the computation changes
-the key, and the table is derived again from the samples, whose seal is verified first; an entry is
-never returned for anything else.  What the key cannot see: a file altered in place with its size and
-time put back; ``osbench verify`` checks every seal.
+every file in the folder, the settings, the deriving function's name and code_key(): every file of the
+package and the versions of Python and of the libraries that compute (issue 41: a constant, a helper or
+a called module outside the deriving function's own source left stale tables).  Any edit of the package
+changes every key; a campaign re-sealed or a file rewritten changes its own.  The key only finds an
+entry: an entry is used only when the campaign's seal verifies at that moment (every file hashed again,
+a few ms for a campaign, far less than reading and summarising it), so a byte flipped with the file's
+size and time kept (bit rot) is caught, the campaign named and left out, never pooled.  A campaign
+already in memory (loaded, its seal verified) is not hashed twice.
 
 Where: ``paths.CACHE_DIR`` / campaign-values (under build/, never committed), or the folder
 ``OSBENCH_CACHE_DIR`` names; ``OSBENCH_CACHE_DIR=off`` turns it off.  Entries are Parquet files
@@ -21,7 +23,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import inspect
 import os
 import shutil
 import tempfile
@@ -51,18 +52,37 @@ def folder() -> Path | None:
     return Path(where or CACHE_DIR) / SUBDIR
 
 
-@functools.lru_cache(maxsize=8)
-def _code_key(derive: Callable, code: tuple[str, ...] = ()) -> str:
-    """A hash of derive's source and of the modules (a package: all its files) named in ``code``."""
-    import importlib
+#: the libraries whose versions a derived table depends on (the arithmetic, the tables, their files)
+LIBRARIES = ("numpy", "pandas", "scipy", "pyarrow")
+#: the package's files in code_key: its code and any data it ships, not what is built (_bin/, the extension)
+SOURCE_SUFFIXES = (".py", ".json", ".csv", ".txt", ".toml", ".yaml", ".yml", ".tsv")
 
-    h = hashlib.sha256(inspect.getsource(derive).encode())
-    for name in code:
-        mod = importlib.import_module(name)
-        files = sorted(Path(mod.__file__).parent.rglob("*.py")) if Path(mod.__file__).name == "__init__.py" \
-            else [Path(mod.__file__)]
-        for f in files:
-            h.update(f"\0{f.name}\0".encode() + f.read_bytes())
+
+#: the package whose files code_key hashes
+PACKAGE = Path(__file__).resolve().parents[1]
+
+
+@functools.lru_cache(maxsize=4)
+def code_key(package: Path = PACKAGE) -> str:
+    """A hash of everything a derived table can depend on besides its campaign and settings: every file of
+    the package (each .py, and any data file it ships; not the bytecode or the built probes), the Python
+    version and the versions of LIBRARIES.  Computed once per process (the package's ~1.5 MB read); any
+    edit anywhere in the package (a helper, a constant, a module the deriving function calls, the host
+    key) changes every entry's key.
+    The derived tables read no data file outside their campaign (its seal covers the manifest)."""
+    import importlib.metadata
+    import sys
+
+    h = hashlib.sha256(sys.version.encode())
+    for lib in LIBRARIES:
+        try:
+            version = importlib.metadata.version(lib)
+        except importlib.metadata.PackageNotFoundError:
+            version = "absent"
+        h.update(f"\0{lib}\0{version}".encode())
+    for f in sorted(package.rglob("*")):
+        if f.suffix in SOURCE_SUFFIXES and "__pycache__" not in f.parts and f.is_file():
+            h.update(f"\0{f.relative_to(package).as_posix()}\0".encode() + f.read_bytes())
     return h.hexdigest()
 
 
@@ -71,16 +91,16 @@ def _folder_tag(path: Path, derive: Callable, params: str) -> str:
     return f"{path.name}-{hashlib.sha256(where.encode()).hexdigest()[:8]}"
 
 
-def key(path: str | Path, derive: Callable, params: str = "", code: tuple[str, ...] = ()) -> str:
+def key(path: str | Path, derive: Callable, params: str = "") -> str:
     """The entry's file name for what ``derive`` (with ``params``, its settings as text) makes of a campaign
     folder: the folder's name and a hash of its place, derive's name and params (every version of one
     folder shares these), then a hash of everything in the key (see the module's docstring), which
-    includes the source of derive and of the modules named in ``code``."""
+    includes code_key(): the whole package and the libraries' versions."""
     from osbench_analysis.store import campaigns as store
 
     path = Path(path)
     h = hashlib.sha256()
-    h.update(str(path.resolve()).encode() + b"\0" + _code_key(derive, tuple(code)).encode() + b"\0")
+    h.update(str(path.resolve()).encode() + b"\0" + code_key().encode() + b"\0")
     h.update(params.encode() + b"\0")
     h.update((path / store.SEAL_FILE).read_bytes())
     for name in sorted(os.listdir(path)):
@@ -136,14 +156,14 @@ def _prune(where: Path, keep: Path) -> None:
                 shutil.rmtree(old, ignore_errors=True)
 
 
-def entry(derive: Callable, path: str | Path, params: dict | None = None, code: tuple[str, ...] = ()) -> Path | None:
+def entry(derive: Callable, path: str | Path, params: dict | None = None) -> Path | None:
     """Where what ``derive`` (at ``params``) makes of the campaign folder ``path`` is kept; None when the
     cache is off or the folder cannot be read."""
     where = folder()
     if where is None:
         return None
     try:
-        return where / key(path, derive, repr(sorted(dict(params or {}).items())), code)
+        return where / key(path, derive, repr(sorted(dict(params or {}).items())))
     except OSError:
         return None
 
@@ -174,35 +194,41 @@ def keep(at: Path | None, tables) -> None:
 
 
 def derived(derive: Callable[..., pd.DataFrame | tuple], campaign_id: str, root=None, loaded=None, *,
-            strict: bool = False, params: dict | None = None, code: tuple[str, ...] = (), parts: int = 1):
+            strict: bool = False, params: dict | None = None, parts: int = 1):
     """``derive(samples, **params)`` of one campaign's samples (with its ``host`` column: hosts.identity's
-    key), from the cache when its key matches, else derived (from ``loaded``, a store.Campaign already in
-    memory, or from the campaign loaded here, seal verified) and kept.  ``params``: derive's settings
-    (their repr is part of the key); ``code``: modules derive's result depends on besides its own source
-    (e.g. "osbench_analysis.stats"); ``parts``: derive returns a tuple of that many tables.  A damaged
-    campaign: None, named in a DamagedCampaign warning (as ``store.intact`` does), or with ``strict`` its
-    CampaignCorrupted raised (a campaign asked for by name)."""
+    key), from the cache when its key matches and the campaign's seal verifies (every file hashed again:
+    a byte flipped with its size and time kept is caught), else derived (from ``loaded``, a store.Campaign
+    already in memory, its seal verified when it was loaded, or from the campaign loaded here, seal
+    verified) and kept.  ``params``: derive's settings (their repr is part of the key); ``parts``: derive
+    returns a tuple of that many tables.  A damaged campaign: None, named in a DamagedCampaign warning (as
+    ``store.intact`` does), or with ``strict`` its CampaignCorrupted raised (a campaign asked for by name)."""
     from osbench_analysis.hosts.identity import host_identity
     from osbench_analysis.store import campaigns as store
 
     params = dict(params or {})
-    at = None
+    at, path = None, None
     if folder() is not None:
         try:
-            at = entry(derive, loaded.path if loaded is not None else store.resolve(campaign_id, root), params, code)
+            path = loaded.path if loaded is not None else store.resolve(campaign_id, root)
+            at = entry(derive, path, params)
         except store.StoreError:
             at = None         # no such campaign: load_campaign below says so
     got = read(at, parts)
-    if got is not None:
-        return got
-    if loaded is None:
-        try:
+    try:
+        if got is not None and loaded is None:
+            if path.is_symlink():     # as load_campaign: a campaign is a folder of its own
+                raise store.CampaignCorrupted(f"{path} is a symlink: a campaign is a folder of its own")
+            store.verify_seal(path)   # the entry is used only for a campaign whose seal verifies now
+            return got
+        if got is not None:
+            return got
+        if loaded is None:
             loaded = store.load_campaign(campaign_id, root)
-        except store.CampaignCorrupted as e:
-            if strict:
-                raise
-            store.warn_damaged(campaign_id, str(e))
-            return None
+    except store.CampaignCorrupted as e:
+        if strict:
+            raise
+        store.warn_damaged(campaign_id, str(e))
+        return None
     out = derive(loaded.samples.assign(host=host_identity(loaded.manifest.host).key), **params)
     keep(at, out)
     return out
