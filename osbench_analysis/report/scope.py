@@ -48,6 +48,16 @@ def _same_seal(a: Path, b: Path) -> bool:
                for f in (store.SEAL_FILE, store.MANIFEST_FILE))
 
 
+def _remove(path: Path) -> None:
+    """A copied campaign folder removed (sealed folders are read-only: made writable first)."""
+    for d in [path, *(p for p in path.rglob("*") if p.is_dir() and not p.is_symlink())]:
+        try:
+            d.chmod(0o755)
+        except OSError:
+            pass
+    shutil.rmtree(path, ignore_errors=True)
+
+
 def assemble(ids: list[str], source: str | Path | None = None, dest: str | Path | None = None) -> Path:
     """``dest`` (default PAPER_ROOT) holding exactly the campaigns ``ids`` of ``source`` (default
     data/campaigns): each copied (times kept) when missing or different, its seal verified, every other
@@ -70,18 +80,18 @@ def assemble(ids: list[str], source: str | Path | None = None, dest: str | Path 
         try:
             shutil.copytree(src / c, staging / c)
             if (out / c).exists():
-                shutil.rmtree(out / c)
+                _remove(out / c)
             try:
                 os.rename(staging / c, out / c)
             except OSError:          # another build put it there first
                 if not _same_seal(src / c, out / c):
                     raise
         finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            _remove(staging)
     keep = set(ids)
     for d in out.iterdir():
         if d.name not in keep and d.is_dir() and not d.is_symlink():
-            shutil.rmtree(d, ignore_errors=True)
+            _remove(d)
     return out
 
 

@@ -101,7 +101,7 @@ def crossing_table_tex(cross, this: str) -> str:
         r"or one \texttt{stat} on the served file system; both processes on one CPU) on the hosts that measured "
         r"it: the cheapest and the dearest host, each host's comparable campaigns pooled on their own with a 95\% "
         r"interval across that host's campaigns (within one campaign where a host has one); every host's value "
-        r"is in Table~\ref{tab:hosts-crossing-all}. " + hosts_key(cross, this) + ".}",
+        r"is in Table~\ref{tab:hosts-crossing-all}. Hosts: " + hosts_key(cross, this) + ".}",
         r"\label{tab:hosts-crossing}", r"\end{table}"])
 
 
@@ -121,7 +121,7 @@ def crossing_hosts_tex(cross, this: str) -> str:
         for h in [h for h in order if h in g.index]:
             r = g.loc[h]
             rows.append(" & ".join([_env(env) if first else "", print_name(probe) if first else "",
-                                    short[h].capitalize(), _us(r["cost_ns"], r["ci_low_ns"], r["ci_high_ns"])])
+                                    short[h][0].upper() + short[h][1:], _us(r["cost_ns"], r["ci_low_ns"], r["ci_high_ns"])])
                         + " \\\\")
             first = False
         rows.append(r"\midrule")
@@ -330,7 +330,7 @@ def reproduction_paragraphs(repro: pd.DataFrame, this_is_reference: bool) -> lis
 def figure_tex() -> str:
     """The cross-host figure as a float (the appendix inputs it: the body has its table)."""
     return "\n".join([r"\begin{figure}[ht]", r"\centering",
-                      rf"\includegraphics[width=\linewidth]{{generated/{FIGURE_NAME}}}",
+                      rf"\includegraphics[width=\linewidth,height=0.8\textheight,keepaspectratio]{{generated/{FIGURE_NAME}}}",
                       r"\caption{Every host's cost of one crossing (left) and its crossing probe's ratio to native "
                       r"Linux (right), both processes on one CPU, with 95\% intervals across each host's campaigns; "
                       r"hosts named as in Table~\ref{tab:hosts-crossing}.}",
