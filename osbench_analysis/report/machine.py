@@ -194,7 +194,8 @@ def report_tex(rep: MachineReport) -> str:
            r"\usepackage{longtable}", r"\usepackage{array}", r"\usepackage{textcomp}", r"\usepackage[utf8]{inputenc}",
            r"\title{Does this machine reproduce the paper?}", r"\author{osbench, machine report}", r"\date{}",
            r"\begin{document}", r"\maketitle", r"\section*{This machine}",
-           f"\\begin{{sloppypar}}{rep.identity}.\\end{{sloppypar}}"]
+           f"\\begin{{sloppypar}}{rep.identity}; its key (\\texttt{{osbench list}}): {tex_escape(rep.this)}."
+           "\\end{{sloppypar}}"]
     if rep.note:
         out += [tex_escape(rep.note.replace("`", "")), r"\end{document}", ""]
         return "\n".join(out)
