@@ -177,3 +177,22 @@ def test_the_paper_and_the_machine_report_stay_on_the_page(shape, templates, pub
     assert said.startswith("built"), said
     check = pdf_check.check_paper(tmp_path / "report" / "machine_report.pdf")
     assert check.ok, check.problems
+
+
+@pytest.mark.skipif(not shutil.which("pdflatex") or not shutil.which("pdftoppm"), reason="no TeX or poppler-utils")
+def test_a_machine_with_nothing_beyond_the_papers_campaigns_gets_a_report_that_says_so(templates, tmp_path):
+    from osbench_analysis.report import machine
+
+    paper_root = tmp_path / "paper-campaigns"
+    (ref,) = write_store(paper_root, templates, hosts=1, rounds=1, guests=False)
+    ref_file = tmp_path / "reference_hosts.txt"
+    ref_file.write_text(f"{ref}\n")
+    # the paper's host itself, with no round beyond the paper's; then a machine that measured nothing
+    for this, said in ((ref, "(it is the paper's host)"), ("amd-epyc-000000", "measured no campaign")):
+        rep = machine.machine_report(paper_root, paper_root=paper_root, this=this, reference_file=ref_file,
+                                     scratch=tmp_path / "mine")
+        assert rep.table.empty and said in rep.note and said in " ".join(rep.sentences())
+        out = tmp_path / this
+        assert machine.write_report(rep, out).startswith("built")
+        assert this in subprocess.run(["pdftotext", str(out / "machine_report.pdf"), "-"], capture_output=True,
+                                      text=True).stdout

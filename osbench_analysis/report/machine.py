@@ -21,6 +21,7 @@ import pandas as pd
 from osbench_analysis.errors import OsbenchError
 from osbench_analysis.formatting import sig3, tex_escape
 from osbench_analysis.paths import REPO_ROOT
+from osbench_analysis.report.scope import this_machine  # noqa: F401  (the machine this code runs on)
 
 #: where ``make report`` writes the report (machine_report.tex and .pdf) and this machine's campaigns' copy
 REPORT_DIR = REPO_ROOT / "build" / "report"
@@ -76,17 +77,6 @@ class MachineReport:
             out.append(f"Changed: {_what(r, tex=False)}: {r.reference} on the paper's host, {r.here} here "
                        f"({sig3(r.here_over_reference)} times).")
         return out
-
-
-def this_machine() -> tuple[str, str, dict]:
-    """(key, label, identity parts) of the machine this code runs on (hosts.identity of what a campaign
-    measured here would record)."""
-    from dataclasses import asdict
-
-    from osbench_analysis.hosts import identity, machine
-
-    ident = identity.host_identity(asdict(machine.collect_host_info()))
-    return ident.key, ident.label, ident.parts
 
 
 def _what(r, tex: bool = True) -> str:
@@ -195,7 +185,7 @@ def report_tex(rep: MachineReport) -> str:
            r"\title{Does this machine reproduce the paper?}", r"\author{osbench, machine report}", r"\date{}",
            r"\begin{document}", r"\maketitle", r"\section*{This machine}",
            f"\\begin{{sloppypar}}{rep.identity}; its key (\\texttt{{osbench list}}): {tex_escape(rep.this)}."
-           "\\end{{sloppypar}}"]
+           "\\end{sloppypar}"]
     if rep.note:
         out += [tex_escape(rep.note.replace("`", "")), r"\end{document}", ""]
         return "\n".join(out)

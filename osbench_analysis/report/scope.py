@@ -128,8 +128,6 @@ def paper_inputs(root: str | Path | None = None, host: str | None = None, *,
       build/paper/campaigns), and the reference host among them;
     - else: ``root`` and the reference host among its campaigns (None when it has none: the analysis' default)."""
     if host == THIS:
-        from osbench_analysis.report.machine import this_machine
-
         host = this_machine()[0]
     if host is not None:
         return (Path(root) if root is not None else None), host
@@ -138,6 +136,17 @@ def paper_inputs(root: str | Path | None = None, host: str | None = None, *,
         if ids:
             root = assemble(ids, None, dest)
     return (Path(root) if root is not None else None), reference_host(root, reference_file)
+
+
+def this_machine() -> tuple[str, str, dict]:
+    """(key, label, identity parts) of the machine this code runs on (hosts.identity of what a campaign
+    measured here would record)."""
+    from dataclasses import asdict
+
+    from osbench_analysis.hosts import identity, machine
+
+    ident = identity.host_identity(asdict(machine.collect_host_info()))
+    return ident.key, ident.label, ident.parts
 
 
 def main(argv: list[str] | None = None) -> int:
