@@ -139,13 +139,11 @@ def paper_inputs(root: str | Path | None = None, host: str | None = None, *,
 
 
 def this_machine() -> tuple[str, str, dict]:
-    """(key, label, identity parts) of the machine this code runs on (hosts.identity of what a campaign
-    measured here would record)."""
-    from dataclasses import asdict
-
+    """(key, label, identity parts) of the machine this code runs on (hosts.identity of the facts a campaign
+    measured here would record: what `osbench host` and explore.this_host() say)."""
     from osbench_analysis.hosts import identity, machine
 
-    ident = identity.host_identity(asdict(machine.collect_host_info()))
+    ident = identity.host_identity(machine.identity_facts())
     return ident.key, ident.label, ident.parts
 
 
