@@ -1,6 +1,8 @@
 # osbench: two commands on a fresh machine.
 #   make all    install, set up the kernel environments, measure this machine (quick profile,
-#               native and every available environment, interleaved), analyse, regenerate the paper
+#               native and every available environment, interleaved), regenerate the paper (the
+#               reference host's, the same on every machine) and write this machine's report
+#               (build/report/machine_report.pdf: does this machine reproduce the paper?)
 #   make test   run the whole test suite (what .ci/run calls); `make test-fast` for the fast tier
 #   make lock   refresh requirements.lock after pyproject.toml's dependencies change (with the test
 #               and fleet extras: `make install` and `make test` install both)
@@ -12,6 +14,10 @@ PY       := $(VENV)/bin/python
 PROFILE  ?= quick
 ENVIRONMENT ?= all
 WAIT     ?= False   # True: queue behind a campaign already measuring on this host instead of stopping
+# make paper HOST=<key or words of its label, or "this">: a paper about that host from every campaign of
+# data/campaigns; unset: the paper, the reference host's, from the campaigns data/paper_campaigns.txt names
+HOST     ?=
+PAPER_HOST := $(if $(strip $(HOST)),-p host '$(strip $(HOST))')
 RUNS     := build/notebooks
 # papermill with its kernels on IPC sockets and shut down without an interrupt: no kernel warning or
 # error line on a successful run (osbench_analysis/papermill_run.py)
@@ -24,8 +30,8 @@ TEX_PACKAGES := texlive-latex-base texlive-latex-recommended texlive-fonts-recom
 
 BROWSER_PACKAGES := chromium chromium-driver
 
-.PHONY: all install lock envs setup count env-packages env-runsc env-local measure analyze reference figures paper pdf tex test test-fast clean-derived browser browser-check
-all: measure paper
+.PHONY: all install lock envs setup count env-packages env-runsc env-local measure analyze reference figures paper pdf report tex test test-fast clean-derived browser browser-check
+all: measure paper report
 
 $(VENV)/.installed: pyproject.toml setup.py $(LOCK) $(wildcard probes/*.c probes/*.h probes/helpers/*.c probes/*.py)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -88,20 +94,28 @@ count: setup
 analyze: install
 	@mkdir -p $(RUNS)
 	@echo "running notebooks/analyze.ipynb (papermill)"
-	@$(PAPERMILL) notebooks/analyze.ipynb $(RUNS)/analyze.ipynb -p write_paper True
+	@$(PAPERMILL) notebooks/analyze.ipynb $(RUNS)/analyze.ipynb -p write_paper True $(PAPER_HOST)
 
 reference: install
 	@mkdir -p $(RUNS)
 	@echo "running notebooks/reference_comparisons.ipynb (papermill)"
-	@$(PAPERMILL) notebooks/reference_comparisons.ipynb $(RUNS)/reference_comparisons.ipynb -p write_paper True
+	@$(PAPERMILL) notebooks/reference_comparisons.ipynb $(RUNS)/reference_comparisons.ipynb -p write_paper True $(PAPER_HOST)
 
 figures: analyze reference
 
-# Regenerates every generated/ file from the raw data, then the PDF if TeX is here.
+# Regenerates every generated/ file from the raw data, then the PDF if TeX is here: the reference host's
+# paper from the campaigns data/paper_campaigns.txt names (copied into build/paper/campaigns first), the
+# same files on any machine; HOST=... a paper about that host instead.
 # The two notebooks write different files: they run side by side (one per core).
 paper: install
+	$(if $(strip $(HOST)),,$(PY) -m osbench_analysis.report.scope)
 	$(MAKE) --no-print-directory -j2 figures
 	$(MAKE) --no-print-directory pdf
+
+# "Does this machine reproduce the paper?": this machine's campaigns the paper does not read against the
+# paper's host, as build/report/machine_report.pdf (its own PDF, checked like the paper's)
+report: install tex
+	$(PY) -m osbench_analysis.report.machine
 
 pdf: tex
 	$(PY) -m osbench_analysis.cli paper --pdf-only
@@ -138,4 +152,4 @@ test-fast: install
 	$(PY) -m pytest -m "not slow" -n auto
 
 clean-derived:
-	rm -rf paper/generated/* $(RUNS) data/derived
+	rm -rf paper/generated/* $(RUNS) data/derived build/paper build/report

@@ -167,8 +167,9 @@ def _add_analysis(sub, name, help_):
     p.add_argument("--ci-method", default=stats.DEFAULT_CI_METHOD, choices=stats.CI_METHODS,
                    help="interval method (docs/statistics.md)")
     p.add_argument("--baseline", default="native", help="environment every other environment is compared with")
-    p.add_argument("--host", help="the host to analyse: its key or words of its label (osbench list), e.g. 'intel'; "
-                                  "default: the host of the newest complete round")
+    p.add_argument("--host", help="the host to analyse: its key or words of its label (osbench list), e.g. 'intel', "
+                                  "or 'this' (this machine); default: the paper's (reference) host, from the "
+                                  "campaigns data/paper_campaigns.txt names (without --root)")
     return p
 
 
@@ -191,6 +192,10 @@ def _analyze(args) -> None:
         return
     if args.command != "reference":   # a bad --out-dir refused before the analysis, not after it (B95)
         paper.check_out_dir(args.out_dir)
+    if not args.campaigns:            # the paper's files: the reference host's pinned campaigns unless a host is named
+        from osbench_analysis.report import scope
+
+        args.root, args.host = scope.paper_inputs(args.root, args.host)
     if args.command == "reference":
         try:
             result = analysis.analyze(args.campaigns or None, **_analysis_kwargs(args))

@@ -79,7 +79,7 @@ def test_two_environments_to_pdf(three, tmp_path):
     shutil.copy(PAPER_DIR / "paper.tex", tmp_path / "paper.tex")
     for extra in PAPER_DIR.glob("*.bib"):
         shutil.copy(extra, tmp_path / extra.name)
-    paper.write_generated(r, out_dir=tmp_path / "generated")
+    paper.write_generated(r, out_dir=tmp_path / "generated", campaigns_root=root)   # never the checkout's data
     reference_compare.write_reference(r, out_dir=tmp_path / "generated")
     assert "built" in paper.build_pdf(tmp_path)
     log = (tmp_path / "paper.log").read_text(errors="replace")

@@ -207,8 +207,9 @@ def test_reproduction_says_which_conclusions_hold_on_this_host(two_hosts):
     cost = t[t["kind"] == "crossing cost"].iloc[0]
     assert not cost["holds"]
     (sentence,) = ah.reproduction_sentences(t)
-    assert sentence.startswith(f"{cross.labels[a]} against {t['reference_host'].iloc[0]}: ")
-    assert "conclusions hold, 0 of them in size too" in sentence and "changed: gvisor crossing cost" in sentence
+    assert sentence.startswith(f"{cross.labels[a]} against the reference {t['reference_host'].iloc[0]}: ")
+    assert set(t["this_host"]) == {cross.labels[a]} and cross.labels[a] not in set(t["reference_host"])
+    assert "conclusions hold there, 0 of them in size too" in sentence and "changed: gvisor crossing cost" in sentence
 
 
 def test_explore_never_compares_two_hosts_unasked(two_hosts):

@@ -60,12 +60,30 @@ def geomean_difference_ci(a: stats.RunData, b: stats.RunData, level: float = sta
     return Difference(d, d - t * se, d + t * se, ea, eb)
 
 
+#: the design whose crossing is a served file's, never a system call's (FUSE: environments/fuse.py)
+FILE_SERVER = "user-space-server"
+
+
+def crossing_candidates(environment: str, arch_class: str | None = None) -> tuple[str, ...]:
+    """The probes an environment's crossing may be measured with, in order of preference: a file server's
+    only with one stat on the served file system (its null system call never reaches the server: a FUSE
+    campaign that measured one has no crossing in it), every other environment's with a null system call,
+    else a stat.  ``arch_class``: the campaign's design (default: the registered environment's)."""
+    if arch_class is None:
+        from osbench_analysis import environments
+
+        arch_class = environments.get(environment).arch_class if environment in environments.names() else None
+    return (FILE_CROSSING_PROBE,) if arch_class == FILE_SERVER else CROSSING_PROBES
+
+
 def crossing_probe(env_samples: pd.DataFrame) -> str | None:
     """The probe one of whose iterations crosses into what serves it: a null
     system call, or, where only the file path changes (a file server, the
-    gofer), one stat on the served file system."""
+    gofer), one stat on the served file system (crossing_candidates)."""
     have = set(env_samples["probe"])
-    return next((p for p in CROSSING_PROBES if p in have), None)
+    env = str(env_samples["environment"].iloc[0]) if len(env_samples) and "environment" in env_samples else ""
+    arch = str(env_samples["arch_class"].iloc[0]) if len(env_samples) and "arch_class" in env_samples else None
+    return next((p for p in crossing_candidates(env, arch) if p in have), None)
 
 
 def crossing_costs(samples: pd.DataFrame, *, baseline: str = "native", probe: str | None = None,

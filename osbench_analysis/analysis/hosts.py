@@ -201,13 +201,10 @@ class CrossHost:
     def figure(self, placement: str = "same_cpu", labels: dict | None = None):
         """plots.hosts.cross_host_figure: each environment's crossing cost and crossing probe's ratio to
         the baseline on every host (``labels``: host -> its name in the legend; default the host labels)."""
-        from osbench_analysis.analysis.architectures import CROSSING_PROBES
         from osbench_analysis.plots.hosts import cross_host_figure
 
-        r = self.ratios
-        r = r[r["probe"].isin(CROSSING_PROBES) & (r["variant"].fillna("") == "")] if len(r) else r
-        return cross_host_figure(self.crossing_costs, r, labels or self.labels, baseline=self.baseline,
-                                 placement=placement)
+        return cross_host_figure(self.crossing_costs, crossing_ratios(self.ratios), labels or self.labels,
+                                 baseline=self.baseline, placement=placement)
 
     def guest_agreement(self, column: str = "mach_median") -> pd.Series:
         """Per Mach primitive, the guests' counts (``column``) on the host that counted most over the host that
@@ -226,9 +223,8 @@ class CrossHost:
             if t.empty:
                 continue
             if kind == "ratios":
-                from osbench_analysis.analysis.architectures import CROSSING_PROBES
-
-                t = t[t["probe"].isin(CROSSING_PROBES) & (t["placement"] == "same_cpu") & (t["variant"] == "")]
+                t = crossing_ratios(t.assign(host="")) if len(t) else t
+                t = t[t["placement"] == "same_cpu"]
             else:
                 t = t[t["placement"] == "same_cpu"]
             for r in t.itertuples():
@@ -291,6 +287,22 @@ def recorded_first(cat: pd.DataFrame) -> pd.DataFrame:
     if "identity" not in cat or not (merged := cat["identity"] != cat["host"]).any():
         return cat
     return cat[~merged | ~cat["environment"].isin(set(cat.loc[~merged, "environment"]))]
+
+
+def crossing_ratios(ratios: pd.DataFrame) -> pd.DataFrame:
+    """Of ratios to the baseline (a ``host`` column), per host, environment and placement the row of the
+    environment's own crossing probe (architectures.crossing_candidates, the first the host measured): a
+    file server's stat, never its null system call; the default parameters only."""
+    from osbench_analysis.analysis.architectures import crossing_candidates
+
+    if ratios is None or ratios.empty:
+        return pd.DataFrame() if ratios is None else ratios
+    r = ratios[ratios["variant"].fillna("") == ""]
+    rank = [crossing_candidates(e).index(p) if p in crossing_candidates(e) else -1
+            for e, p in zip(r["environment"], r["probe"])]
+    r = r.assign(_rank=rank)
+    r = r[r["_rank"] >= 0].sort_values("_rank", kind="stable")
+    return r.drop_duplicates(["host", "environment", "placement"]).drop(columns="_rank").sort_index()
 
 
 def select_primary(cat: pd.DataFrame, probes=None, root=None) -> tuple[pd.DataFrame, list[str]]:
@@ -397,35 +409,45 @@ def _verdict(lo: float, hi: float) -> str:
     return "slower" if lo > 1 else "faster" if hi < 1 else "no difference shown"
 
 
-def reproduction(cross: CrossHost, this: str | None = None, reference: list[str] | None = None) -> pd.DataFrame:
-    """This host (default: the first of ``cross.hosts``) against each reference host (default: every
-    other): per conclusion (each environment's crossing cost, and its crossing probe's ratio to the
-    baseline, same CPU) the reference's value and this host's, both with their intervals, this over the
-    reference, whether the conclusion holds here (the same verdict: slower / faster / no difference for
-    a ratio; overlapping intervals for a cost), whether this host's value lies inside the reference's
-    prediction interval for one more campaign (NaN with fewer than two reference campaigns), and
-    ``same_size``: it holds and its size too (inside that prediction interval, else the intervals overlap)."""
-    from osbench_analysis.analysis.architectures import CROSSING_PROBES
+def reproduction(cross: CrossHost, this: str | None = None, reference: list[str] | None = None,
+                 reference_file: Path | str | None = None) -> pd.DataFrame:
+    """The reference host's conclusions on another host: per conclusion (each environment's crossing cost, and
+    its own crossing probe's ratio to the baseline, same CPU) the reference host's value (``reference``) and
+    the other host's (``here``), both with their intervals, here over the reference, whether the conclusion
+    holds there too (the same verdict: slower / faster / no difference for a ratio; overlapping intervals for
+    a cost), whether the value lies inside the reference's prediction interval for one more campaign (NaN
+    with fewer than two reference campaigns), and ``same_size``: it holds and its size too (inside that
+    prediction interval, else the intervals overlap).
 
+    ``this``: the host asked about (default the first of ``cross.hosts``); ``reference``: the reference hosts
+    (default reference_hosts(), data/reference_hosts.txt or ``reference_file``; none of them measured: every
+    other host).  Every row goes from a reference host (``reference_host``) to the host compared with it
+    (``this_host``): ``this`` against each reference host, or, when ``this`` is itself a reference host,
+    each other host against it."""
     keys = list(cross.hosts["host"])
     if not keys:
         return pd.DataFrame()
     this = this if this in keys else keys[0]
-    reference = [h for h in (reference or keys) if h != this]
+    refs = [h for h in (reference if reference is not None else reference_hosts(keys, reference_file)) if h in keys]
+    if this in refs:
+        pairs = [(this, h) for h in keys if h != this]
+    else:
+        pairs = [(ref, this) for ref in (refs or [h for h in keys if h != this])]
     labels = cross.labels
     rows = []
-    r = cross.ratios
-    r = r[r["probe"].isin(CROSSING_PROBES) & (r["placement"] == "same_cpu") & (r["variant"] == "")] if len(r) else r
+    r = crossing_ratios(cross.ratios)
+    r = r[r["placement"] == "same_cpu"] if len(r) else r
     c = cross.crossing_costs
     c = c[c["placement"] == "same_cpu"] if len(c) else c
-    for kind, t, value, lo, hi, plo, phi in (
-            ("ratio", r, "ratio", "ci_low", "ci_high", "pred_low_ratio", "pred_high_ratio"),
-            ("crossing cost", c, "cost_ns", "ci_low_ns", "ci_high_ns", "pred_low_ns", "pred_high_ns")):
-        if t.empty:
-            continue
-        here = t[t["host"] == this].set_index(["environment", "probe"])
-        for ref in reference:
-            for (env, probe), a in t[t["host"] == ref].set_index(["environment", "probe"]).iterrows():
+    for ref, other in pairs:
+        for kind, t, value, lo, hi, plo, phi in (
+                ("ratio", r, "ratio", "ci_low", "ci_high", "pred_low_ratio", "pred_high_ratio"),
+                ("crossing cost", c, "cost_ns", "ci_low_ns", "ci_high_ns", "pred_low_ns", "pred_high_ns")):
+            if t.empty:
+                continue
+            here = t[t["host"] == other].drop_duplicates(["environment", "probe"]).set_index(["environment", "probe"])
+            there = t[t["host"] == ref].drop_duplicates(["environment", "probe"]).set_index(["environment", "probe"])
+            for (env, probe), a in there.iterrows():
                 if (env, probe) not in here.index:
                     continue
                 b = here.loc[(env, probe)]
@@ -442,9 +464,13 @@ def reproduction(cross: CrossHost, this: str | None = None, reference: list[str]
                 rows.append({"conclusion": f"{env} {kind}" + (f" ({probe}/{cross.baseline})" if kind == "ratio"
                                                               else f" ({probe})"),
                              "kind": kind, "environment": env, "probe": probe,
-                             "reference_host": labels.get(ref, ref), "this_host": labels.get(this, this),
+                             "reference_host": labels.get(ref, ref), "this_host": labels.get(other, other),
+                             "reference_key": ref, "this_key": other,
                              "reference": _interval(a[value], a[lo], a[hi], ns=kind != "ratio"),
                              "here": _interval(b[value], b[lo], b[hi], ns=kind != "ratio"),
+                             "reference_value": float(a[value]), "reference_low": float(a[lo]),
+                             "reference_high": float(a[hi]), "here_value": float(b[value]),
+                             "here_low": float(b[lo]), "here_high": float(b[hi]),
                              "here_over_reference": float(b[value] / a[value]) if a[value] else math.nan,
                              "reference_says": says[0], "here_says": says[1], "holds": holds,
                              "same_size": holds and same_size, "inside_reference_prediction": inside})
@@ -457,14 +483,14 @@ def reproduction_sentences(table: pd.DataFrame) -> list[str]:
     out = []
     if table.empty:
         return out
-    for ref, g in table.groupby("reference_host", sort=False):
+    for (ref, other), g in table.groupby(["reference_host", "this_host"], sort=False):
         held, sized = int(g["holds"].sum()), int(g["same_size"].sum())
-        s = (f"{g['this_host'].iloc[0]} against {ref}: {held} of {len(g)} conclusions hold, {sized} of them "
-             "in size too")
+        s = (f"{other} against the reference {ref}: {held} of {len(g)} of the reference's conclusions hold "
+             f"there, {sized} of them in size too")
         changed = g[~g["holds"]]
         if len(changed):
             s += "; changed: " + "; ".join(
-                f"{r.conclusion} {r.reference} there, {r.here} here ({r.here_over_reference:.3g}x)"
+                f"{r.conclusion} {r.reference} on the reference, {r.here} on {other} ({r.here_over_reference:.3g}x)"
                 for r in changed.itertuples())
         out.append(s)
     return out

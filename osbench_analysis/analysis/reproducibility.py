@@ -224,13 +224,14 @@ def pooled_ratios(paired: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
 
 
 def pooled_crossing_costs(paired: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
-    """What one crossing adds over the baseline (ns), pooled over rounds on the
-    ns scale; per environment its crossing probe (architectures.crossing_probe)."""
-    from osbench_analysis.analysis.architectures import CROSSING_PROBES
+    """What one crossing adds over the baseline (ns), pooled over rounds on the ns scale; per environment its
+    crossing probe (architectures.crossing_candidates: a file server's is a stat, never its null system call)."""
+    from osbench_analysis.analysis.architectures import crossing_candidates
 
     parts = []
     for env, g in paired.groupby("environment", sort=False):
-        probe = next((p for p in CROSSING_PROBES if (g["probe"] == p).any()), None)
+        probe = next((p for p in crossing_candidates(env, g["arch_class"].iloc[0] if "arch_class" in g else None)
+                      if (g["probe"] == p).any()), None)
         if probe is not None:
             parts.append(g[g["probe"] == probe])
     if not parts:

@@ -360,7 +360,8 @@ def save_figure(fig: Figure, directory: str | Path, name: str, formats=("pdf", "
     out = []
     for fmt in formats:
         p = d / f"{name}.{fmt}"
-        fig.savefig(p, bbox_inches="tight", dpi=150)
+        # no creation date: the same data make the same bytes on any machine, any day (issue 37)
+        fig.savefig(p, bbox_inches="tight", dpi=150, metadata={"CreationDate": None} if fmt == "pdf" else None)
         out.append(p)
     return out
 

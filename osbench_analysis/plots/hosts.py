@@ -14,6 +14,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
+from osbench_analysis.catalog.families import plain_name
 from osbench_analysis.plots.architectures import env_short
 
 #: the primitive the analysis draws across hosts unless told otherwise
@@ -81,21 +82,26 @@ def cross_host_figure(crossing_costs: pd.DataFrame, ratios: pd.DataFrame, labels
     panels = [p for p in panels if len(p[0])]
     if not panels:
         raise ValueError("no crossing cost or crossing-probe ratio on any host to draw")
-    envs = sorted({e for p in panels for e in p[0]["environment"]})
+    # one row per (environment, crossing probe): a host without an environment's probe shows no value in its
+    # row, never another probe's (issue 41: FUSE's crossing drawn from a null system call)
+    rows = sorted({(e, pr) for p in panels for e, pr in zip(p[0]["environment"], p[0]["probe"])})
+    several = {e for e, _ in rows if sum(1 for f, _ in rows if f == e) > 1}
     hosts = list(dict.fromkeys(h for p in panels for h in p[0]["host"]))
-    colours = dict(zip(hosts, sns.color_palette("colorblind", len(hosts))))
-    markers = dict(zip(hosts, "osD^vP*X"))
-    fig = Figure(figsize=(10, 0.45 * len(envs) * max(1, len(hosts) / 2) + 1.8), layout="constrained")
+    colours = dict(zip(hosts, sns.color_palette("colorblind" if len(hosts) <= 10 else "husl", len(hosts))))
+    markers = dict(zip(hosts, ("osD^vP*Xhd<>p8H" * (len(hosts) // 15 + 1))[:len(hosts)]))
+    fig = Figure(figsize=(10, 0.45 * len(rows) * max(1, len(hosts) / 2) + 1.8 + 0.22 * ((len(hosts) + 1) // 2)),
+                 layout="constrained")
     axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
-    y0 = np.arange(len(envs))[::-1].astype(float)
+    y0 = np.arange(len(rows))[::-1].astype(float)
     step = 0.6 / max(1, len(hosts))
     for ax, (t, value, low, high, xlabel, title) in zip(axes, panels):
         for k, h in enumerate(hosts):
-            g = t[t["host"] == h].drop_duplicates("environment").set_index("environment")
-            g = g.reindex([e for e in envs if e in g.index])
-            if g.empty:
+            g = t[t["host"] == h].drop_duplicates(["environment", "probe"])
+            keys = [key for key in zip(g["environment"], g["probe"]) if key in rows]
+            if not keys:
                 continue
-            y = np.array([y0[envs.index(e)] for e in g.index]) + 0.3 - (k + 0.5) * step
+            g = g.set_index(["environment", "probe"]).loc[keys]
+            y = np.array([y0[rows.index(key)] for key in keys]) + 0.3 - (k + 0.5) * step
             v = g[value].to_numpy(float)
             err = np.vstack([v - g[low].to_numpy(float), g[high].to_numpy(float) - v])
             ax.errorbar(np.clip(v, 1e-9, None), y, xerr=np.clip(np.nan_to_num(err), 0, None), fmt=markers[h],
@@ -104,7 +110,8 @@ def cross_host_figure(crossing_costs: pd.DataFrame, ratios: pd.DataFrame, labels
         ax.set_xlabel(xlabel)
         ax.set_title(f"{title}, {PLACEMENT_WORDS.get(placement, placement)}", fontsize=10)
         ax.grid(axis="x", which="both", alpha=0.25)
-    axes[0].set_yticks(y0, [env_short(e) for e in envs])
+    axes[0].set_yticks(y0, [env_short(e) + (f" ({plain_name(pr)})" if e in several else "") for e, pr in rows])
     handles, names = axes[0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="outside lower center", ncol=min(len(hosts), 2), fontsize=8, frameon=False)
+    fig.legend(handles, names, loc="outside lower center", ncol=min(len(hosts), 2 if len(hosts) < 5 else 3),
+               fontsize=8, frameon=False)
     return fig

@@ -20,9 +20,12 @@ def template() -> store.Campaign:
 
 
 def write_synthetic(root: str | Path, campaign_id: str, base: store.Campaign | None = None, seed: int = 0,
-                    hostname: str | None = None, sigma: float = 0.05, host: dict | None = None) -> Path:
+                    hostname: str | None = None, sigma: float = 0.05, host: dict | None = None,
+                    created_utc: str | None = None, campaign_set: list[str] | None = None) -> Path:
     """A sealed campaign like base with its times scaled by exp(N(0, sigma)).  ``host``: host facts to
-    change (e.g. cpu_model: another host, hosts/identity.py; a hostname alone is the same host)."""
+    change (e.g. cpu_model: another host, hosts/identity.py; a hostname alone is the same host);
+    ``created_utc``: when it was measured (default base's); ``campaign_set``: the round it belongs to,
+    the ids measured with it (default base's)."""
     base = base or template()
     factor = float(np.exp(np.random.default_rng(seed).normal(0.0, sigma)))
     s = base.samples.copy()
@@ -30,7 +33,9 @@ def write_synthetic(root: str | Path, campaign_id: str, base: store.Campaign | N
     s["elapsed_ns"] = (s["elapsed_ns"].astype("float64") * factor).round().astype(s["elapsed_ns"].dtype)
     s["per_op_ns"] = s["elapsed_ns"].astype("float64") / s["iterations"].astype("float64")
     host = dict(base.manifest.host, hostname=hostname or base.manifest.hostname, **(host or {}))
-    manifest = dataclasses.replace(base.manifest, campaign_id=campaign_id, host=host, files={},
-                                   config=dict(base.manifest.config, campaign_id=campaign_id,
-                                               note=f"synthetic: {base.id} x {factor:.4f}"))
+    config = dict(base.manifest.config, campaign_id=campaign_id, note=f"synthetic: {base.id} x {factor:.4f}")
+    if campaign_set is not None:
+        config["campaign_set"] = list(campaign_set)
+    manifest = dataclasses.replace(base.manifest, campaign_id=campaign_id, host=host, files={}, config=config,
+                                   **({"created_utc": created_utc, "finished_utc": created_utc} if created_utc else {}))
     return store.write_campaign(root, campaign_id, s, manifest)

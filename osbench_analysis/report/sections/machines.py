@@ -41,9 +41,9 @@ def _us(v: float, lo: float, hi: float) -> str:
 
 def host_letters(cross, this: str) -> dict[str, str]:
     """host -> 'host A', 'host B', ...: this paper's host first, then the others in cross.hosts' order (the
-    table and the figure name the hosts alike)."""
+    tables and the figure name the hosts alike; past Z, 'host 27', ...)."""
     order = [this, *[h for h in cross.hosts["host"] if h != this]]
-    return {h: f"host {chr(ord('A') + i)}" for i, h in enumerate(order)}
+    return {h: f"host {chr(ord('A') + i)}" if i < 26 else f"host {i + 1}" for i, h in enumerate(order)}
 
 
 def _primary(cross) -> dict[str, list[str]]:
@@ -51,39 +51,89 @@ def _primary(cross) -> dict[str, list[str]]:
     return {r.host: [c for c in str(r.primary).split(", ") if c] for r in cross.hosts.itertuples()}
 
 
-def crossing_table_tex(cross, this: str) -> str:
-    """Per environment and crossing probe (same CPU): the crossing cost on each host, this host first, the
-    spread (largest over smallest) and whether the hosts' intervals overlap."""
+def _letter(name: str) -> str:
+    return name.removeprefix("host ")
+
+
+def _crossings(cross):
+    """The same-CPU crossing costs, grouped per (environment, crossing probe) measured on two hosts or more."""
     c = cross.crossing_costs
     if c.empty:
-        return ""
+        return []
     c = c[c["placement"] == "same_cpu"]
+    return [(key, g.drop_duplicates("host")) for key, g in c.groupby(["environment", "probe"], sort=True)
+            if g["host"].nunique() >= 2]
+
+
+def hosts_key(cross, this: str) -> str:
+    """'host A: AMD EPYC, 2 vCPU, 6.18.44-fc-v782 (this paper's host; 4 campaigns); host B: ...'."""
     short = host_letters(cross, this)
-    hosts = [h for h in short if h in set(c["host"])]
-    rows = []
-    for (env, probe), g in c.groupby(["environment", "probe"], sort=True):
-        if g["host"].nunique() < 2:
-            continue
-        g = g.drop_duplicates("host").set_index("host")
-        cells = [_us(*g.loc[h, ["cost_ns", "ci_low_ns", "ci_high_ns"]]) if h in g.index else "--" for h in hosts]
-        v, lo, hi = (g[k].to_numpy(float) for k in ("cost_ns", "ci_low_ns", "ci_high_ns"))
-        spread = f"{v.max() / v.min():.2f}$\\times$" if (v > 0).all() else "--"
-        rows.append(" & ".join([_env(env), print_name(probe), *cells, spread,
-                                "yes" if np.nanmax(lo) <= np.nanmin(hi) else "no"]) + " \\\\")
-    if not rows:
+    pooled = {r.host: int(r.campaigns_pooled) for r in cross.hosts.itertuples()}
+    return "; ".join(f"{short[h]}: {_host(cross.labels.get(h, h))} ("
+                     + ("this paper's host, " if h == this else "")
+                     + f"{pooled.get(h, 0)} campaign{'' if pooled.get(h, 0) == 1 else 's'})" for h in short)
+
+
+def crossing_table_tex(cross, this: str) -> str:
+    """Per environment and crossing probe (same CPU), one row whatever the number of hosts: how many hosts
+    measured it, the cheapest and the dearest host's crossing cost with its interval, the spread (dearest
+    over cheapest) and whether every host's interval overlaps every other's.  Each host's own value is in
+    the appendix's table (crossing_hosts_tex)."""
+    groups = _crossings(cross)
+    if not groups:
         return ""
-    key = "; ".join(f"{short[h]}: {_host(cross.labels.get(h, h))}" + (" (this paper's host)" if h == this else "")
-                    for h in hosts)
+    short = host_letters(cross, this)
+    rows = []
+    for (env, probe), g in groups:
+        g = g.set_index("host")
+        v, lo, hi = (g[k].to_numpy(float) for k in ("cost_ns", "ci_low_ns", "ci_high_ns"))
+        i, j = int(np.argmin(v)), int(np.argmax(v))
+        cell = (lambda k: f"{_us(v[k], lo[k], hi[k])} ({_letter(short.get(g.index[k], g.index[k]))})")
+        spread = f"{v.max() / v.min():.2f}$\\times$" if (v > 0).all() else "--"
+        rows.append(" & ".join([_env(env), print_name(probe), str(len(g)), cell(i), cell(j), spread,
+                                "yes" if np.nanmax(lo) <= np.nanmin(hi) else "no"]) + " \\\\")
     return "\n".join([
         r"\begin{table}[t]", r"\centering", r"\scriptsize", r"\setlength{\tabcolsep}{3pt}",
-        r"\begin{tabular}{ll" + "r" * len(hosts) + "rl}", r"\toprule",
-        " & ".join(["environment", "crossing", *(short[h] + r" (\textmu{}s)" for h in hosts), "spread", "overlap"]) + r" \\",
+        r"\begin{tabular}{llrrrrl}", r"\toprule",
+        r"environment & crossing & hosts & cheapest (\textmu{}s, host) & dearest (\textmu{}s, host) & spread & overlap \\",
         r"\midrule", *rows, r"\bottomrule", r"\end{tabular}",
         r"\caption{The cost of one crossing (the environment's time minus native Linux's for one system call, "
-        r"or one \texttt{stat} on the served file system; both processes on one CPU) on every host that measured "
-        r"it, each host's comparable campaigns pooled on their own with a 95\% interval across that host's "
-        r"campaigns (within one campaign where a host has one). " + key + ".}",
+        r"or one \texttt{stat} on the served file system; both processes on one CPU) on the hosts that measured "
+        r"it: the cheapest and the dearest host, each host's comparable campaigns pooled on their own with a 95\% "
+        r"interval across that host's campaigns (within one campaign where a host has one); every host's value "
+        r"is in Table~\ref{tab:hosts-crossing-all}. Hosts: " + hosts_key(cross, this) + ".}",
         r"\label{tab:hosts-crossing}", r"\end{table}"])
+
+
+def crossing_hosts_tex(cross, this: str) -> str:
+    """The appendix's long table: one row per host for each environment and crossing probe (same CPU), its
+    crossing cost with its interval; hosts as rows, so any number of hosts stays on the page (it breaks
+    across pages)."""
+    groups = _crossings(cross)
+    if not groups:
+        return ""
+    short = host_letters(cross, this)
+    order = list(short)
+    rows = []
+    for (env, probe), g in groups:
+        g = g.set_index("host")
+        first = True
+        for h in [h for h in order if h in g.index]:
+            r = g.loc[h]
+            rows.append(" & ".join([_env(env) if first else "", print_name(probe) if first else "",
+                                    short[h][0].upper() + short[h][1:], _us(r["cost_ns"], r["ci_low_ns"], r["ci_high_ns"])])
+                        + " \\\\")
+            first = False
+        rows.append(r"\midrule")
+    rows[-1] = r"\bottomrule"
+    return "\n".join([
+        r"\begingroup\small", r"\begin{longtable}{lllr}",
+        r"\caption{Every host's cost of one crossing (\textmu{}s, both processes on one CPU, 95\% interval "
+        r"across the host's campaigns), hosts named as in Table~\ref{tab:hosts-crossing}.}"
+        r"\label{tab:hosts-crossing-all}\\",
+        r"\toprule", r"environment & crossing & host & crossing cost (\textmu{}s) \\", r"\midrule", r"\endfirsthead",
+        r"\toprule", r"environment & crossing & host & crossing cost (\textmu{}s) \\", r"\midrule", r"\endhead",
+        *rows, r"\end{longtable}", r"\endgroup", ""])
 
 
 def ratio_summary(cross) -> dict:
@@ -156,7 +206,7 @@ def _mechanism_sentences(mech: pd.DataFrame, cross, frames: dict, this: str) -> 
         parts = [f"{_env(r.environment)} {time_plain(r.crossing_here_ns)} here, {time_plain(r.crossing_there_ns)} "
                  f"there, pieces {time_plain(r.pieces_here_ns)} and {time_plain(r.pieces_there_ns)} "
                  f"({r.share:.0%})".replace("%", "\\%") for r in g.itertuples()]
-        s = (f"Against {_host(labels.get(other, other))}, one system call's crossing and the share of its difference "
+        s = (f"Against {host_letters(cross, this).get(other, _host(labels.get(other, other)))}, one system call's crossing and the share of its difference "
              "that the measured native pieces account for: " + "; ".join(parts) + ".")
         if (g["share"] < 0).any():
             s += (" A negative share: the pieces (signal delivery, context switches, tracer stops) move against the "
@@ -207,11 +257,8 @@ def section_tex(cross, this: str, repro: pd.DataFrame, mech: pd.DataFrame, frame
         out.append(f"Only this paper's host ({_host(labels.get(this, this))}) measured these conditions: nothing "
                    "here says how its numbers move on another machine.")
         return "\n".join(out) + "\n"
-    pooled = {r.host: int(r.campaigns_pooled) for r in cross.hosts.itertuples()}
-    listing = "; ".join(f"{_host(labels.get(h, h))} ({pooled.get(h, 0)} campaign"
-                        f"{'' if pooled.get(h, 0) == 1 else 's'})" for h in [this, *others])
     out.append(f"The same probes ran on {len(cross.hosts)} hosts of one virtual-machine image that differ in "
-               f"processor, microcode, host kernel or hypervisor build: {listing}. Each host is analysed on its own, "
+               f"processor, microcode, host kernel or hypervisor build: {hosts_key(cross, this)}. Each host is analysed on its own, "
                "its comparable campaigns pooled and never another host's; every interval below is across the "
                "campaigns of one host." + merge_sentences(cross, host_letters(cross, this)))
     c = cross.table("crossing_costs")
@@ -283,7 +330,7 @@ def reproduction_paragraphs(repro: pd.DataFrame, this_is_reference: bool) -> lis
 def figure_tex() -> str:
     """The cross-host figure as a float (the appendix inputs it: the body has its table)."""
     return "\n".join([r"\begin{figure}[ht]", r"\centering",
-                      rf"\includegraphics[width=\linewidth]{{generated/{FIGURE_NAME}}}",
+                      rf"\includegraphics[width=\linewidth,height=0.8\textheight,keepaspectratio]{{generated/{FIGURE_NAME}}}",
                       r"\caption{Every host's cost of one crossing (left) and its crossing probe's ratio to native "
                       r"Linux (right), both processes on one CPU, with 95\% intervals across each host's campaigns; "
                       r"hosts named as in Table~\ref{tab:hosts-crossing}.}",
@@ -291,7 +338,8 @@ def figure_tex() -> str:
 
 
 def write_section(result, out_dir, root=None) -> list[Path]:
-    """machines.tex, its table (hosts_crossing_table.tex) and figure, for the analysis' own host."""
+    """machines.tex, its table (hosts_crossing_table.tex), and the appendix's figure and long table of every
+    host's value (machines_figure.tex), for the analysis' own host, from the campaigns under ``root``."""
     from osbench_analysis.analysis import hosts as analysis_hosts
     from osbench_analysis.plots import forest as plots
 
@@ -312,18 +360,15 @@ def write_section(result, out_dir, root=None) -> list[Path]:
             figure = True
     refs = analysis_hosts.reference_hosts(list(cross.hosts["host"])) if this is not None else []
     this_is_reference = this in refs
-    if this is None:
-        repro = pd.DataFrame()
-    elif this_is_reference:         # each other host against this paper's (the reference) host
-        repro = pd.concat([analysis_hosts.reproduction(cross, this=h, reference=[this])
-                           for h in cross.hosts["host"] if h != this] or [pd.DataFrame()], ignore_index=True)
-    else:
-        repro = analysis_hosts.reproduction(cross, this=this, reference=refs or None)
+    # every row from a reference host to the host compared with it (analysis.hosts.reproduction): the others
+    # against this paper's host when it is the reference, else this paper's host against each reference
+    repro = analysis_hosts.reproduction(cross, this=this, reference=refs or None) if this is not None else pd.DataFrame()
     mech = mechanism_rows(cross, this, root) if this is not None and len(cross.hosts) > 1 else pd.DataFrame()
     frames = xsave_areas(cross, root) if len(mech) else {}
     table = crossing_table_tex(cross, this) if this is not None else ""
+    every = crossing_hosts_tex(cross, this) if this is not None else ""
     (out / "hosts_crossing_table.tex").write_text(table + "\n")
-    (out / "machines_figure.tex").write_text(figure_tex() if figure else "")
+    (out / "machines_figure.tex").write_text((figure_tex() if figure else "") + every)
     written.append(out / "machines_figure.tex")
     (out / REPRODUCE_FILE).write_text("\n".join(reproduction_paragraphs(repro, this_is_reference)) + "\n")
     written.append(out / REPRODUCE_FILE)
