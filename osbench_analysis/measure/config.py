@@ -43,6 +43,9 @@ class CampaignConfig:
     # deterministic up to a few timer-interrupt instructions, so 3 boots show whether they repeat and
     # give the range; more cost ~10-20 s of emulation each and tell nothing new.  Capped by `runs`.
     guest_boots: int = 3
+    # The guests' memory-system model (environments/memevents.py): "" off, "warm" (caches as the batch finds
+    # them), "polluted" (emptied before each one-operation batch); one boot more, without it, checks the counts
+    memory_events: str = ""
     profile: str = "custom"
     timeout_s: float | None = None      # per worker; None: derived from the batch plan
     command_prefix: list[str] = field(default_factory=list)  # wraps the worker inside its environment (e.g. nice)
@@ -296,6 +299,13 @@ def validate(cfg: CampaignConfig) -> list[Condition]:
     if not cfg.probes:
         raise ConfigError("probes must name at least one probe")
     _check_repeats("probes", cfg.probes)
+    if cfg.memory_events not in ("", "warm", "polluted"):
+        raise ConfigError(f"memory_events must be '', 'warm' or 'polluted' (got {cfg.memory_events!r})")
+    if cfg.memory_events:
+        from osbench_analysis.environments import memevents
+
+        if memevents.available():
+            raise ConfigError(memevents.available())
     if isinstance(cfg.guest_boots, bool) or not isinstance(cfg.guest_boots, int) or not 2 <= cfg.guest_boots <= 100:
         raise ConfigError(f"guest_boots must be a whole number from 2 to 100: two boots show whether a guest's "
                           f"counts repeat (got {cfg.guest_boots!r})")
