@@ -32,7 +32,7 @@ class Row:
 
 #: the designs, their printable names and the environments that measure them (their columns)
 DESIGNS = {
-    "linux": ("Linux 6.1 (monolithic)", (LINUX, LINUX_NOMITIG, LINUX_PTI)),
+    "linux": ("Linux 6.1 (monolithic)", (LINUX, LINUX_NOMITIG)),
     "xen": ("Linux 6.1 on Xen 4.17 (PV dom0)", (XEN_LINUX,)),
     "mach": ("GNU Mach 1.8 (first-generation microkernel)", (MACH,)),
     "sel4": ("seL4 5.0.0 (L4-family microkernel)", (SEL4, SEL4_SLOWPATH)),
