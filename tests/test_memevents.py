@@ -174,13 +174,15 @@ def test_the_matched_rows_in_memory_terms_and_counts_to_time():
     from osbench_analysis.plots.memevents import plot_memory_matched
 
     assert plot_memory_matched(analysis.matched(tab)).axes
-    native = s[s["run"] == 0].assign(environment="native", elapsed_ns=lambda d: d["iterations"] * 100)
+    native = s[s["run"] == 0].assign(environment="native", elapsed_ns=lambda d: d["elapsed_ns"] // 3)
     t = counts_to_time.table(native, tab)
     assert set(t["probe"]) == {"null_syscall", "mem_page_pass", "pipe_pingpong"}
-    # the kernel entry priced natively: the null call's native 100 ns less its instructions' modelled cost
-    assert t.attrs["entry_price_ns"] == pytest.approx(100 - 326.02 * counts_to_time.COSTS["ns_per_insn"], rel=1e-3)
+    # the kernel entry priced natively: the null call's native ns less its instructions' modelled cost
+    null_ns = counts_to_time.native_ns(native).set_index("probe").loc["null_syscall", "native_ns"]
     null = t.set_index("probe").loc["null_syscall"]
-    assert null["modelled_ns"] == pytest.approx(100, rel=1e-6) and np.isfinite(null["ns_per_insn"])
+    assert t.attrs["entry_price_ns"] == pytest.approx(null_ns - null["instructions"] * counts_to_time.COSTS[
+        "ns_per_insn"])
+    assert null["modelled_ns"] == pytest.approx(null_ns) and null["ns_per_insn"] == pytest.approx(1 / 3, rel=1e-3)
     summ = counts_to_time.summary(t)
     assert summ["primitives"] == 3 and summ["model_spread"] >= 1
 
