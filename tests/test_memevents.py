@@ -56,13 +56,16 @@ def test_windows_go_on_the_boots_batches_in_order_or_on_none():
 
 
 def test_the_plugin_argument_says_the_window_the_global_pages_and_pollution(tmp_path):
-    argv = memevents.plugin_argv(tmp_path, "polluted", "marker", "image")
-    assert argv[0] == "-plugin" and argv[1].startswith(str(memevents.PLUGIN) + ",")
-    assert argv[1].endswith(f"out={tmp_path / memevents.OUTPUT},boundary=marker,global=image,pollute=1")
+    plugin = tmp_path / "osb-memsim.so"
+    with pytest.raises(memevents.MemoryEventsError, match="not built"):
+        memevents.plugin_argv(tmp_path, "warm", "marker", "upper", plugin)
+    plugin.write_bytes(b"")
+    argv = memevents.plugin_argv(tmp_path, "polluted", "marker", "image", plugin)
+    assert argv == ["-plugin", f"{plugin},out={tmp_path / memevents.OUTPUT},boundary=marker,global=image,pollute=1"]
     with pytest.raises(memevents.MemoryEventsError, match="one of"):
-        memevents.plugin_argv(tmp_path, "cold", "marker", "upper")
+        memevents.plugin_argv(tmp_path, "cold", "marker", "upper", plugin)
     with pytest.raises(memevents.MemoryEventsError, match="comma"):
-        memevents.plugin_argv(tmp_path / "a,b", "warm", "marker", "upper")
+        memevents.plugin_argv(tmp_path / "a,b", "warm", "marker", "upper", plugin)
 
 
 def test_each_guest_states_its_window_and_pti_its_cpu_and_global_pages():

@@ -81,15 +81,17 @@ def available() -> str:
     return "" if PLUGIN.exists() else f"the memory-system model is not built ({PLUGIN}): make envs"
 
 
-def plugin_argv(folder: Path, mode: str, boundary: str, global_pages: str) -> list[str]:
+def plugin_argv(folder: Path, mode: str, boundary: str, global_pages: str, plugin: Path = PLUGIN) -> list[str]:
     """QEMU's arguments that load the model for one boot, writing its windows into `folder`."""
     if mode not in MODES:
         raise MemoryEventsError(f"memory events must be one of {MODES} (got {mode!r})")
+    if not Path(plugin).exists():
+        raise MemoryEventsError(f"the memory-system model is not built ({plugin}): make envs")
     out = Path(folder) / OUTPUT
-    for p in (PLUGIN, out):
+    for p in (plugin, out):
         if "," in str(p):
             raise MemoryEventsError(f"QEMU's -plugin option cannot take a path with a comma: {p}")
-    return ["-plugin", f"{PLUGIN},out={out},boundary={boundary},global={global_pages},"
+    return ["-plugin", f"{plugin},out={out},boundary={boundary},global={global_pages},"
                        f"pollute={int(mode == 'polluted')}"]
 
 
