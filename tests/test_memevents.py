@@ -91,6 +91,25 @@ def test_a_pti_guest_without_page_table_isolation_fails_its_jobs():
     assert plain.checked(amd)[0].status == "ok"
 
 
+def test_the_tasks_code_range_bounds_its_rdtsc_windows(tmp_path):
+    import struct
+
+    def elf(segments):
+        head = b"\x7fELF" + bytes([2, 1, 1]) + bytes(9) + struct.pack("<HHIQQQIHHHHHH", 2, 62, 1, 0, 64, 0, 0, 64, 56,
+                                                                       len(segments), 0, 0, 0)
+        return head + b"".join(struct.pack("<IIQQQQQQ", t, f, 0, va, va, n, n, 4096) for t, f, va, n in segments)
+
+    # the executable PT_LOADs only (R+X text, not R+W data, not a PT_NOTE)
+    assert memevents.text_range(elf([(1, 5, 0x401000, 0x7892), (1, 6, 0x409000, 0x3000), (4, 4, 0x400000, 64)])) \
+        == (0x401000, 0x408892)
+    with pytest.raises(memevents.MemoryEventsError, match="no executable"):
+        memevents.text_range(elf([(1, 6, 0x409000, 0x3000)]))
+    plugin = tmp_path / "p.so"
+    plugin.write_bytes(b"")
+    assert memevents.plugin_argv(tmp_path, "warm", "rdtsc", "upper", plugin, (0x401000, 0x408892))[1].endswith(
+        ",pollute=0,text=401000-408892")
+
+
 def test_the_harness_markers_are_the_plugins():
     header = (PROBES_DIR / "harness.h").read_text()
     plugin = (PROBES_DIR / "plugin" / "osb_memsim.c").read_text()

@@ -69,10 +69,14 @@ def build(out: Path = PLUGIN) -> Path:
     if out.exists() and all(out.stat().st_mtime >= s.stat().st_mtime for s in SOURCES):
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
-    r = subprocess.run(["gcc", *CFLAGS, f"-I{SOURCES[0].parent}", "-o", str(out), str(SOURCES[0])],
+    # built beside it and renamed over it: a QEMU running the old one keeps its mapping intact
+    tmp = out.with_name(out.name + ".tmp")
+    r = subprocess.run(["gcc", *CFLAGS, f"-I{SOURCES[0].parent}", "-o", str(tmp), str(SOURCES[0])],
                        stdin=subprocess.DEVNULL, capture_output=True, text=True)
     if r.returncode != 0:
+        tmp.unlink(missing_ok=True)
         raise MemoryEventsError(f"building the memory-system model failed: {r.stderr.strip()[-400:]}")
+    tmp.replace(out)
     return out
 
 
@@ -81,8 +85,29 @@ def available() -> str:
     return "" if PLUGIN.exists() else f"the memory-system model is not built ({PLUGIN}): make envs"
 
 
-def plugin_argv(folder: Path, mode: str, boundary: str, global_pages: str, plugin: Path = PLUGIN) -> list[str]:
-    """QEMU's arguments that load the model for one boot, writing its windows into `folder`."""
+def text_range(elf: bytes) -> tuple[int, int]:
+    """The virtual addresses of an ELF64's executable code (its PT_LOAD segments with PF_X): the task's
+    own RDTSCs lie there and GRUB's do not."""
+    import struct
+
+    if elf[:4] != b"\x7fELF" or elf[4] != 2:
+        raise MemoryEventsError("not an ELF64 file: the task's code range is unknown")
+    phoff, = struct.unpack_from("<Q", elf, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", elf, 0x36)
+    spans = []
+    for i in range(phnum):
+        p_type, p_flags, _off, vaddr, _paddr, _filesz, memsz = struct.unpack_from("<IIQQQQQ", elf, phoff + i * phentsize)
+        if p_type == 1 and p_flags & 1:
+            spans.append((vaddr, vaddr + memsz))
+    if not spans:
+        raise MemoryEventsError("the task's ELF has no executable segment")
+    return min(a for a, _ in spans), max(b for _, b in spans)
+
+
+def plugin_argv(folder: Path, mode: str, boundary: str, global_pages: str, plugin: Path = PLUGIN,
+                text: tuple[int, int] | None = None) -> list[str]:
+    """QEMU's arguments that load the model for one boot, writing its windows into `folder`; `text`: the
+    task's code, whose RDTSCs alone are boundaries (rdtsc)."""
     if mode not in MODES:
         raise MemoryEventsError(f"memory events must be one of {MODES} (got {mode!r})")
     if not Path(plugin).exists():
@@ -91,8 +116,9 @@ def plugin_argv(folder: Path, mode: str, boundary: str, global_pages: str, plugi
     for p in (plugin, out):
         if "," in str(p):
             raise MemoryEventsError(f"QEMU's -plugin option cannot take a path with a comma: {p}")
+    span = f",text={text[0]:x}-{text[1]:x}" if text else ""
     return ["-plugin", f"{plugin},out={out},boundary={boundary},global={global_pages},"
-                       f"pollute={int(mode == 'polluted')}"]
+                       f"pollute={int(mode == 'polluted')}{span}"]
 
 
 def parse(text: str) -> tuple[dict, list[dict]]:

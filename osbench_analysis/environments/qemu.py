@@ -300,7 +300,8 @@ class GuestSession(Session):
         try:
             argv = qemu_argv(self.env.boot_media(requests, folder), cpus, self.env.cpu)
             if mode:
-                argv += memevents.plugin_argv(folder, mode, self.env.memory_boundary, self.env.memory_global)
+                argv += memevents.plugin_argv(folder, mode, self.env.memory_boundary, self.env.memory_global,
+                                              text=self.env.memory_text())
                 timeout *= MODEL_SLOWDOWN
             b = boot(argv, timeout, log=folder / "serial.log")
             if mode:
@@ -358,6 +359,10 @@ class GuestEnvironment(Environment):
     #: Linux harness's markers; the TLB entries a CR3 write keeps (memevents.GLOBAL)
     memory_boundary = "rdtsc"
     memory_global = "upper"
+
+    def memory_text(self) -> tuple[int, int] | None:
+        """The task's code range (rdtsc windows: its RDTSCs alone are boundaries); None: the user half."""
+        return None
 
     def checked(self, results: list) -> list:
         """The boot's outcomes, failed when the guest's hello says it is not the guest this environment

@@ -54,3 +54,27 @@ def plot_memory_matched(tab: pd.DataFrame) -> Figure:
                  "no timing)", fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def plot_counts_to_time(tab: pd.DataFrame) -> Figure:
+    """`tab`: analysis.counts_to_time.table(); per primitive the native ns (x) against two predictions (y):
+    the bare count at the median ns per instruction (open) and the stated cost model (filled), with the
+    diagonal where a prediction is exact."""
+    fig = Figure(figsize=(5.2, 4.4))
+    ax = fig.subplots()
+    x = tab["native_ns"].astype("float64").to_numpy()
+    ax.scatter(x, tab["count_ns"], marker="o", facecolor="white", edgecolor="0.4",
+               label="instructions x median ns per instruction")
+    ax.scatter(x, tab["modelled_ns"], marker="s", color="0.1", label="cost model: instructions, misses, entries")
+    for xi, yi, name in zip(x, tab["modelled_ns"], tab["probe"]):
+        ax.annotate(name, (xi, yi), xytext=(3, 2), textcoords="offset points", fontsize=6)
+    lo = float(np.nanmin([x.min(), tab["count_ns"].min(), tab["modelled_ns"].min()])) / 2
+    hi = float(np.nanmax([x.max(), tab["count_ns"].max(), tab["modelled_ns"].max()])) * 2
+    ax.plot([lo, hi], [lo, hi], color="0.7", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("measured natively on the host (ns per operation)", fontsize=8)
+    ax.set_ylabel("predicted from linux-tcg's counts (ns per operation)", fontsize=8)
+    ax.legend(fontsize=7, frameon=False, loc="upper left")
+    fig.tight_layout()
+    return fig

@@ -19,8 +19,8 @@
  *   marker  the harness's marker instructions (probes/harness.c OSB_MARK_*: two no-op encodings no
  *           compiler emits, right around the probe's loop) -- the Linux guest, whose kernel and vDSO
  *           read the TSC far more often than the harness;
- *   rdtsc   every RDTSC/RDTSCP of the user half, in pairs -- the Mach and seL4 tasks, whose batch()
- *           is their only user-mode clock read.
+ *   rdtsc   every RDTSC/RDTSCP of the task's code (text=LO-HI, from its ELF), in pairs -- the Mach and
+ *           seL4 tasks, whose batch() is their only clock read (GRUB's own RDTSCs lie outside).
  * pollute=1 empties every cache and TLB at each window's start: what a partner touching a buffer
  * larger than L2 (and than the second-level TLB's reach) between operations leaves behind.
  *
@@ -292,8 +292,15 @@ static void close_window(void)
 static void on_begin(unsigned int vcpu, void *ud) { open_window(); }
 static void on_end(unsigned int vcpu, void *ud) { close_window(); }
 
+static int trace;
+/* rdtsc mode: only the RDTSCs of the task's own code are boundaries (GRUB, which boots GNU Mach, reads the TSC
+ * at low addresses too); 0..0: any of the user half */
+static uint64_t text_lo, text_hi;
+
 static void on_rdtsc(unsigned int vcpu, void *ud)
 {
+    if (trace && out)
+        fprintf(out, "T rdtsc vaddr=%llx half=%d\n", (unsigned long long)(uintptr_t)ud, rdtsc_half);
     if (rdtsc_half)
         close_window();
     else
@@ -308,7 +315,7 @@ static const uint8_t MARK_END[] = {0x0f, 0x1f, 0x80, 0x4f, 0x53, 0x45, 0x00};
 static int boundary_of(const uint8_t *b, size_t n, uint64_t va)
 {
     if (boundary_rdtsc) {
-        if (UPPER(va))
+        if (UPPER(va) || (text_hi && (va < text_lo || va >= text_hi)))
             return 0;
         if ((n == 2 && b[0] == 0x0f && b[1] == 0x31) || (n == 3 && b[0] == 0x0f && b[1] == 0x01 && b[2] == 0xf9))
             return 3;
@@ -351,7 +358,7 @@ static void instrument_boundaries(struct qemu_plugin_insn *in, const uint8_t *b,
     switch (boundary_of(b, n, va)) {
     case 1: qemu_plugin_register_vcpu_insn_exec_cb(in, on_begin, QEMU_PLUGIN_CB_NO_REGS, NULL); break;
     case 2: qemu_plugin_register_vcpu_insn_exec_cb(in, on_end, QEMU_PLUGIN_CB_NO_REGS, NULL); break;
-    case 3: qemu_plugin_register_vcpu_insn_exec_cb(in, on_rdtsc, QEMU_PLUGIN_CB_NO_REGS, NULL); break;
+    case 3: qemu_plugin_register_vcpu_insn_exec_cb(in, on_rdtsc, QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)va); break;
     }
 }
 
@@ -385,7 +392,8 @@ static void trans_idle(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
         struct qemu_plugin_insn *in = qemu_plugin_tb_get_insn(tb, i);
         uint64_t va = qemu_plugin_insn_vaddr(in);
         instrument_boundaries(in, qemu_plugin_insn_data(in), qemu_plugin_insn_size(in), va);
-        if (!UPPER(va) && i == 0)
+        /* the model starts at the first user-mode instruction, or at the first of the task's code */
+        if (i == 0 && !UPPER(va) && (!text_hi || (va >= text_lo && va < text_hi)))
             qemu_plugin_register_vcpu_insn_exec_cb(in, on_first_user, QEMU_PLUGIN_CB_NO_REGS, NULL);
     }
 }
@@ -433,6 +441,12 @@ int qemu_plugin_install(qemu_plugin_id_t id, const struct qemu_info_t *info, int
             boundary_rdtsc = strcmp(v, "rdtsc") == 0;
         else if ((v = arg(argv[i], "pollute")))
             pollute = atoi(v);
+        else if ((v = arg(argv[i], "text"))) {   /* LO-HI, hex: the task's code */
+            char *end;
+            text_lo = strtoull(v, &end, 16);
+            text_hi = *end == '-' ? strtoull(end + 1, NULL, 16) : 0;
+        } else if ((v = arg(argv[i], "trace")))   /* a line per boundary RDTSC, for finding a guest's */
+            trace = atoi(v);
         else if ((v = arg(argv[i], "lazy")))
             lazy = atoi(v);
         else if ((v = arg(argv[i], "global")))
@@ -458,9 +472,10 @@ int qemu_plugin_install(qemu_plugin_id_t id, const struct qemu_info_t *info, int
     if (out) {
         fprintf(out, "M line_bytes=64 page_bytes=4096 l1i=32KiB/8way l1d=32KiB/8way l2=1MiB/16way/unified "
                      "replacement=LRU itlb=64/8way dtlb=64/4way stlb=1536/12way/shared pcid=no "
-                     "global=%s boundary=%s pollute=%d lazy=%d\n",
+                     "global=%s boundary=%s pollute=%d lazy=%d text=%llx-%llx\n",
                 global_mode == GLOBAL_UPPER ? "upper" : global_mode == GLOBAL_IMAGE ? "image" : "none",
-                boundary_rdtsc ? "rdtsc" : "marker", pollute, lazy);
+                boundary_rdtsc ? "rdtsc" : "marker", pollute, lazy, (unsigned long long)text_lo,
+                (unsigned long long)text_hi);
         fflush(out);
     }
     if (lazy) {
