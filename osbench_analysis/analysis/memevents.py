@@ -262,3 +262,25 @@ def memory_campaigns(root=None) -> list[str]:
         if mode:
             newest[(r["environment"], mode)] = r["campaign_id"]
     return list(newest.values())
+
+
+def write_files(tabs: dict[str, pd.DataFrame], out_dir, calibration: pd.DataFrame | None = None) -> list:
+    """The tables as CSV (memory_*.csv, counts_to_time.csv) and the two figures (memory_matched.pdf,
+    counts_to_time.pdf) in `out_dir`: what from_campaigns (and counts_to_time.table) computed."""
+    from osbench_analysis.plots import memevents as plots
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in ("matched", "known_answers", "pti", "count_check", "slowdown", "per_op"):
+        if name in tabs and len(tabs[name]):
+            tabs[name].to_csv(out / f"memory_{name}.csv", index=False)
+            written.append(out / f"memory_{name}.csv")
+    if len(tabs.get("matched", ())):
+        plots.plot_memory_matched(tabs["matched"]).savefig(out / "memory_matched.pdf", bbox_inches="tight")
+        written.append(out / "memory_matched.pdf")
+    if calibration is not None and len(calibration):
+        calibration.to_csv(out / "counts_to_time.csv", index=False)
+        plots.plot_counts_to_time(calibration).savefig(out / "counts_to_time.pdf", bbox_inches="tight")
+        written += [out / "counts_to_time.csv", out / "counts_to_time.pdf"]
+    return written
