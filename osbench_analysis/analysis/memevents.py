@@ -85,15 +85,20 @@ def count_check(samples: pd.DataFrame) -> pd.DataFrame:
                                        "window_minus_clock"])
 
 
-def _size(pj: str) -> int:
-    return int(json.loads(pj).get("bytes", 0))
+#: the known-answer probes and their buffer when it is fixed (GNU Mach's task takes no size parameter)
+KNOWN_ANSWER_PROBES = ("mem_page_pass", "mem_line_pass", "mach_page_pass")
+FIXED_BYTES = {"mach_page_pass": 256 * PAGE}
+
+
+def _size(probe: str, pj: str) -> int:
+    return FIXED_BYTES.get(probe) or int(json.loads(pj).get("bytes", 0))
 
 
 def predicted(probe: str, size: int) -> dict:
     """What the stated geometry gives per pass of a known-answer probe, for a buffer of `size` bytes:
     an LRU structure swept cyclically by more than it holds (per set) misses every time, else never."""
     pages, lines = size // PAGE, size // LINE
-    if probe == "mem_page_pass":   # one line per page, lines spread over every L1 set (page p: line p mod 64)
+    if probe in ("mem_page_pass", "mach_page_pass"):   # one line per page, lines spread over every L1 set (page p: line p mod 64)
         return {"dtlb_misses": pages if pages > DTLB else 0, "stlb_misses": pages if pages > STLB else 0,
                 "l1d_misses": pages if pages > L1_BYTES // LINE else 0}
     return {"l1d_misses": lines if size > L1_BYTES else 0, "l2_misses": lines if size > L2_BYTES else 0,
@@ -104,10 +109,10 @@ def known_answers(tab: pd.DataFrame, tolerance: float = 0.02, slack: float = 2.0
     """The known-answer probes (warm): per probe, size and event, the misses per pass the geometry predicts
     and the model's, and whether they agree (within `tolerance` of the prediction plus `slack` per pass:
     the guest's timer interrupts and the first pass after the batch's printing)."""
-    part = tab[tab["probe"].isin(("mem_page_pass", "mem_line_pass")) & (tab["mode"] == "warm")]
+    part = tab[tab["probe"].isin(KNOWN_ANSWER_PROBES) & (tab["mode"] == "warm")]
     rows = []
     for _, r in part.iterrows():
-        size = _size(r["params_json"])
+        size = _size(r["probe"], r["params_json"])
         for event, want in predicted(r["probe"], size).items():
             got = float(r[event])
             rows.append({"environment": r["environment"], "probe": r["probe"], "bytes": size, "event": event,

@@ -388,6 +388,9 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
     Probe("mach_vm_touch", "mach", "vm_allocate 4 KiB + write one byte + vm_deallocate", False,
           "none in the reference tables", guest="mach", pairs_with=("mmap_touch", {}),
           differs="vm_allocate and vm_deallocate are RPCs to the kernel (MIG messages), mmap/munmap system calls"),
+    Probe("mach_page_pass", "mach", "one read of one byte in each of 256 pages (1 MiB, vm_allocate'd in set-up)",
+          False, "none (a known answer for the guests' memory-system model in GNU Mach: 256 data TLB misses a "
+          "pass)", guest="mach", hidden=True),
     Probe("mach_port_alloc", "mach", "mach_port_allocate (receive right) + mach_port_destroy", False,
           "none in the reference tables", guest="mach", pairs_with=("unix_pingpong", {}),
           differs="creating and destroying the endpoint of IPC (two kernel RPCs), not a message; the Linux "
