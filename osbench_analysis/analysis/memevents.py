@@ -86,8 +86,8 @@ def count_check(samples: pd.DataFrame) -> pd.DataFrame:
 
 
 #: the known-answer probes and their buffer when it is fixed (GNU Mach's task takes no size parameter)
-KNOWN_ANSWER_PROBES = ("mem_page_pass", "mem_line_pass", "mach_page_pass")
-FIXED_BYTES = {"mach_page_pass": 256 * PAGE}
+KNOWN_ANSWER_PROBES = ("mem_page_pass", "mem_line_pass", "mach_page_pass", "sel4_page_pass")
+FIXED_BYTES = {"mach_page_pass": 256 * PAGE, "sel4_page_pass": 128 * PAGE}
 
 
 def _size(probe: str, pj: str) -> int:
@@ -98,7 +98,7 @@ def predicted(probe: str, size: int) -> dict:
     """What the stated geometry gives per pass of a known-answer probe, for a buffer of `size` bytes:
     an LRU structure swept cyclically by more than it holds (per set) misses every time, else never."""
     pages, lines = size // PAGE, size // LINE
-    if probe in ("mem_page_pass", "mach_page_pass"):   # one line per page, lines spread over every L1 set (page p: line p mod 64)
+    if probe in ("mem_page_pass", "mach_page_pass", "sel4_page_pass"):   # one line per page, lines spread over every L1 set (page p: line p mod 64)
         return {"dtlb_misses": pages if pages > DTLB else 0, "stlb_misses": pages if pages > STLB else 0,
                 "l1d_misses": pages if pages > L1_BYTES // LINE else 0}
     return {"l1d_misses": lines if size > L1_BYTES else 0, "l2_misses": lines if size > L2_BYTES else 0,

@@ -430,6 +430,9 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
     Probe("sel4_space_create", "sel4", "a new address space (PML4 + ASID + paging structures, the root task's "
           "image frames mapped: 31 pages), a thread in it answering one seL4_Call, then all revoked", True,
           "none in the reference tables (analog of process create + exit)", guest="sel4", max_iterations=100_000),
+    Probe("sel4_page_pass", "sel4", "one read of one byte in each of 128 frames mapped in set-up (512 KiB)", False,
+          "none (a known answer for the guests' memory-system model in seL4: 128 data TLB misses a pass)",
+          guest="sel4", hidden=True),
     Probe("sel4_test_fault", "testonly", "a write to an unmapped page in the seL4 root task", False,
           "none (tests that a guest's fault fails the run)", hidden=True, guest="sel4"),
     # uses_workdir: a file server (FUSE) runs them too, on its mount (cleanup tests)
