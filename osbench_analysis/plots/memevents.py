@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from osbench_analysis.catalog.families import plain_name
+
 #: one marker and grey per kernel column (print-safe)
 STYLE = {"linux-tcg": ("s", "0.45"), "linux-tcg-nomitig": ("^", "0.65"), "linux-tcg-pti": ("v", "0.25"),
          "xen-linux": ("D", "0.55"), "mach": ("o", "0.0"), "sel4": ("P", "0.3"), "sel4-slowpath": ("X", "0.75")}
@@ -26,7 +28,8 @@ def plot_memory_matched(tab: pd.DataFrame) -> Figure:
     fig = Figure(figsize=(8.0, 0.32 * max(len(tab), 4) + 1.6))
     ax_f, ax_m = fig.subplots(1, 2, sharey=True)
     y = np.arange(len(tab))[::-1]
-    labels = [f"{t[:38]} · {lab}" for t, lab in zip(tab["title"], tab["label"])]
+    labels = [f"{t if len(t) <= 26 else t[:25] + '…'} · {lab}: {plain_name(p)}"
+              for t, lab, p in zip(tab["title"], tab["label"], tab["probe"])]
     foot = tab["footprint lines"].astype("float64").to_numpy() if "footprint lines" in tab else np.full(len(tab), np.nan)
     pages = tab["footprint pages"].astype("float64").to_numpy() if "footprint pages" in tab else foot * np.nan
     warm, cold = _misses(tab, "warm"), _misses(tab, "polluted")
