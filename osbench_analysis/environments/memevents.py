@@ -144,7 +144,8 @@ def parse(text: str) -> tuple[dict, list[dict]]:
 def attach(outcomes: list, text: str) -> tuple[list, dict]:
     """The boot's outcomes with the model's columns on their batch rows (window k on the boot's k-th
     printed batch), and the facts saying what the model saw; no column is set when the windows do not
-    pair with the batches one to one, or when one was not modelled whole."""
+    pair with the batches one to one, nor on a batch whose window the model did not see whole (the first
+    of a boot, during which it started)."""
     model, windows = parse(text)
     batches = [b for o in outcomes for b in o.batches]
     facts = {"memory_model_line": " ".join(f"{k}={v}" for k, v in model.items()), "memory_windows": len(windows),
@@ -154,12 +155,13 @@ def attach(outcomes: list, text: str) -> tuple[list, dict]:
         problem = "the model wrote nothing (was it loaded?)"
     elif len(windows) != len(batches):
         problem = f"{len(windows)} windows for {len(batches)} batches: the model's columns are left empty"
-    elif not all(w["modelled"] for w in windows):
-        problem = "a window began before the model was on: the model's columns are left empty"
     if problem:
         facts["memory_problem"] = problem
         return outcomes, facts
+    facts["memory_windows_unmodelled"] = sum(not w["modelled"] for w in windows)
     for row, w in zip(batches, windows):
+        if not w["modelled"]:   # the model started during it (the first window of a boot): no column
+            continue
         row.update({k: v for k, v in w.items() if k in FIELDS.values()})
         if w["overflow"]:   # more distinct lines than the window's set holds: the footprint is unknown
             row["lines_touched"] = row["pages_touched"] = None

@@ -24,9 +24,10 @@
  * pollute=1 empties every cache and TLB at each window's start: what a partner touching a buffer
  * larger than L2 (and than the second-level TLB's reach) between operations leaves behind.
  *
- * The model is off until the guest's first user-mode instruction (until then only the boundaries are
- * instrumented, so the kernel's boot runs at plain TCG speed), then the translation cache is flushed
- * and every instruction instrumented.  One line per window is appended to out= (flushed at once: the
+ * The model is off until the task's first instruction (rdtsc) or the harness's first marker (marker),
+ * until then only the boundaries are instrumented, so the boot runs at plain TCG speed; then the
+ * translation cache is flushed and every instruction instrumented (the first window, a calibration
+ * batch, is then not modelled whole: modelled=0).  One line per window is appended to out= (flushed at once: the
  * host may stop QEMU as soon as the guest says it is done):
  *   W insns=... loads=... ...
  * after a first line "M key=value ..." stating the model; a window the model did not see whole says
@@ -392,8 +393,11 @@ static void trans_idle(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
         struct qemu_plugin_insn *in = qemu_plugin_tb_get_insn(tb, i);
         uint64_t va = qemu_plugin_insn_vaddr(in);
         instrument_boundaries(in, qemu_plugin_insn_data(in), qemu_plugin_insn_size(in), va);
-        /* the model starts at the first user-mode instruction, or at the first of the task's code */
-        if (i == 0 && !UPPER(va) && (!text_hi || (va >= text_lo && va < text_hi)))
+        /* the model starts at the first of the task's code (rdtsc), or at the harness's first marker (marker:
+         * GRUB, which boots Xen, runs at low addresses long before any user mode) */
+        int start = boundary_rdtsc ? (i == 0 && !UPPER(va) && (!text_hi || (va >= text_lo && va < text_hi)))
+                                   : boundary_of(qemu_plugin_insn_data(in), qemu_plugin_insn_size(in), va) == 1;
+        if (start)
             qemu_plugin_register_vcpu_insn_exec_cb(in, on_first_user, QEMU_PLUGIN_CB_NO_REGS, NULL);
     }
 }
