@@ -428,7 +428,7 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
     Probe("sel4_thread_create", "sel4", "a TCB retyped, configured, its registers written and resumed; it answers "
           "one seL4_Call (its first run), then it is deleted", True, "none in the reference tables", guest="sel4"),
     Probe("sel4_space_create", "sel4", "a new address space (PML4 + ASID + paging structures, the root task's "
-          "image frames mapped: 31 pages), a thread in it answering one seL4_Call, then all revoked", True,
+          "image frames mapped: 32 pages since sel4_page_pass, 31 before), a thread in it answering one seL4_Call, then all revoked", True,
           "none in the reference tables (analog of process create + exit)", guest="sel4", max_iterations=100_000),
     Probe("sel4_page_pass", "sel4", "one read of one byte in each of 128 frames mapped in set-up (512 KiB)", False,
           "none (a known answer for the guests' memory-system model in seL4: 128 data TLB misses a pass)",
