@@ -8,7 +8,9 @@ mach environment's and never with host nanoseconds.
 
 The kernel is the machine's release's linux-image-*-amd64 (vmlinuz only,
 extracted, not installed), an SMP kernel with its default mitigations
-(retpolines); ``mitigations=off`` gives the other figure (linux-tcg-nomitig)."""
+(retpolines); ``mitigations=off`` gives the other figure (linux-tcg-nomitig).  On ``-cpu
+qemu64,vendor=GenuineIntel`` the kernel deems the CPU Meltdown-affected and isolates its page tables
+(linux-tcg-pti: KPTI without PCID, checked in every boot by the guest's hello line)."""
 from __future__ import annotations
 
 from pathlib import Path
