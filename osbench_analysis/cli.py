@@ -76,6 +76,10 @@ def add_campaign_parameters(p):
     p.add_argument("--guest-boots", type=int,
                    help="boots of a guest counting instructions (mach, linux-tcg, sel4, xen-linux): its counts "
                         "repeat, so two show it (the quick profile's 2, the full profile's 3); at most --runs (xen-linux: 2)")
+    p.add_argument("--memory-events", nargs="?", const="warm", choices=("warm", "polluted"),
+                   help="load the guests' memory-system model (cache and TLB misses, CR3 writes, kernel entries per "
+                        "batch; docs/environments.md): warm (the default), or polluted (caches emptied before each "
+                        "one-operation batch); one boot more, without it, checks the counts")
     p.add_argument("--environment", help="kernel environment: native (default), a name from `osbench envs`, "
                                          "several comma-separated, or 'all' (interleaved, one campaign each)")
     p.add_argument("--variants", type=_json,

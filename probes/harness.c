@@ -97,7 +97,9 @@ int osb_run(const char *name, const osb_params *p, int64_t iterations, osb_resul
     /* MONOTONIC_RAW: not slewed by NTP, so a batch is never stretched or
      * shrunk by a clock adjustment; it is served by the vDSO like MONOTONIC. */
     clock_gettime(CLOCK_MONOTONIC_RAW, &t0);
+    OSB_MARK_BEGIN();
     int rc = probe->loop(&c, iterations);
+    OSB_MARK_END();
     clock_gettime(CLOCK_MONOTONIC_RAW, &t1);
     out->cpu_end = sched_getcpu();
     getrusage(RUSAGE_SELF, &r1);

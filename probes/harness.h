@@ -57,6 +57,14 @@ typedef struct osb_probe {
     int (*teardown)(osb_ctx *);           /* always called once setup succeeded */
 } osb_probe;
 
+/* The batch's boundaries for the guests' memory-system model (probes/plugin/osb_memsim.c): two
+ * no-op encodings no compiler emits (nopl with the displacement "OSB"/"OSE"), right inside the clock
+ * reads around loop().  One instruction each, always executed (with the model loaded or not), so the
+ * counts are the same either way; the model's window is the loop, the Linux guest's many other clock
+ * reads (its kernel's, the vDSO's) never open one. */
+#define OSB_MARK_BEGIN() __asm__ volatile(".byte 0x0f, 0x1f, 0x80, 0x4f, 0x53, 0x42, 0x00" ::: "memory")
+#define OSB_MARK_END() __asm__ volatile(".byte 0x0f, 0x1f, 0x80, 0x4f, 0x53, 0x45, 0x00" ::: "memory")
+
 /* Record an error with a message; returns -1 so probes can `return osb_fail(...)`. */
 int osb_fail(osb_ctx *c, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -96,7 +96,74 @@ static int malloc_teardown(osb_ctx *c)
     return 0;
 }
 
+/* The memory-system model's known answers (environments/memevents.py): a buffer made and touched in
+ * setup, then read in passes.  size = its bytes. */
+typedef struct {
+    volatile unsigned char *buf;
+    size_t bytes;
+} pass_state;
+
+static int pass_setup(osb_ctx *c, int64_t fallback)
+{
+    pass_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return osb_fail(c, ENOMEM, "no memory");
+    s->bytes = (size_t)(c->p->size > 0 ? c->p->size : fallback);
+    void *m = mmap(NULL, s->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (m == MAP_FAILED) {
+        free(s);
+        return osb_fail(c, errno, "mmap of %zu bytes failed: %s", s->bytes, strerror(errno));
+    }
+    s->buf = m;
+    for (size_t off = 0; off < s->bytes; off += 64)
+        s->buf[off] = 1;
+    c->state = s;
+    return 0;
+}
+
+static int pass_teardown(osb_ctx *c)
+{
+    pass_state *s = c->state;
+    munmap((void *)s->buf, s->bytes);
+    free(s);
+    return 0;
+}
+
+/* size/4096 pages, one byte of each per pass, the byte's line moving along the page (page p: line p mod
+ * 64) so that the lines spread over every L1 set: one pass touches each page once, its lines fit in L1D
+ * up to 512 pages, and a data TLB of E entries misses once a page per pass when the pages exceed E. */
+static int page_pass_setup(osb_ctx *c) { return pass_setup(c, 256 * 4096); }
+
+static int page_pass_loop(osb_ctx *c, int64_t n)
+{
+    pass_state *s = c->state;
+    size_t pages = s->bytes / 4096;
+    int64_t sum = 0;
+    for (int64_t i = 0; i < n; i++)
+        for (size_t p = 0; p < pages; p++)
+            sum += s->buf[p * 4096 + (p % 64) * 64];
+    c->work = sum / (int64_t)(pages ? pages : 1);
+    return 0;
+}
+
+/* one byte of every 64 B line of size bytes per pass, in order: a cache of C bytes (LRU) misses every
+ * line of every pass once size exceeds C, and none once the pass fits. */
+static int line_pass_setup(osb_ctx *c) { return pass_setup(c, 65536); }
+
+static int line_pass_loop(osb_ctx *c, int64_t n)
+{
+    pass_state *s = c->state;
+    int64_t sum = 0;
+    for (int64_t i = 0; i < n; i++)
+        for (size_t off = 0; off < s->bytes; off += 64)
+            sum += s->buf[off];
+    c->work = sum / (int64_t)(s->bytes / 64 ? s->bytes / 64 : 1);
+    return 0;
+}
+
 const osb_probe osb_probes_memory[] = {
+    {"mem_page_pass", page_pass_setup, page_pass_loop, pass_teardown},
+    {"mem_line_pass", line_pass_setup, line_pass_loop, pass_teardown},
     {"mmap_touch", NULL, mmap_touch_loop, NULL},
     {"malloc_free_small", malloc_setup, malloc_loop, malloc_teardown},
     {NULL, NULL, NULL, NULL},

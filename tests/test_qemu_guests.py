@@ -140,14 +140,16 @@ def test_private_apt_configuration_stays_under_its_folder(tmp_path):
 
 def test_mach_probes_run_only_in_mach_and_the_guest_sets_are_measured():
     cfg = config.make_config("quick")
-    mach_probes = [n for n, p in registry.PROBES.items() if p.guest == "mach"]
+    mach_probes = [n for n, p in registry.PROBES.items() if p.guest == "mach" and not p.hidden]
     assert len(mach_probes) >= 9
     for env in environments.REGISTRY:
         served = {n for n in registry.DEFAULT_PROBES if cfg.measures_in(env, n)}
         if env.name == "mach":
             assert served == set(mach_probes)
         elif env.name.startswith("linux-tcg"):
-            assert served == set(linux_tcg.PROBES)
+            # the memory model's known answers are hidden: measured when a campaign names them
+            assert served == {p for p in linux_tcg.PROBES if not registry.PROBES[p].hidden}
+            assert all(env.serves(registry.PROBES[p]) for p in ("mem_page_pass", "mem_line_pass"))
         else:
             assert not served & set(mach_probes), env.name
     for name in mach_probes:   # every Mach probe says what it pairs with on Linux, and the guest runs that

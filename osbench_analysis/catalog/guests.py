@@ -5,5 +5,7 @@ from __future__ import annotations
 MACH, LINUX, LINUX_NOMITIG = "mach", "linux-tcg", "linux-tcg-nomitig"
 SEL4, SEL4_SLOWPATH, XEN_LINUX = "sel4", "sel4-slowpath", "xen-linux"
 #: campaigns counted in guest instructions: never in the host analysis (analysis.select_campaigns)
-GUEST_ENVIRONMENTS = (MACH, LINUX, LINUX_NOMITIG, SEL4, SEL4_SLOWPATH, XEN_LINUX)
+#: Linux on a CPU reporting an Intel vendor: page-table isolation (KPTI) on (environments/linux_tcg.py)
+LINUX_PTI = "linux-tcg-pti"
+GUEST_ENVIRONMENTS = (MACH, LINUX, LINUX_NOMITIG, SEL4, SEL4_SLOWPATH, XEN_LINUX, LINUX_PTI)
 UNIT = "guest instructions per operation"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from osbench_analysis.catalog.guests import LINUX, LINUX_NOMITIG, MACH, SEL4, SEL4_SLOWPATH, XEN_LINUX
+from osbench_analysis.catalog.guests import LINUX, LINUX_NOMITIG, LINUX_PTI, MACH, SEL4, SEL4_SLOWPATH, XEN_LINUX
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ DESIGNS = {
 #: the environments in the table's column order, and the design each belongs to
 COLUMNS = {env: design for design, (_, envs) in DESIGNS.items() for env in envs}
 #: a short label per column
-COLUMN_LABELS = {LINUX: "Linux", LINUX_NOMITIG: "Linux, mitigations=off", XEN_LINUX: "Linux on Xen",
+COLUMN_LABELS = {LINUX: "Linux", LINUX_NOMITIG: "Linux, mitigations=off", LINUX_PTI: "Linux, PTI", XEN_LINUX: "Linux on Xen",
                  MACH: "GNU Mach", SEL4: "seL4", SEL4_SLOWPATH: "seL4, no fastpath"}
 
 ROWS = (

@@ -31,6 +31,11 @@ REGISTRY.register(Mach("mach"))
 REGISTRY.register(LinuxTCG("linux-tcg"))
 REGISTRY.register(LinuxTCG("linux-tcg-nomitig", extra_args=("mitigations=off",),
                            description="linux-tcg with mitigations=off (no retpolines or spectre_v1 barriers)"))
+# the same kernel on a CPU that reports an Intel vendor: Linux enables page-table isolation (KPTI), checked in the
+# guest (/sys/devices/system/cpu/vulnerabilities/meltdown) every boot
+REGISTRY.register(LinuxTCG("linux-tcg-pti", cpu="qemu64,vendor=GenuineIntel", meltdown="Mitigation:_PTI",
+                           description="linux-tcg on qemu64 with vendor GenuineIntel: the kernel deems the CPU "
+                                       "Meltdown-affected and isolates its page tables (KPTI, no PCID)"))
 # seL4 (a modern microkernel, with and without its IPC fastpath) and Linux as Xen's PV dom0, on the same CPU
 REGISTRY.register(SeL4("sel4", fastpath=True))
 REGISTRY.register(SeL4("sel4-slowpath", fastpath=False))

@@ -35,7 +35,7 @@ import tempfile
 import zlib
 from pathlib import Path
 
-from osbench_analysis.environments import linux_tcg, mach, qemu
+from osbench_analysis.environments import linux_tcg, mach, memevents, qemu
 from osbench_analysis.paths import PROBES_DIR
 
 #: host tools from the machine's own release: package -> a file it installs
@@ -287,7 +287,7 @@ def build_guest_init(out: Path) -> None:
 
 
 #: the one tiny job each guest must finish after it is built (its null kernel entry)
-SMOKE = {"mach": "mach_null_trap", "linux-tcg": "null_syscall", "sel4": "sel4_poll_ntfn",
+SMOKE = {"mach": "mach_null_trap", "linux-tcg": "null_syscall", "linux-tcg-pti": "null_syscall", "sel4": "sel4_poll_ntfn",
          "sel4-slowpath": "sel4_poll_ntfn", "xen-linux": "null_syscall"}
 
 
@@ -344,10 +344,17 @@ def install(sel4_build=None) -> dict[str, str]:
             record.update(sel4_build.result())
         except (GuestInstallError, OSError, StopIteration) as e:
             problems["sel4 guest"] = str(e) or type(e).__name__
+    try:   # the memory-system model every guest loads when a campaign asks (memevents.py)
+        memevents.build()
+        record["memory-model"] = {"plugin_sha256": sha256(memevents.PLUGIN)}
+    except (memevents.MemoryEventsError, OSError) as e:
+        problems["memory model"] = str(e)
     record["linux-tcg-nomitig"] = record.get("linux-tcg", {})
+    record["linux-tcg-pti"] = record.get("linux-tcg", {})
     qemu.GUESTS_DIR.mkdir(parents=True, exist_ok=True)
     qemu.MANIFEST.write_text(json.dumps(record, indent=1, sort_keys=True))
-    built = [("mach guest", "mach"), ("linux guest", "linux-tcg"), ("xen guest", "xen-linux")]
+    built = [("mach guest", "mach"), ("linux guest", "linux-tcg"), ("linux guest", "linux-tcg-pti"),
+             ("xen guest", "xen-linux")]
     if "sel4" in record:
         built += [("sel4 guest", "sel4"), ("sel4 guest", "sel4-slowpath")]
     boots = [(f"{step} boot", env) for step, env in built if step not in problems]

@@ -80,6 +80,11 @@ class Mach(GuestEnvironment):
         (root / "boot" / "grub" / "grub.cfg").write_text(grub_cfg(words))
         return grub_iso(root, folder / "mach.iso")
 
+    def memory_text(self) -> tuple[int, int]:
+        from osbench_analysis.environments import memevents
+
+        return memevents.text_range(TASK.read_bytes())
+
     def facts(self) -> dict:
         return {**super().facts(), "kernel_args": KERNEL_ARGS, "boot": "GRUB ISO, boot script, one task",
                 "counters": "cpu, context switches and faults are not counted by the Mach task (0)",

@@ -35,11 +35,11 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from osbench_analysis.environments import hostops
+from osbench_analysis.environments import hostops, memevents
 from osbench_analysis.environments.base import Availability, Environment, Launch, RoundJob, Session
 
 QEMU = "qemu-system-x86_64"
@@ -62,15 +62,23 @@ FIELDS = {"batch": "batch", "warmup": "warmup", "iterations": "iterations", "ela
 UNCOUNTED = {"cpu_start": 0, "cpu_end": 0, "nvcsw": 0, "nivcsw": 0, "minflt": 0, "started_unix_ns": 0}
 WORKER_PID = {"linux": 1, "mach": 0, "sel4": 0}
 INSTALL_HINT = "make envs  (as root: python -m osbench_analysis.environments.install)"
+#: a boot with the memory-system model loaded takes up to this many times as long (4-6x measured)
+MODEL_SLOWDOWN = 8.0
 #: GRUB's BIOS platform, which boots the guests that need a boot loader (mach, xen-linux) from an ISO
 GRUB_PLATFORM = Path("/usr/lib/grub/i386-pc")
 
 
-def qemu_argv(boot: Sequence[str], cpus: set[int] | None = None) -> list[str]:
+def machine(cpu: str = "qemu64") -> tuple[str, ...]:
+    """MACHINE with another emulated CPU model (linux-tcg-pti: qemu64 with an Intel vendor)."""
+    at = MACHINE.index("-cpu") + 1
+    return (*MACHINE[:at], cpu, *MACHINE[at + 1:])
+
+
+def qemu_argv(boot: Sequence[str], cpus: set[int] | None = None, cpu: str = "qemu64") -> list[str]:
     """The one QEMU command line of both guests, `boot` saying what is booted
     (-cdrom ISO for Mach, -kernel/-initrd/-append for Linux), pinned to
     `cpus` from outside (icount is single-threaded: one host CPU is enough)."""
-    return hostops.pinned([QEMU, *MACHINE, *boot], cpus)
+    return hostops.pinned([QEMU, *machine(cpu), *boot], cpus)
 
 
 def grub_iso(root: Path, iso: Path) -> list[str]:
@@ -286,12 +294,28 @@ class GuestSession(Session):
         timeout = sum(j.timeout_s for j in jobs)
         folder = self.scratch / f"boot-{time.monotonic_ns()}"
         folder.mkdir(parents=True)
+        # the memory-system model, when this round's requests ask for it (every job of a boot the same)
+        mode = getattr(requests[0], "memory_events", "") or ""
+        events = ""
         try:
-            argv = qemu_argv(self.env.boot_media(requests, folder), cpus)
+            argv = qemu_argv(self.env.boot_media(requests, folder), cpus, self.env.cpu)
+            if mode:
+                argv += memevents.plugin_argv(folder, mode, self.env.memory_boundary, self.env.memory_global,
+                                              text=self.env.memory_text())
+                timeout *= MODEL_SLOWDOWN
             b = boot(argv, timeout, log=folder / "serial.log")
+            if mode:
+                try:
+                    events = (folder / memevents.OUTPUT).read_text()
+                except OSError:
+                    events = ""
         finally:
             hostops.remove_tree(folder)
         results = outcomes(b, len(jobs), self.facts(), timeout)
+        results = self.env.checked(results)
+        if mode:
+            results, seen = memevents.attach(results, events)
+            results = [replace(o, facts={**o.facts, "memory_events": mode, **seen}) for o in results]
         for job, outcome in zip(jobs, results):
             _write_lines(job.output, outcome)
             yield outcome
@@ -329,6 +353,21 @@ class GuestEnvironment(Environment):
     #: boots a campaign takes at most whatever guest_boots says (0: guest_boots): a guest whose counts
     #: repeat only in their minima (xen-linux) learns nothing more from a third boot
     boots_needed = 0
+    #: the emulated CPU model (-cpu)
+    cpu = "qemu64"
+    #: the memory-system model's window (memevents): the Mach and seL4 tasks' user-mode RDTSCs, or the
+    #: Linux harness's markers; the TLB entries a CR3 write keeps (memevents.GLOBAL)
+    memory_boundary = "rdtsc"
+    memory_global = "upper"
+
+    def memory_text(self) -> tuple[int, int] | None:
+        """The task's code range (rdtsc windows: its RDTSCs alone are boundaries); None: the user half."""
+        return None
+
+    def checked(self, results: list) -> list:
+        """The boot's outcomes, failed when the guest's hello says it is not the guest this environment
+        promises (linux-tcg-pti: a kernel without page-table isolation); as they are by default."""
+        return results
 
     def guest_request(self, req):
         """The request the guest runs: itself, except the runner's pre-flight
@@ -363,8 +402,9 @@ class GuestEnvironment(Environment):
         return ""
 
     def facts(self) -> dict:
-        return {"time_unit": TIME_UNIT, "qemu": qemu_version(), "qemu_machine": " ".join(MACHINE),
-                "kernel": self.kernel, "guest_packages": manifest().get(self.name, {})}
+        return {"time_unit": TIME_UNIT, "qemu": qemu_version(), "qemu_machine": " ".join(machine(self.cpu)),
+                "kernel": self.kernel, "guest_packages": manifest().get(self.name, {}),
+                "memory_model": memevents.model_facts(self.memory_boundary, self.memory_global)}
 
 
 def job_plan(k: int, req, spec) -> tuple:

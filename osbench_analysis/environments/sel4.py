@@ -90,6 +90,11 @@ class SeL4(GuestEnvironment):
         task.write_bytes(with_jobs(task_path(self.fastpath).read_bytes(), lines))
         return ["-kernel", str(kernel_path(self.fastpath)), "-initrd", str(task), "-append", KERNEL_ARGS]
 
+    def memory_text(self) -> tuple[int, int]:
+        from osbench_analysis.environments import memevents
+
+        return memevents.text_range(task_path(self.fastpath).read_bytes())
+
     def facts(self) -> dict:
         return {**super().facts(), "kernel_args": KERNEL_ARGS,
                 "boot": "QEMU multiboot: the kernel (ELF32) and the root task as its one module",

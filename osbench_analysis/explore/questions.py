@@ -371,7 +371,7 @@ def plot_runs(s: pd.DataFrame, *, title: str | None = None):
     return plots.runs_plot(s, run_summary(s), title=title)
 
 
-__all__ = ["ExploreError", "ThisHost", "Verdict", "campaigns", "compare", "guests", "newest",
+__all__ = ["ExploreError", "ThisHost", "Verdict", "campaigns", "compare", "guests", "memory_events", "newest",
            "plot_runs", "run_summary", "runs_agree", "samples", "this_host"]
 
 
@@ -394,3 +394,19 @@ def ipc_across_kernels(campaigns: list[str] | None = None, root: str | Path | No
         raise ExploreError(f"no emulated-CPU guest campaign under {root or 'data/campaigns'}: measure one with "
                            "`osbench run --environment sel4,mach,linux-tcg,xen-linux`")
     return kernels.ipc_round_trip(tab)
+
+
+def memory_events(root: str | Path | None = None, campaigns: list[str] | None = None):
+    """The matched operations in memory terms, in one call: per matched row and kernel, the footprint of
+    one operation and its misses warm and polluted from the guests' memory-system model (the newest
+    memory-events campaign of each guest and mode under root, or `campaigns`), as a table and its figure
+    (analysis.memevents.matched_screen, plots.memevents)."""
+    from osbench_analysis.analysis import memevents
+    from osbench_analysis.plots import memevents as plots_memevents
+
+    campaigns = campaigns or memevents.memory_campaigns(root)
+    if not campaigns:
+        raise ExploreError(f"no memory-events campaign under {root or 'data/campaigns'}: measure one with "
+                           "`osbench run --environment linux-tcg,mach,sel4 --memory-events`")
+    tab = memevents.from_campaigns(campaigns, root)["matched"]
+    return memevents.matched_screen(tab), plots_memevents.plot_memory_matched(tab)

@@ -43,6 +43,9 @@ class CampaignConfig:
     # deterministic up to a few timer-interrupt instructions, so 3 boots show whether they repeat and
     # give the range; more cost ~10-20 s of emulation each and tell nothing new.  Capped by `runs`.
     guest_boots: int = 3
+    # The guests' memory-system model (environments/memevents.py): "" off, "warm" (caches as the batch finds
+    # them), "polluted" (emptied before each one-operation batch); one boot more, without it, checks the counts
+    memory_events: str = ""
     profile: str = "custom"
     timeout_s: float | None = None      # per worker; None: derived from the batch plan
     command_prefix: list[str] = field(default_factory=list)  # wraps the worker inside its environment (e.g. nice)
@@ -120,7 +123,8 @@ PROFILES: dict[str, dict] = {
                   # five guests' third boots cost ~30 s of a fresh machine's `make all` and tell nothing new
                   guest_boots=2),
     # full: every sweep point too, and the unpinned placement
-    "full": dict(batches=30, warmup=2, min_batch_ms=20.0, **_precision_settings("full"),
+    # full: the guests' memory events too (one boot more per guest, the model's boots 4-6x slower)
+    "full": dict(batches=30, warmup=2, min_batch_ms=20.0, **_precision_settings("full"), memory_events="warm",
                  placements=["same_cpu", "cross_cpu", "unpinned"],
                  variants=views.profile_variants("full")),
 }
@@ -296,6 +300,8 @@ def validate(cfg: CampaignConfig) -> list[Condition]:
     if not cfg.probes:
         raise ConfigError("probes must name at least one probe")
     _check_repeats("probes", cfg.probes)
+    if cfg.memory_events not in ("", "warm", "polluted"):
+        raise ConfigError(f"memory_events must be '', 'warm' or 'polluted' (got {cfg.memory_events!r})")
     if isinstance(cfg.guest_boots, bool) or not isinstance(cfg.guest_boots, int) or not 2 <= cfg.guest_boots <= 100:
         raise ConfigError(f"guest_boots must be a whole number from 2 to 100: two boots show whether a guest's "
                           f"counts repeat (got {cfg.guest_boots!r})")

@@ -72,11 +72,17 @@ def _measure_group(p: _EnvRun, conds: list[Condition], run: int, cfg: CampaignCo
                     signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
             else:
                 privates.append(None)
+            # memory events (a guest's memory-system model): every boot but the first, which runs without the
+            # model so that the campaign itself shows the counts unchanged by it; a polluted model's batches are
+            # one operation each (the first boot's too, to compare like with like)
+            events = cfg.memory_events if env.time_unit != "ns" else ""
             req = WorkerRequest(probe=cond.probe, params=cond.params, min_batch_ns=int(cfg.min_batch_ms * 1e6),
                                 warmup=cfg.warmup, batches=cfg.batches, max_iterations=cond.spec.max_iterations,
                                 worker_cpu=worker_cpu, child_cpu=child_cpu,
                                 workdir=sess.inside(private) if private else inside, make_workdir=bool(inside),
-                                settle_s=env.settle_s, binaries_facts=not p.facts)
+                                settle_s=env.settle_s, binaries_facts=not p.facts,
+                                iterations=cond.spec.batch_multiple(cond.params) if events == "polluted" else None,
+                                memory_events=events if run > 0 else "")
             jobs.append(RoundJob(req, launch.worker_argv(req, cfg.command_prefix),
                                  scratch / env.name / f"worker-{i}-{cond.probe}-{cond.placement}-{run}.jsonl",
                                  cfg.worker_timeout_s(env.startup_s)))

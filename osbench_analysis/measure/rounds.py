@@ -38,8 +38,9 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
     open_ = {id(p): list(p.conditions) for p in parts}
     # a guest counting its instructions repeats its counts: it boots cfg.guest_boots times at most
     # (or fewer, when its counts repeat only in their minima: GuestEnvironment.boots_needed)
+    # (memory events: one boot more, the first, without the model: the campaign's own check of its counts)
     boots = {id(p): min(max_runs, cfg.guest_boots, getattr(p.env, "boots_needed", 0) or cfg.guest_boots)
-             if p.env.time_unit != "ns" else max_runs for p in parts}
+             + bool(cfg.memory_events) if p.env.time_unit != "ns" else max_runs for p in parts}
     # the bar's total is what is planned: every condition's first cfg.runs runs and the guests' boots, grown
     # when precision asks for more (by its projection), so that its remaining time is an estimate and not the
     # worst case (max_runs everywhere)

@@ -29,7 +29,7 @@ _KEPT, _CLEAN, _SAME, _DIFF = _PALETTE[0], _PALETTE[1], _PALETTE[7], _PALETTE[3]
 _SLOW_DASH = (0, (1.5, 1.0))
 
 
-_MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "h", "p", "p", "*")
+_MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "h", "8", "p", "p", "*")
 
 #: Every registered environment's own colour and marker (environments/__init__.py's order), so an
 #: environment looks the same in every figure of every notebook, whatever else is drawn beside it.
@@ -38,9 +38,11 @@ _MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "h", "p", "p", "*")
 #: (guest instructions, never ns), reuse strong ones with markers of their own (Linux without
 #: mitigations a lighter blue than Linux); the pale grey, yellow and pink are left for other names.
 KNOWN_ENVIRONMENTS = ("native", "gvisor", "gvisor-ptrace", "gvisor-gofer", "uml", "fuse", "fuse-nocache",
-                      "mach", "linux-tcg", "linux-tcg-nomitig", "sel4", "sel4-slowpath", "xen-linux")
-#: (seL4 with and without its fastpath: one marker, two hues; Linux on Xen: a star)
-_COLOUR_ORDER = (0, 3, 2, 4, 1, 5, 9, 2, 0, 9, 3, 1, 4)
+                      "mach", "linux-tcg", "linux-tcg-nomitig", "linux-tcg-pti", "sel4", "sel4-slowpath",
+                      "xen-linux")
+#: (seL4 with and without its fastpath: one marker, two hues; Linux on Xen: a star; Linux under PTI: Linux's
+#: blue, an octagon)
+_COLOUR_ORDER = (0, 3, 2, 4, 1, 5, 9, 2, 0, 9, 0, 3, 1, 4)
 _SPARE_COLOURS = (7, 6, 8)
 
 

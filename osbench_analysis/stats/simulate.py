@@ -376,7 +376,7 @@ def simulate_samples(sc: Scenario, seed: int | np.random.Generator = 0, *,
         "worker_pid": (10_000 + runs).astype(np.int64),
         "started_unix_ns": started.astype(np.int64),
     })
-    df = df.astype(SAMPLE_COLUMNS)
+    df = df.reindex(columns=list(SAMPLE_COLUMNS)).astype(SAMPLE_COLUMNS)   # the model's columns null
     if with_truth:
         return df, dist     # dist: True where the batch was hit by an interference spike
     return df

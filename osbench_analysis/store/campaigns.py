@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 
 from osbench_analysis.errors import OsbenchError
 from osbench_analysis.store.records import Manifest, ManifestError
-from osbench_analysis.store.schema import RUN_COLUMNS, SAMPLE_COLUMNS
+from osbench_analysis.store.schema import MODEL_FIELDS, RUN_COLUMNS, SAMPLE_COLUMNS
 from osbench_analysis.paths import CAMPAIGNS_DIR
 
 SAMPLES_FILE = "samples.parquet"
@@ -46,6 +46,8 @@ ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 _ARROW = {"string": pa.string(), "int32": pa.int32(), "int64": pa.int64(), "bool": pa.bool_(),
           "float64": pa.float64(), "Int64": pa.int64()}
 ARROW_SCHEMA = pa.schema([(name, _ARROW[t]) for name, t in SAMPLE_COLUMNS.items()])
+#: the columns of a campaign sealed before the memory-system model's (schema.MODEL_FIELDS)
+BEFORE_MODEL = tuple(c for c in SAMPLE_COLUMNS if c not in MODEL_FIELDS)
 
 
 class StoreError(OsbenchError):
@@ -357,9 +359,13 @@ def load_campaign(id_or_path: str | Path, root: str | Path | None = None) -> Cam
         raise CampaignCorrupted(f"folder {path.name!r} holds campaign {manifest.campaign_id!r} (its manifest's id): "
                                 "a campaign folder was renamed or another campaign copied into it")
     table = pq.read_table(path / SAMPLES_FILE)
-    if table.schema.names != list(SAMPLE_COLUMNS):
+    if table.schema.names not in (list(SAMPLE_COLUMNS), list(BEFORE_MODEL)):
         raise CampaignCorrupted(f"{path / SAMPLES_FILE} columns {table.schema.names} differ from the schema")
-    samples = table.to_pandas().astype(SAMPLE_COLUMNS)
+    samples = table.to_pandas()
+    for name in MODEL_FIELDS:   # a campaign sealed before the memory-system model's columns existed
+        if name not in samples.columns:
+            samples[name] = pd.NA
+    samples = samples.astype(SAMPLE_COLUMNS)
     return Campaign(id=manifest.campaign_id, path=path, manifest=manifest, samples=samples)
 
 

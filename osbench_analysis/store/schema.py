@@ -23,7 +23,7 @@ PLACEMENTS = ("same_cpu", "cross_cpu", "unpinned")
 class Column:
     name: str
     dtype: str      # pandas dtype
-    source: str     # harness | worker | runner | campaign | derived
+    source: str     # harness | worker | runner | campaign | derived | model
     doc: str
 
 
@@ -51,6 +51,28 @@ COLUMNS: tuple[Column, ...] = (
     Column("loadavg_1m", "float64", "worker", "/proc/loadavg 1-minute value read just before the batch"),
     Column("worker_pid", "int64", "worker", "process id of the worker (as seen inside its environment)"),
     Column("started_unix_ns", "int64", "harness", "wall-clock start of the batch (CLOCK_REALTIME), for drift plots"),
+    # the guests' memory-system model (environments/memevents.py, probes/plugin/osb_memsim.c), per batch: null
+    # where it was not loaded (every host environment, a guest campaign without --memory-events, and the
+    # campaign's reference boot, which runs without it to check the counts)
+    *(Column(name, "Int64", "model", doc) for name, doc in (
+        ("mem_insns", "guest instructions the model saw in the batch's window (the loop and its two markers)"),
+        ("mem_loads", "data loads in the window"),
+        ("mem_stores", "data stores in the window"),
+        ("l1i_misses", "misses of the modelled L1 instruction cache (32 KiB, 8-way, 64 B lines, LRU)"),
+        ("l1d_misses", "misses of the modelled L1 data cache (32 KiB, 8-way, 64 B lines, LRU)"),
+        ("l2_misses", "misses of the modelled unified L2 (1 MiB, 16-way, LRU) behind both L1s"),
+        ("itlb_misses", "misses of the modelled instruction TLB (64 entries, 8-way, 4 KiB pages)"),
+        ("dtlb_misses", "misses of the modelled data TLB (64 entries, 4-way, 4 KiB pages)"),
+        ("stlb_misses", "misses of the modelled shared second-level TLB (1536 entries, 12-way): page walks"),
+        ("cr3_writes", "writes to CR3 (address-space switches; each drops the non-global TLB entries)"),
+        ("kernel_entries", "entries into the kernel half: an instruction there right after one of the user half"),
+        ("syscall_insns", "system-call instructions executed in the user half (syscall, sysenter, int n)"),
+        ("hypercalls", "vmcall/vmmcall, and syscall from the kernel half (a Xen PV kernel's hypercall)"),
+        ("hypervisor_entries", "entries into Xen's own address range"),
+        ("wrmsrs", "WRMSR instructions"),
+        ("lines_touched", "distinct 64 B lines (code and data, physical) touched in the window"),
+        ("pages_touched", "distinct 4 KiB physical pages touched in the window"),
+    )),
 )
 
 # name -> pandas/pyarrow dtype.  Order is the on-disk column order.
@@ -59,6 +81,9 @@ HARNESS_FIELDS: tuple[str, ...] = tuple(c.name for c in COLUMNS if c.source == "
 WORKER_FIELDS: tuple[str, ...] = tuple(c.name for c in COLUMNS if c.source == "worker")
 RUNNER_FIELDS: tuple[str, ...] = tuple(c.name for c in COLUMNS if c.source == "runner")
 CAMPAIGN_FIELDS: tuple[str, ...] = tuple(c.name for c in COLUMNS if c.source == "campaign")
+#: the memory-system model's columns: optional (null when the model was not loaded), and absent from the
+#: samples of campaigns sealed before they existed (they load with nulls)
+MODEL_FIELDS: tuple[str, ...] = tuple(c.name for c in COLUMNS if c.source == "model")
 
 # A "condition" is what a single estimate is about: the same probe with the
 # same parameters and placement in the same campaign/environment.
@@ -77,6 +102,9 @@ def samples_frame(data, **campaign: str) -> pd.DataFrame:
             df[name] = campaign[name]
     if len(df) or "iterations" in df:
         df["per_op_ns"] = df["elapsed_ns"].astype("float64") / df["iterations"].astype("float64")
+    for name in MODEL_FIELDS:
+        if name not in df.columns:
+            df[name] = pd.NA
     missing = [c for c in SAMPLE_COLUMNS if c not in df.columns]
     if missing and len(df):
         raise ValueError(f"samples lack columns {missing}")

@@ -54,6 +54,9 @@ class WorkerRequest:
     # report which probe binaries and C library it runs with, hashed (facts.binaries_facts): a campaign keeps
     # its first worker's facts, and hashing them costs a sandboxed worker tens of milliseconds
     binaries_facts: bool = True
+    # a guest's memory-system model for this worker's boot (environments/memevents.py): "" none, warm, polluted;
+    # a worker on the host never reads it
+    memory_events: str = ""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)

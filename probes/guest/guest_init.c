@@ -117,6 +117,24 @@ static void run_job(const char *line)
     out("OSB job=%d done\n", job);
 }
 
+/* /sys/devices/system/cpu/vulnerabilities/NAME as one word (the hello line is key=value pairs) */
+static void vulnerability(const char *name, char *buf, size_t size)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/vulnerabilities/%s", name);
+    snprintf(buf, size, "unknown");
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, buf, size - 1);
+    buf[n > 0 ? n : 0] = 0;
+    buf[strcspn(buf, "\n")] = 0;
+    for (char *c = buf; *c; c++)
+        if (*c == ' ')
+            *c = '_';
+    close(fd);
+}
+
 int main(void)
 {
     mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);   /* /dev/zero, /dev/null for the probes */
@@ -125,18 +143,11 @@ int main(void)
     mount("tmpfs", "/tmp", "tmpfs", 0, NULL);
     mkdir("/dev/shm", 01777);
     mount("tmpfs", "/dev/shm", "tmpfs", 0, NULL);
-    char mitigations[200] = "unknown";
-    int fd = open("/sys/devices/system/cpu/vulnerabilities/spectre_v2", O_RDONLY);
-    if (fd >= 0) {
-        ssize_t n = read(fd, mitigations, sizeof mitigations - 1);
-        mitigations[n > 0 ? n : 0] = 0;
-        mitigations[strcspn(mitigations, "\n")] = 0;
-        for (char *c = mitigations; *c; c++)   /* one word: the hello line is key=value pairs */
-            if (*c == ' ')
-                *c = '_';
-        close(fd);
-    }
-    out("OSB hello kernel=linux spectre_v2=%s\n", mitigations);
+    char spectre_v2[200], meltdown[200];
+    vulnerability("spectre_v2", spectre_v2, sizeof spectre_v2);
+    /* "Mitigation:_PTI" when the kernel isolates its page tables (linux-tcg-pti checks it) */
+    vulnerability("meltdown", meltdown, sizeof meltdown);
+    out("OSB hello kernel=linux spectre_v2=%s meltdown=%s\n", spectre_v2, meltdown);
     FILE *jobs = fopen("/osb-jobs", "r");
     char line[256];
     while (jobs && fgets(line, sizeof line, jobs))
