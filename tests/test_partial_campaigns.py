@@ -43,7 +43,7 @@ def test_a_newer_campaign_sealed_as_partial_is_never_the_complete_one(tmp_path, 
     assert [r.campaign_id for r in refs] == ["a-whole"] and said == notes
 
 
-def test_only_partial_campaigns_none_is_chosen_by_default_but_named(tmp_path, base):
+def test_only_partial_campaigns_none_is_chosen_by_default_but_named(tmp_path, base, capsys):
     root = tmp_path / "R"
     synthetic.write_synthetic(root, "only", base, seed=1, partial=WHY)
     cat = store.catalog(root)
@@ -51,6 +51,10 @@ def test_only_partial_campaigns_none_is_chosen_by_default_but_named(tmp_path, ba
     chosen, notes = hosts.newest_complete(cat)
     assert chosen.empty and len(notes) == 1 and "only was sealed as partial" in notes[0]
     assert [r.campaign_id for r in pipeline.select_campaigns(["only"], root)] == ["only"]   # named: used
+    with pytest.raises(store.StoreError, match="no complete campaign to analyse.*only was sealed as partial"):
+        pipeline.select_campaigns(root=root)
+    assert cli.main(["analyze", "--root", str(root), "--out-dir", str(tmp_path / "out")]) == 2   # one line
+    assert "Traceback" not in capsys.readouterr().err and not (tmp_path / "out").exists()
 
 
 def test_a_partial_campaign_is_never_pooled_with_a_complete_one(tmp_path, base):
