@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from osbench_analysis import cli
+from osbench_analysis import cli, explore
 from osbench_analysis.analysis import hosts, kernels, microkernel, pipeline, reproducibility
 from osbench_analysis.store import campaigns as store
 from osbench_analysis.store import inventory, synthetic
@@ -38,6 +38,7 @@ def test_a_newer_campaign_sealed_as_partial_is_never_the_complete_one(tmp_path, 
     chosen, notes = hosts.newest_complete(cat)
     assert list(chosen["campaign_id"]) == ["a-whole"]
     assert len(notes) == 1 and "b-partial was sealed as partial" in notes[0] and "osbench-fuse exited" in notes[0]
+    assert explore.newest("native", n=1, root=root) == ["a-whole"]      # the two-campaign comparison's too
     said: list[str] = []
     refs = pipeline.select_campaigns(root=root, notes=said)
     assert [r.campaign_id for r in refs] == ["a-whole"] and said == notes
