@@ -127,17 +127,22 @@ def main(argv=None) -> int:
     try:
         return papermill.main(args=args, prog_name="papermill", standalone_mode=False) or 0
     except PapermillExecutionError as e:
-        if e.ename != "KeyboardInterrupt":
+        if e.ename != "KeyboardInterrupt" and not _INTERRUPTED:
             raise
         # the runner's own line (what was kept, how to resume), as `osbench run` prints it (cli.main)
-        print(f"{notebook}: interrupted{': ' + e.evalue if e.evalue else f' in cell {e.exec_count}'}",
-              file=sys.stderr)
+        what = e.evalue if e.ename == "KeyboardInterrupt" else f"{e.ename}: {e.evalue}"
+        print(f"{notebook}: interrupted{': ' + what if what else f' in cell {e.exec_count}'}", file=sys.stderr)
     except (click.exceptions.Abort, KeyboardInterrupt):
         print(f"{notebook}: interrupted{' again: stopped at once' if _INTERRUPTED else ' before its kernel ran'}",
               file=sys.stderr)
     except click.ClickException as e:    # a usage error: as papermill prints it
         e.show()
         return e.exit_code
+    except Exception as e:       # after a Ctrl-C (a kernel interrupted while it started, ...): one line too
+        if not _INTERRUPTED:
+            raise
+        print(f"{notebook}: interrupted ({type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]})",
+              file=sys.stderr)
     return 130
 
 
