@@ -12,6 +12,7 @@ from osbench_analysis.catalog import registry, views
 from osbench_analysis.measure import runner
 from osbench_analysis.store import campaigns as store
 from osbench_analysis.errors import OsbenchError
+from osbench_analysis.fleet.certs import MAX_CERT_DAYS   # --days: the limit make_certs itself refuses beyond
 
 
 def _csv(cast=str):
@@ -28,10 +29,6 @@ def _json(text: str):
         raise argparse.ArgumentTypeError("JSON nested too deeply") from None
     except ValueError as e:
         raise argparse.ArgumentTypeError(f"not JSON: {e}") from None
-
-
-#: how long fleet certificates may be valid at most: 100 years (N13: 1e9 days overflowed the date)
-MAX_CERT_DAYS = 36_500
 
 
 def _days(text: str) -> int:
@@ -280,7 +277,7 @@ def _verify(args) -> int:
         table = inventory.inventory(root)
         table = table[~table["folder"].str.startswith(".")]     # journals and seals being written: `osbench list`
         rows = [(root / r.folder, r.why if r.state == "damaged" else None) for r in table.itertuples()
-                if r.state in ("sealed", "damaged")]
+                if r.state in ("sealed", "partial", "damaged")]
     if not rows:
         print("no campaigns")
     bad = []

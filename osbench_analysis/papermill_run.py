@@ -20,14 +20,27 @@ person can act on, so they are removed where they come from, not filtered:
 
 Everything else shows as before: a failing cell, a kernel that dies, a warning
 a cell raises (in its output), papermill's own warnings.
+
+Ctrl-C (SIGINT to the terminal's foreground group: make and this process; the
+kernel runs in a session of its own) is passed on to the kernel as an
+interrupt, so the cell running stops the way Ctrl-C stops `osbench run`: the
+runner keeps its journal, ends its environments (workers, FUSE mounts, scratch
+folders) and raises the one line saying what was kept and how to resume
+(measure/runner.py).  That line, not the notebook's traceback, is what this
+prints (exit 130); before, papermill gave up at once ("Aborted!") and the
+kernel died without cleaning up.  A second Ctrl-C stops this process at once.
 """
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 #: set for the kernels this runner starts: the measuring bar (measure/progress.py) then draws on the terminal
 RUNNER_ENV = "OSBENCH_PAPERMILL"
+#: the kernel managers this process started (Ctrl-C is passed on to their kernels), and whether it was
+_KERNELS: list = []
+_INTERRUPTED: list = []
 
 
 def kernel_manager_class():
@@ -40,6 +53,7 @@ def kernel_manager_class():
             kw["env"] = {**(kw.get("env") or os.environ), RUNNER_ENV: "1"}
             kw["extra_arguments"] = [*(kw.get("extra_arguments") or []), "--IPKernelApp.log_level=ERROR"]
             await super().start_kernel(**kw)
+            _KERNELS.append(self)
 
         async def _async_interrupt_kernel(self) -> None:
             if self.shutting_down:      # shutdown_kernel's interrupt: nothing runs after a finished run
@@ -85,12 +99,51 @@ def without_iri_grammar() -> None:
     sys.modules.setdefault("rfc3987_syntax", None)
 
 
+def _interrupt_kernels(signum, frame) -> None:
+    """SIGINT: an interrupt to every running kernel (the cell stops as Ctrl-C stops it); a second one, or
+    one before any kernel runs, stops this process (KeyboardInterrupt)."""
+    running = [k for k in _KERNELS if k.has_kernel]
+    if _INTERRUPTED or not running:
+        raise KeyboardInterrupt
+    _INTERRUPTED.append(True)
+    for k in running:
+        try:   # the kernel's process group (its own session): its workers run in groups of their own
+            os.killpg(k.provisioner.pgid or k.provisioner.pid, signal.SIGINT)
+        except (OSError, AttributeError):
+            pass
+
+
 def main(argv=None) -> int:
+    """papermill's command line; Ctrl-C ends in one line naming what was interrupted (exit 130)."""
     without_iri_grammar()
+    import click
     from papermill.cli import papermill
+    from papermill.exceptions import PapermillExecutionError
 
     use()
-    return papermill.main(args=list(sys.argv[1:] if argv is None else argv), prog_name="papermill")
+    args = list(sys.argv[1:] if argv is None else argv)
+    notebook = next((a for a in args if a.endswith(".ipynb")), "the notebook")
+    signal.signal(signal.SIGINT, _interrupt_kernels)
+    try:
+        return papermill.main(args=args, prog_name="papermill", standalone_mode=False) or 0
+    except PapermillExecutionError as e:
+        if e.ename != "KeyboardInterrupt" and not _INTERRUPTED:
+            raise
+        # the runner's own line (what was kept, how to resume), as `osbench run` prints it (cli.main)
+        what = e.evalue if e.ename == "KeyboardInterrupt" else f"{e.ename}: {e.evalue}"
+        print(f"{notebook}: interrupted{': ' + what if what else f' in cell {e.exec_count}'}", file=sys.stderr)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        print(f"{notebook}: interrupted{' again: stopped at once' if _INTERRUPTED else ' before its kernel ran'}",
+              file=sys.stderr)
+    except click.ClickException as e:    # a usage error: as papermill prints it
+        e.show()
+        return e.exit_code
+    except Exception as e:       # after a Ctrl-C (a kernel interrupted while it started, ...): one line too
+        if not _INTERRUPTED:
+            raise
+        print(f"{notebook}: interrupted ({type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]})",
+              file=sys.stderr)
+    return 130
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ works on one host at a time:
 - ``newest_complete``: per environment of that host the newest campaign that measured at least
   ``COMPLETE_FRACTION`` of the primitives the host's fullest campaign of that environment measured (of
   the probes analysed, when they are restricted); a newer partial campaign is named in one sentence
-  and left out, never silently made the baseline;
+  and left out, never silently made the baseline; a campaign sealed as partial (its environment
+  stopped, or most runs failed: store.catalog's ``partial``) is never complete, whatever it measured;
 - ``cross_host``: each host's campaigns pooled within the host (reproducibility.pool_campaigns), side
   by side per condition, ratio to the baseline and crossing cost, with the spread between hosts and
   whether each finding holds on every host; the guests' instruction counts per host (microkernel.py);
@@ -109,9 +110,19 @@ def primitive_counts(cat: pd.DataFrame, probes=None, root=None) -> pd.Series:
     return pd.Series(out, index=cat.index, dtype=int)
 
 
+def sealed_partial(cat: pd.DataFrame) -> pd.Series:
+    """Per catalog row: whether its campaign was sealed as partial (store.catalog's ``partial``: its
+    environment stopped, or most runs failed; its planned primitives may all be there)."""
+    if "partial" not in cat:
+        return pd.Series(False, index=cat.index)
+    return cat["partial"].fillna("").astype(str) != ""
+
+
 def _complete(cat: pd.DataFrame, counts: pd.Series, by: list[str]) -> pd.Series:
-    full = counts.groupby([cat[k] for k in by]).transform("max")
-    return (counts >= COMPLETE_FRACTION * full) & (counts > 0)
+    """A campaign sealed as partial is never complete, nor the bar of a complete one."""
+    whole = ~sealed_partial(cat)
+    full = counts.where(whole).groupby([cat[k] for k in by]).transform("max")
+    return (counts >= COMPLETE_FRACTION * full) & (counts > 0) & whole
 
 
 def choose_host(cat: pd.DataFrame, asked: str | None = None, baseline: str = "native") -> str:
@@ -124,12 +135,15 @@ def choose_host(cat: pd.DataFrame, asked: str | None = None, baseline: str = "na
         raise HostError("no campaigns: no host to analyse")
     pool = cat[cat["environment"] == baseline] if (cat["environment"] == baseline).any() else cat
     done = pool[_complete(pool, pool["primitives"].astype(int), ["environment"])]
+    done = done if len(done) else pool    # nothing complete: newest_complete says what it leaves out
     return str(done.sort_values(["created_utc", "campaign_id"]).iloc[-1]["host"])
 
 
 def partial_sentence(row, counts: int, full: int, primary: str) -> str:
-    return (f"campaign {row.campaign_id} measured {counts} of {full} primitives: not used as the "
-            f"{row.environment} baseline ({primary} is); pass it by name to use it")
+    why = getattr(row, "partial", "") or ""
+    what = f"was sealed as partial ({why})" if why else f"measured {counts} of {full} primitives"
+    return (f"campaign {row.campaign_id} {what}: not used as the {row.environment} baseline "
+            f"({primary + ' is' if primary else 'no complete campaign'}); pass it by name to use it")
 
 
 def newest_complete(cat: pd.DataFrame, probes=None, root=None) -> tuple[pd.DataFrame, list[str]]:
@@ -139,20 +153,24 @@ def newest_complete(cat: pd.DataFrame, probes=None, root=None) -> tuple[pd.DataF
         return cat, []
     counts = primitive_counts(cat, probes, root)
     cat = cat.assign(sel_n=counts, sel_done=_complete(cat, counts, ["environment"]),
-                     sel_full=counts.groupby(cat["environment"]).transform("max"))
+                     sel_full=counts.groupby(cat["environment"]).transform("max"), sel_partial=sealed_partial(cat))
     rows, notes = [], []
     for env, g in cat.groupby("environment", sort=False):
         g = g.sort_values(["created_utc", "campaign_id"])
         done = g[g["sel_done"]]
-        if done.empty:      # nothing measured any asked probe: the newest stands (the probes check says so)
-            rows.append(g.iloc[-1])
+        if done.empty:      # nothing measured any asked probe: the newest stands (the probes check says so) ...
+            if (~g["sel_partial"]).any():
+                rows.append(g[~g["sel_partial"]].iloc[-1])
+            else:           # ... but never one sealed as partial
+                notes += [partial_sentence(r, int(r.sel_n), int(r.sel_full), "") for r in g.itertuples()]
             continue
         pick = done.iloc[-1]
         rows.append(pick)
-        for r in g[(g["created_utc"] > pick["created_utc"]) & ~g["sel_done"]].itertuples():
+        later = g.iloc[list(g.index).index(pick.name) + 1:]      # newer in the order the pick was made in
+        for r in later[~later["sel_done"]].itertuples():
             notes.append(partial_sentence(r, int(r.sel_n), int(r.sel_full), pick["campaign_id"]))
-    out = pd.DataFrame(rows).drop(columns=["sel_n", "sel_done", "sel_full"]).reset_index(drop=True)
-    return out, notes
+    out = pd.DataFrame(rows, columns=cat.columns).drop(columns=["sel_n", "sel_done", "sel_full", "sel_partial"])
+    return out.reset_index(drop=True), notes
 
 
 # ------------------------------------------------------------------ the cross-host view

@@ -172,7 +172,7 @@ def paths_table() -> pd.DataFrame:
 
 
 def newest_round(cat: pd.DataFrame) -> list[str]:
-    """The newest campaign of each guest environment in a catalog: one round, whose boots are compared
+    """The newest campaign (not sealed as partial) of each guest environment in a catalog: one round, whose boots are compared
     with each other (campaigns of other days may count otherwise: another build of a guest, another
     set of jobs before a probe in the same boot)."""
     from osbench_analysis.catalog.guests import GUEST_ENVIRONMENTS
@@ -180,6 +180,8 @@ def newest_round(cat: pd.DataFrame) -> list[str]:
     if not len(cat):
         return []
     guests = cat[cat["environment"].isin(GUEST_ENVIRONMENTS)].sort_values(["created_utc", "campaign_id"])
+    if "partial" in guests:     # a campaign sealed as partial is no round's (store.catalog)
+        guests = guests[guests["partial"].fillna("") == ""]
     return list(guests.groupby("environment")["campaign_id"].last())
 
 

@@ -226,13 +226,14 @@ def write_tables(tab: pd.DataFrame, pub: pd.DataFrame, out_dir: str | Path, fact
 
 def from_campaigns(campaigns: list[str] | None = None, root: str | Path | None = None) -> tuple[pd.DataFrame, dict]:
     """The comparison from sealed campaigns (default: every mach and linux-tcg*
-    campaign under root) and the facts of the Mach campaign."""
+    campaign under root not sealed as partial) and the facts of the Mach campaign."""
     from osbench_analysis.store import campaigns as store
     from osbench_analysis.store import values_cache
 
     cat = store.catalog(root)
     asked = campaigns is not None
     if not asked:
+        cat = cat[cat["partial"] == ""] if len(cat) else cat     # sealed as partial: only when named
         campaigns = list(cat[cat["environment"].isin([MACH, LINUX, LINUX_NOMITIG])]["campaign_id"]) if len(cat) else []
     # each campaign's boots are its own: kept on disk (values_cache); a damaged one left out, named (issue 31),
     # unless asked for by name

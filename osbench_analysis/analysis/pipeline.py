@@ -179,6 +179,8 @@ def select_campaigns(campaigns: list[str] | None = None, root: str | Path | None
     cat = _intact(cat)
     key = host_choice.choose_host(cat, host, baseline)
     chosen, said = host_choice.select_primary(cat[cat["host"] == key], probes, root)
+    if chosen.empty:    # every campaign sealed as partial (hosts.newest_complete names each)
+        raise store.StoreError(f"no complete campaign to analyse on this host: {'; '.join(said)}")
     if notes is not None:
         notes.extend(said)
     return sorted(_refs(chosen), key=lambda r: _order_key(r, baseline))

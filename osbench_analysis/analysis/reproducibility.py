@@ -85,9 +85,10 @@ def pool_campaigns(primary: dict, root=None, *, baseline: str = "native", level:
     from osbench_analysis.analysis.sweeps import sweep_only
     from osbench_analysis.store import values_cache
 
-    # a sweep campaign (sweeps.sweep_only) is read for the scalability fits alone, never pooled
+    # a sweep campaign (sweeps.sweep_only) is read for the scalability fits alone, never pooled; one sealed as
+    # partial (Manifest.partial: its environment stopped, or most runs failed) only when it is a primary one
     whole = catalog_manifests(root)
-    every = {cid: m for cid, m in whole.items() if not sweep_only(m.config)}
+    every = {cid: m for cid, m in whole.items() if not sweep_only(m.config) and not m.partial}
     every.update(primary)
     comparable = comparable_campaigns(primary, {**whole, **every})
     comparable = {cid: [c for c in ids if c in every and every[c].created_utc <= primary[cid].created_utc]

@@ -160,12 +160,14 @@ def newest(environment: str = "native", n: int = 2, root: str | Path | None = No
 
     With ``probe`` (and ``placement``): the newest that measured it there.  Without:
     campaigns of the whole catalog, never a sweep campaign (analysis.sweep_campaign_ids:
-    it measures the swept probes alone), unless too few others exist."""
+    it measures the swept probes alone), unless too few others exist.  Never a campaign sealed as
+    partial (store.catalog's ``partial``: name it to compare it)."""
     from osbench_analysis.analysis.pipeline import sweep_campaign_ids
 
     cat = store.catalog(root)
     _one_of("environment", environment, campaigns(root)["environment"])
-    cat = cat[cat["environment"] == environment].sort_values(["created_utc", "campaign_id"], ascending=False)
+    cat = cat[(cat["environment"] == environment) & (cat["partial"] == "")]
+    cat = cat.sort_values(["created_utc", "campaign_id"], ascending=False)
     if host is not None:
         from osbench_analysis.analysis.hosts import resolve_host
 

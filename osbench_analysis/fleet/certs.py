@@ -35,6 +35,8 @@ ROLES = ("scheduler", "client")
 CLIENT_ROLE, SCHEDULER_ROLE = "client", "scheduler"
 HOST_ROLE = SIGNER_ROLE
 DEFAULT_PORT = 8786
+#: how long fleet certificates may be valid at most: 100 years (N13: 1e9 days overflowed the date)
+MAX_CERT_DAYS = 36_500
 #: Environment for a measuring host's `dask worker`: its statistical profiler samples every thread
 #: every 10 ms and its memory monitor wakes every 100 ms, on the CPUs being measured; both off or
 #: slowed, the idle worker stays out of the measurement.
@@ -181,8 +183,8 @@ def make_certs(hosts: list[str], out: str | Path, scheduler_host: str | None = N
     scheduler_host = check_host(scheduler_host or socket.gethostname())
     if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
         raise FleetError(f"port must be an integer from 1 to 65535 (got {port!r})")
-    if not isinstance(days, int) or days < 1:
-        raise FleetError(f"days must be an integer >= 1 (got {days!r})")
+    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_CERT_DAYS:
+        raise FleetError(f"days must be a whole number from 1 to {MAX_CERT_DAYS} (100 years; got {days!r})")
     out = Path(out)
     roles = [*ROLES, *hosts]
     taken = [str(out / r) for r in (*roles, "ca.pem") if (out / r).exists()]

@@ -58,7 +58,7 @@ from osbench_analysis.measure.preflight import (PREFLIGHT_PROBE, PREFLIGHT_TIMEO
                                                 PreflightError, _preflight, _replay)
 from osbench_analysis.measure.rounds import _count_side_by_side, _measure_rounds, progress_bar  # noqa: F401
 from osbench_analysis.paths import default_workdir
-from osbench_analysis.store.records import Manifest
+from osbench_analysis.store.records import PARTIAL_KEY, Manifest  # PARTIAL_KEY: why a campaign is partial
 
 __all__ = ["measure", "run_campaign", "run_campaigns", "make_config", "validate", "CampaignConfig", "ConfigError",
            "PROFILES"]
@@ -334,10 +334,6 @@ def _measure_and_seal(cfg, conditions, envs, ids, root, cpus, host_info, created
                               f"{'; sealed complete: ' + ', '.join(whole) if whole else ''}. "
                               "Measure again for a complete campaign")
     return sealed
-
-
-#: the manifest's environment_info key saying why a campaign is partial (most of its runs failed)
-PARTIAL_KEY = "partial"
 
 
 def _partial(p) -> str:

@@ -413,7 +413,7 @@ CATALOG_COLUMNS = ["campaign_id", "created_utc", "environment", "arch_class", "h
                    "derived", "host_merge", "hostname",
                    "profile", "probes", "primitives",
                    "n_samples", "n_errors", "kernel_release", "kernel_inside", "virtualization", "git_commit", "sweep_only",
-                   "path"]
+                   "partial", "path"]
 
 
 @functools.lru_cache(maxsize=256)
@@ -542,6 +542,8 @@ def _catalog_rows(root: Path) -> tuple[list[dict], list[tuple[Path, str]]]:
             "git_commit": man.host.get("git", {}).get("commit"),
             # measured for the scalability sweeps alone (registry.sweep_only): read beside a round, never its primary
             "sweep_only": sweep_only(man.config),
+            # why it was sealed as partial ('' when complete): never a primary nor a pooled campaign unless named
+            "partial": man.partial,
             "path": str(d),
         })
         idents.append(ident)

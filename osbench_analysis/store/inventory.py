@@ -4,6 +4,8 @@
 this lists *everything* in the root, each entry with one state and why:
 
     sealed        a whole campaign whose seal, manifest and samples agree (every file hashed)
+    partial       such a campaign sealed as partial (its environment stopped, or most runs failed: its
+                  manifest's environment_info["partial"] says why): never analysed nor pooled unless named
     damaged       a campaign folder that is not whole or not what it says: a file missing or not matching
                   its seal, a manifest that does not parse, samples that are not the file the manifest
                   records, a file the seal does not cover, a folder renamed or a symlink
@@ -65,7 +67,8 @@ def _campaign(d: Path) -> dict:
         store.verify_seal(d)
     except (store.CampaignCorrupted, OSError) as e:
         return _row(d, "damaged", str(e).replace(str(d) + "/", "").replace(str(d), "the folder"), man)
-    row = _row(d, "sealed", "", man)
+    row = _row(d, "partial", f"sealed as partial ({man.partial}): analysed only when named", man) if man.partial \
+        else _row(d, "sealed", "", man)
     # verify_seal checked a signature there is; without the fleet's CA this names the certificate that signed
     row["signature"] = store.signed_by(d).replace(" (local)", "")
     return row

@@ -22,6 +22,9 @@ from osbench_analysis.hosts.identity import RECORDED_FACTS
 MANIFEST_VERSION = 3
 READABLE_VERSIONS = (1, 2, 3)
 RUN_STATUSES = ("ok", "crashed", "timeout", "error")
+#: the environment_info key saying why a campaign was sealed as partial (measure/runner.py: its environment
+#: stopped, or most of its runs failed); such a campaign is never chosen as complete nor pooled unless named
+PARTIAL_KEY = "partial"
 
 
 class ManifestError(OsbenchError, ValueError):
@@ -102,6 +105,11 @@ class Manifest:
     @property
     def profile(self) -> str:
         return self.config.get("profile", "custom")
+
+    @property
+    def partial(self) -> str:
+        """Why this campaign was sealed as partial (PARTIAL_KEY), '' when it was sealed complete."""
+        return str((self.environment_info or {}).get(PARTIAL_KEY) or "")
 
     @property
     def failed_runs(self) -> list[RunRecord]:

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from osbench_analysis.store import campaigns as store
+from osbench_analysis.store.records import PARTIAL_KEY
 from osbench_analysis.paths import CAMPAIGNS_DIR
 
 
@@ -21,11 +22,13 @@ def template() -> store.Campaign:
 
 def write_synthetic(root: str | Path, campaign_id: str, base: store.Campaign | None = None, seed: int = 0,
                     hostname: str | None = None, sigma: float = 0.05, host: dict | None = None,
-                    created_utc: str | None = None, campaign_set: list[str] | None = None) -> Path:
+                    created_utc: str | None = None, campaign_set: list[str] | None = None,
+                    partial: str = "") -> Path:
     """A sealed campaign like base with its times scaled by exp(N(0, sigma)).  ``host``: host facts to
     change (e.g. cpu_model: another host, hosts/identity.py; a hostname alone is the same host);
     ``created_utc``: when it was measured (default base's); ``campaign_set``: the round it belongs to,
-    the ids measured with it (default base's)."""
+    the ids measured with it (default base's); ``partial``: sealed as partial for that reason
+    (records.PARTIAL_KEY, as measure/runner.py seals one)."""
     base = base or template()
     factor = float(np.exp(np.random.default_rng(seed).normal(0.0, sigma)))
     s = base.samples.copy()
@@ -36,6 +39,8 @@ def write_synthetic(root: str | Path, campaign_id: str, base: store.Campaign | N
     config = dict(base.manifest.config, campaign_id=campaign_id, note=f"synthetic: {base.id} x {factor:.4f}")
     if campaign_set is not None:
         config["campaign_set"] = list(campaign_set)
+    info = {**base.manifest.environment_info, **({PARTIAL_KEY: partial} if partial else {})}
     manifest = dataclasses.replace(base.manifest, campaign_id=campaign_id, host=host, files={}, config=config,
+                                   environment_info=info,
                                    **({"created_utc": created_utc, "finished_utc": created_utc} if created_utc else {}))
     return store.write_campaign(root, campaign_id, s, manifest)
