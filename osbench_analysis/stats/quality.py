@@ -388,6 +388,13 @@ class QualityColumns:
         self.batch = df["batch"].to_numpy(dtype=float) if "batch" in df.columns else None
 
 
+def quality_runs(c: QualityColumns, measured: np.ndarray) -> list[np.ndarray]:
+    """The per-run arrays of the measured rows ``measured`` of ``c``, in batch order, as
+    condition_quality_at tests them for heterogeneity."""
+    y, run = c.y[measured], c.run[measured]
+    return [y[run == r] for r in np.unique(run)]
+
+
 def condition_quality_at(c: QualityColumns, pos: np.ndarray, thresholds: StabilityThresholds,
                        mm: Multimodality | None) -> ConditionQuality:
     """condition_quality of the rows ``pos`` of ``c``."""
@@ -445,6 +452,11 @@ def condition_quality_at(c: QualityColumns, pos: np.ndarray, thresholds: Stabili
     return ConditionQuality(n_runs, int(y.size), cv, mx, run_cv, flagged, mm, tuple(warnings))
 
 
+#: scipy's Theil-Sen estimator without its NaN- and axis-policy wrapper (finite 1-D arrays here), which took
+#: three quarters of each call
+_theilslopes = getattr(stats.theilslopes, "__wrapped__", stats.theilslopes)
+
+
 def _drift(b: np.ndarray | None, y: np.ndarray, run: np.ndarray, runs: np.ndarray) -> tuple[float, bool]:
     """Relative change of per-op time from a run's first to its last batch.
 
@@ -466,7 +478,7 @@ def _drift(b: np.ndarray | None, y: np.ndarray, run: np.ndarray, runs: np.ndarra
     span = float(np.median(spans))
     if span == 0 or np.ptp(b) == 0:
         return 0.0, False
-    res = stats.theilslopes(resid, b, alpha=0.99)
+    res = _theilslopes(resid, b, alpha=0.99)
     drift = float(math.expm1(res.slope * span))
     return drift, bool(res.low_slope > 0 or res.high_slope < 0)
 
