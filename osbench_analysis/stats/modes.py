@@ -9,7 +9,6 @@ from functools import lru_cache
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from osbench_analysis.formatting import time_plain
 
@@ -47,6 +46,16 @@ def _normal_pdf(x, mu, sd):
     argument machinery (the EM below calls it up to 200 times per fit)."""
     z = (x - mu) / sd
     return np.exp(-0.5 * z * z) * _INV_SQRT_2PI / sd
+
+
+_LOG_SQRT_2PI = np.log(2 * np.pi) / 2
+
+
+def _normal_logpdf(x, mu, sd):
+    """scipy.stats.norm.logpdf(x, mu, sd) for finite x and sd > 0, computed as scipy computes it
+    ((x - mu) / sd, then -z**2 / 2.0 - log(sqrt(2 pi)) - log(sd)), without its argument machinery."""
+    z = (x - mu) / sd
+    return -z ** 2 / 2.0 - _LOG_SQRT_2PI - np.log(np.asarray(sd, dtype=float))
 
 
 def _fit_two_normals(x: np.ndarray, n_iter: int = 200) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
@@ -146,7 +155,7 @@ def _mixture_test(x: np.ndarray):
     """EM two-normal test on values x: (accepted, w, mu, sd, delta_bic, separation, ratio)."""
     n = x.size
     sd1 = float(np.std(x))
-    ll1 = float(stats.norm.logpdf(x, x.mean(), max(sd1, 1e-12)).sum())
+    ll1 = float(_normal_logpdf(x, x.mean(), max(sd1, 1e-12)).sum())
     w, mu, sd, ll2 = _fit_two_normals(x)
     delta_bic = (-2 * ll1 + 2 * math.log(n)) - (-2 * ll2 + 5 * math.log(n))
     separation = float(math.sqrt(2) * abs(mu[1] - mu[0]) / math.sqrt(sd[0] ** 2 + sd[1] ** 2))
