@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from osbench_analysis.formatting import time_plain
+from osbench_analysis.stats.groups import group_medians
 
 
 
@@ -123,11 +124,10 @@ def _between_runs_modes(x: np.ndarray, r: np.ndarray):
     (low_ns, high_ns, ratio, high_batch_fraction, separation).
     """
     from osbench_analysis.stats.heterogeneity import MIN_RUNS_FOR_SPLIT, _split_stat, split_critical_value
-    ids, inv = np.unique(r, return_inverse=True)
+    ids, inv, med = group_medians(x, r)
     R = ids.size
     if R < 2:
         return None
-    med = np.array([np.median(x[inv == i]) for i in range(R)])
     order = np.argsort(med)
     ys = med[order]
     t, k, d = _split_stat(ys[None, :])
@@ -147,8 +147,8 @@ def _between_runs_modes(x: np.ndarray, r: np.ndarray):
 def _run_medians(x: np.ndarray, r: np.ndarray) -> np.ndarray:
     """Each value's run median (what pandas' groupby(r).transform("median") gives, without its
     per-call machinery: a millisecond for each of thousands of conditions)."""
-    ids, inv = np.unique(r, return_inverse=True)
-    return np.array([np.median(x[inv == i]) for i in range(ids.size)])[inv]
+    _, inv, med = group_medians(x, r)
+    return med[inv]
 
 
 def _mixture_test(x: np.ndarray):
