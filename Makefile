@@ -1,8 +1,10 @@
 # osbench: two commands on a fresh machine.
-#   make all    install, set up the kernel environments, measure this machine (quick profile,
-#               native and every available environment, interleaved), regenerate the paper (the
-#               reference host's, the same on every machine) and write this machine's report
-#               (build/report/machine_report.pdf: does this machine reproduce the paper?)
+#   make all    install, set up the kernel environments, measure this machine (quick profile: the
+#               emulated guests as soon as they are built, beside runsc's Go build; then native and
+#               every available host environment, interleaved, on a quiet host), regenerate the paper
+#               (the reference host's, the same on every machine) and write this machine's report
+#               (build/report/machine_report.pdf: does this machine reproduce the paper?); a line
+#               with the seconds since it started opens every phase
 #   make test   run the whole test suite (what .ci/run calls); `make test-fast` for the fast tier
 #   make lock   refresh requirements.lock after pyproject.toml's dependencies change (with the test
 #               and fleet extras: `make install` and `make test` install both)
@@ -30,8 +32,17 @@ TEX_PACKAGES := texlive-latex-base texlive-latex-recommended texlive-fonts-recom
 
 BROWSER_PACKAGES := chromium chromium-driver
 
-.PHONY: all install lock envs setup count env-packages env-runsc env-local measure analyze reference figures paper pdf report tex test test-fast clean-derived browser browser-check
+.PHONY: all install lock envs setup count env-packages env-runsc env-local measure measure-guests analyze reference figures paper pdf report tex test test-fast clean-derived browser browser-check
 all: measure paper report
+	$(call phase,make all finished)
+
+# The seconds since the outermost make started (its sub-makes inherit the start), on the line that opens or
+# closes each phase of `make all`
+ifndef OSBENCH_MAKE_T0
+OSBENCH_MAKE_T0 := $(shell date +%s)
+endif
+export OSBENCH_MAKE_T0
+phase = @echo "[make: $$(( $$(date +%s) - $(OSBENCH_MAKE_T0) )) s] $(1)"
 
 $(VENV)/.installed: pyproject.toml setup.py $(LOCK) $(wildcard probes/*.c probes/*.h probes/helpers/*.c probes/*.py)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -60,8 +71,9 @@ envs: install
 
 # What `make all` and `make test` set up, side by side on a fresh machine: the venv's pip install,
 # the Debian packages (the environments' and the paper's TeX, one apt-get) and runsc's Go build;
-# then what is built from them (C helpers, guests); then the report.  The first two steps need
-# only the system's Python (the standard library).
+# then what is built from them (C helpers, guests: not booted here, the campaign's pre-flight boots
+# each, `make envs` boots them once); then the report.  The first two steps need only the system's
+# Python (the standard library).
 HOST_INSTALL := PYTHONPATH="$(CURDIR)" $(PYTHON) -m osbench_analysis.environments.install
 setup:
 	@$(MAKE) --no-print-directory -j3 install env-runsc env-local
@@ -74,14 +86,46 @@ env-runsc:
 	$(HOST_INSTALL) --only runsc
 
 env-local: install env-packages
-	$(PY) -m osbench_analysis.environments.install --only local
+	$(PY) -m osbench_analysis.environments.install --only local --no-boot
 
-measure: setup
+# One campaign round of notebooks/run_campaign.ipynb: $(1) the environments, $(2) the output notebook's name.
+# The measuring bar and one line per environment go to this terminal (osbench_analysis/progress.py):
+# papermill's own cell bar would only fight with it on the same line.
+define campaign
 	@mkdir -p $(RUNS)
-	@# the measuring bar and one line per environment go to this terminal (osbench_analysis/progress.py):
-	@# papermill's own cell bar would only fight with it on the same line
-	@echo "running notebooks/run_campaign.ipynb (papermill)"
-	@$(PAPERMILL) --no-progress-bar notebooks/run_campaign.ipynb $(RUNS)/run_campaign.ipynb -p profile $(PROFILE) -p environment $(ENVIRONMENT) -p wait $(WAIT)
+	$(call phase,measuring: notebooks/run_campaign.ipynb (papermill) -p environment $(1))
+	@$(PAPERMILL) --no-progress-bar notebooks/run_campaign.ipynb $(RUNS)/$(2).ipynb -p profile $(PROFILE) -p environment $(1) -p wait $(WAIT)
+	$(call phase,measured: environment $(1))
+endef
+
+# ENVIRONMENT=all (make all) measures in two rounds.  The guests count their instructions (QEMU
+# -icount), which the host's load does not change (docs/environments.md): they measure as soon as they
+# are built, while runsc's Go build (niced) and the rest of the set-up go on beside them.  The
+# environments timed in ns (native, gVisor, UML, FUSE) measure after the whole set-up, on a quiet host,
+# interleaved as always.  Any other ENVIRONMENT: one round after the set-up.
+measure:
+ifeq ($(strip $(ENVIRONMENT)),all)
+	$(call phase,set-up: pip + Debian packages + runsc's build + the guests; the guests measure once built)
+	@$(MAKE) --no-print-directory -j4 env-runsc measure-guests
+	@$(PY) -m osbench_analysis.environments.install --report
+	$(call phase,set-up done)
+	$(call campaign,all-timed,run_campaign)
+else
+	$(call phase,set-up)
+	@$(MAKE) --no-print-directory setup
+	$(call phase,set-up done)
+	$(call campaign,$(ENVIRONMENT),run_campaign)
+endif
+
+# The guests' round of `make all` (above), once they are built; nothing to do where none is available
+measure-guests: install env-local
+	@if $(PY) -c "from osbench_analysis.measure.config import resolve_environments as r; raise SystemExit(not r('all-guests'))"; \
+	then :; else echo "no emulated guest is available here: the guests' round is left out"; exit 0; fi; \
+	$(MAKE) --no-print-directory measure-guests-round
+
+.PHONY: measure-guests-round
+measure-guests-round:
+	$(call campaign,all-guests,run_campaign_guests)
 
 # Host events per guest operation (perf stat) into data/crossing_counts/, which the crossing accounting
 # reads (docs/environments.md), and the application workloads' system calls by name (strace -c, ~10 s) into

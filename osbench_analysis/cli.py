@@ -78,7 +78,9 @@ def add_campaign_parameters(p):
                         "batch; docs/environments.md): warm (the default), or polluted (caches emptied before each "
                         "one-operation batch); one boot more, without it, checks the counts")
     p.add_argument("--environment", help="kernel environment: native (default), a name from `osbench envs`, "
-                                         "several comma-separated, or 'all' (interleaved, one campaign each)")
+                                         "several comma-separated, or 'all' (interleaved, one campaign each); "
+                                         "'all-guests' / 'all-timed': the available guests counting instructions / "
+                                         "native and the environments timed in ns (make all: two rounds)")
     p.add_argument("--variants", type=_json,
                    help='probe parameter sets as JSON, e.g. \'{"fork_exec": [{"linkage": "static"}]}\'')
     p.add_argument("--campaign-id", help="default: <UTC time>-<host>-<environment>")

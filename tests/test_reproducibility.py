@@ -223,3 +223,24 @@ def test_a_reproducibility_figure_per_family_shows_every_campaign_and_the_pooled
     assert [t.split(":")[0] for t in labels] == ["native", "gVisor"]
     assert all("_" not in t for t in labels) and all(", one CPU" in t for t in labels)
     assert "over 4 campaigns" in ax.get_title()
+
+
+def test_campaigns_in_memory_are_pooled_from_one_pass_as_each_alone(tmp_path, monkeypatch):
+    """pool_campaigns computes the values of the campaigns it was handed in one pass (issue 37): the same
+    pooled tables, to the last bit, as each campaign loaded and computed alone, with the cache off and on."""
+    from osbench_analysis.store import campaigns as store
+    from osbench_analysis.store import synthetic
+
+    base, root = synthetic.template(), tmp_path / "campaigns"
+    ids = [f"syn-{i}" for i in range(4)]
+    for i, cid in enumerate(ids):
+        synthetic.write_synthetic(root, cid, base, seed=i, host={"cpu_model": f"CPU #{i % 2}"})
+    loaded = {cid: store.load_campaign(cid, root) for cid in ids}
+    primary = {cid: loaded[cid].manifest for cid in ids[2:]}
+    for cache in ("off", str(tmp_path / "cache")):
+        monkeypatch.setenv("OSBENCH_CACHE_DIR", cache)
+        alone = rp.pool_campaigns(primary, root)
+        together = rp.pool_campaigns(primary, root, loaded=loaded)
+        assert len(alone.values) and alone.campaigns == together.campaigns
+        for name in ("values", "estimates", "ratios", "canaries"):
+            pd.testing.assert_frame_equal(getattr(alone, name), getattr(together, name), check_exact=True)

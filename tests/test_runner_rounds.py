@@ -141,6 +141,26 @@ def test_a_guest_counting_instructions_boots_guest_boots_times_while_the_host_go
     assert "counting: finished, 2 worker run(s), 0 failed" in capsys.readouterr().err
 
 
+def test_all_guests_then_all_timed_measure_every_environment_in_two_rounds_by_kind(tmp_path, registered,
+                                                                                   monkeypatch, capsys):
+    """make all: the guests counting instructions first (while the set-up still builds), the environments
+    timed in ns after it; each selector leaves out the other kind and says nothing of it."""
+    monkeypatch.setattr(environments.REGISTRY, "_envs", {"native": environments.get("native")})
+    registered(_counting("counting"), _env("sandbox", Session))
+    guests = _measure(tmp_path, "all-guests", probes=["null_syscall"], runs=2)
+    assert [c.environment for c in guests] == ["counting"]
+    assert set(guests[0].manifest.config["preflight"]) == {"counting"}
+    timed = _measure(tmp_path, "all-timed", probes=["null_syscall"], runs=2)
+    assert [c.environment for c in timed] == ["native", "sandbox"]
+    assert set(timed[0].manifest.config["preflight"]) == {"native", "sandbox"}
+    assert timed[0].manifest.config["campaign_set"] == [c.id for c in timed]
+    assert "leaving out" not in capsys.readouterr().err
+    # a selector with nothing available here is refused before any worker
+    monkeypatch.setattr(environments.REGISTRY, "_envs", {"native": environments.get("native")})
+    with pytest.raises(runner.ConfigError, match="environment 'all-guests': no such environment is available here"):
+        _measure(tmp_path, "all-guests", probes=["null_syscall"])
+
+
 def test_a_guest_whose_boots_repeat_only_roughly_boots_as_often_as_it_needs(tmp_path, registered):
     """xen-linux's boots_needed: two boots give its range; guest_boots=3 does not make it boot a third time."""
     env = _counting("roughly")

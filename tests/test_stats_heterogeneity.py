@@ -94,6 +94,30 @@ def test_engine_path_matches_the_vectorised_test():
     assert H.heterogeneity(stats.RunData((np.ones(5),), (0,))).warning == ""
 
 
+def test_conditions_tested_at_once_give_each_its_own_answer():
+    """stats' one pass primes the test of every condition in one call per shape (heterogeneity.prime):
+    each result is the one a call of its own gives (to the last bits of a float), ragged runs, another
+    number of runs and a run-less condition included, and one asked for later is computed as before."""
+    conds = [stats.run_data(sim.simulate_samples(_minority(r, run_sd=0.01), seed)) for r in (6, 10) for seed in range(4)]
+    ragged = [np.sort(np.random.default_rng(7).lognormal(5, 0.05, n)) for n in (10, 9, 10, 7, 10, 10)]
+    conds += [ragged, stats.RunData((np.ones(5),), (0,)), conds[0]]
+    H._heterogeneity_of.cache_clear()
+    alone = [H.heterogeneity(c) for c in conds]
+    H._heterogeneity_of.cache_clear()
+    H.prime(conds)
+    assert len(H._primed) == len(conds) - 2            # one run: nothing to test; a repeat: once
+    together = [H.heterogeneity(c) for c in conds]
+    assert not H._primed                                # each taken once, then kept by the lru cache
+    assert any(a.heterogeneous for a in alone) and any(not a.heterogeneous for a in alone)
+    for a, b in zip(alone, together):
+        for name, x in a.__dict__.items():
+            y = b.__dict__[name]
+            if isinstance(x, float) and not (math.isnan(x) and math.isnan(y)):
+                assert y == pytest.approx(x, rel=1e-12, abs=0), name
+            elif not isinstance(x, float):
+                assert x == y, name
+
+
 def _planted(n_runs, n_slow, factor=1.3, seed=0):
     df = sim.simulate_samples(sim.Scenario(n_runs=n_runs, n_batches=10, run_sigma=0.005,
                                            batch_sigma=0.01), seed)

@@ -94,9 +94,13 @@ def pool_campaigns(primary: dict, root=None, *, baseline: str = "native", level:
     comparable = {cid: [c for c in ids if c in every and every[c].created_utc <= primary[cid].created_utc]
                   for cid, ids in comparable.items()}
     loaded = dict(loaded or {})
-    per_campaign = {}   # a campaign's values are its own: kept on disk (values_cache); a damaged one left out, named
-    for cid in dict.fromkeys(c for ids in comparable.values() for c in ids):
-        if (v := values_cache.derived(campaign_values, cid, root, loaded.get(cid))) is not None:
+    ids = list(dict.fromkeys(c for ids in comparable.values() for c in ids))
+    # a campaign's values are its own: kept on disk (values_cache); those in memory and not kept yet computed
+    # in one pass; the others read (or loaded, seal verified, and computed); a damaged one left out, named
+    ahead = _values_at_once({cid: loaded[cid] for cid in ids if cid in loaded})
+    per_campaign = {}
+    for cid in ids:
+        if (v := ahead[cid] if cid in ahead else values_cache.derived(campaign_values, cid, root)) is not None:
             per_campaign[cid] = v
     comparable = {k: [c for c in ids if c in per_campaign] for k, ids in comparable.items()}
     every_value = pd.concat(per_campaign.values(), ignore_index=True)
@@ -117,6 +121,32 @@ def pool_campaigns(primary: dict, root=None, *, baseline: str = "native", level:
     paired = paired_values(values, rounds, baseline)
     return Pooling(comparable, rounds, values, pooled_estimates(values, level), pooled_ratios(paired, level),
                    pooled_crossing_costs(paired, level), canaries, level, baseline)
+
+
+def _values_at_once(loaded: dict) -> dict:
+    """campaign_values of each campaign in memory (id -> store.Campaign), as values_cache.derived gives it:
+    read where kept, the others computed in one pass over their samples and kept each.  One groupby
+    instead of one per campaign (100 campaigns: 1.1 -> 0.3 s); its groups are per campaign, in the order
+    they appear, so each campaign's table is the one computed alone, to the last bit."""
+    from osbench_analysis.hosts.identity import host_identity
+    from osbench_analysis.store import values_cache
+
+    out, todo = {}, []
+    for cid, c in loaded.items():
+        at = values_cache.entry(campaign_values, c.path)
+        got = values_cache.read(at)
+        if got is not None:
+            out[cid] = got
+        else:
+            todo.append((cid, c, at))
+    if todo:
+        every = campaign_values(pd.concat([c.samples.assign(host=host_identity(c.manifest.host).key)
+                                           for _, c, _ in todo], ignore_index=True))
+        for cid, _, at in todo:
+            mine = every[every["campaign_id"] == cid].reset_index(drop=True)
+            values_cache.keep(at, mine)
+            out[cid] = mine
+    return out
 
 
 POOLED_COLUMNS = ["pooled", "n_campaigns", "interval_over", "between_campaign_sd"]

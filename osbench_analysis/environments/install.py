@@ -143,11 +143,12 @@ def not_installed(packages: list[str]) -> list[str]:
 STEPS = ("packages", "runsc", "local")
 
 
-def install(apt: bool = True, go: bool = True, also: list[str] = (), only: tuple[str, ...] = STEPS
-            ) -> dict[str, str]:
+def install(apt: bool = True, go: bool = True, also: list[str] = (), only: tuple[str, ...] = STEPS,
+            boot: bool = True) -> dict[str, str]:
     """Run the steps in `only`, runsc's build beside the others; returns step -> '' (fine) or
     why it failed.  `also`: more Debian packages for the same apt-get (the paper's TeX, from the
-    Makefile)."""
+    Makefile).  boot=False: the guests are built but not booted once to check them (`make all`: the
+    campaign's pre-flight boots each of them at once, and says why one that fails is left out)."""
     problems: dict[str, str] = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="runsc") as pool:
         runsc = pool.submit(build_runsc) if go and "runsc" in only else None
@@ -156,14 +157,15 @@ def install(apt: bool = True, go: bool = True, also: list[str] = (), only: tuple
             if missing:
                 problems["packages"] = apt_install(missing) if apt else f"missing packages {missing} (--no-apt given)"
         if "local" in only:
-            problems.update(_build_local())
+            problems.update(_build_local(boot))
         if runsc is not None:
             problems["runsc"] = runsc.result()
     return {k: v for k, v in problems.items() if v}
 
 
-def _build_local() -> dict[str, str]:
-    """The C helpers and the guests (after the packages they build with)."""
+def _build_local(boot: bool = True) -> dict[str, str]:
+    """The C helpers and the guests (after the packages they build with), each guest booted once unless
+    boot=False."""
     problems: dict[str, str] = {}
     problems["uml shim"] = compile_c(SOURCES / "uml_xsave_shim.c", uml.XSAVE_SHIM, ["-ldl", "-lpthread"],
                                      shared=True)
@@ -171,8 +173,9 @@ def _build_local() -> dict[str, str]:
     problems["fuse server"] = ("libfuse3 development files missing (apt-get install libfuse3-dev pkg-config)"
                                if flags is None else compile_c(SOURCES / "fuse_passthrough.c", fuse.SERVER, flags))
     t0 = time.monotonic()
-    problems.update(guest_install.install(sel4_build=sel4_install.install))
-    say(f"guests (mach, linux-tcg, sel4, xen-linux) fetched, built and booted in {time.monotonic() - t0:.0f} s")
+    problems.update(guest_install.install(sel4_build=sel4_install.install, boot=boot))
+    say(f"guests (mach, linux-tcg, sel4, xen-linux) fetched, built{' and booted' if boot else ''} in "
+        f"{time.monotonic() - t0:.0f} s")
     return problems
 
 
@@ -186,10 +189,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="+", choices=STEPS, default=None,
                     help="run only these steps, without the report (make setup runs them side by side)")
     ap.add_argument("--report", action="store_true", help="print the report; alone: only the report")
+    ap.add_argument("--no-boot", action="store_true",
+                    help="build the guests without booting each once (make all: its pre-flight boots them)")
     args = ap.parse_args(argv)
     t0 = time.monotonic()
     steps = tuple(args.only) if args.only else () if args.report else STEPS
-    failed = install(apt=not args.no_apt, go=not args.no_go, also=args.also, only=steps) if steps else {}
+    failed = install(apt=not args.no_apt, go=not args.no_go, also=args.also, only=steps,
+                     boot=not args.no_boot) if steps else {}
     for step, why in failed.items():
         say(f"{step}: {why}")
     if args.only and not args.report:

@@ -29,7 +29,7 @@ class CampaignConfig:
     cpus: list[int] | None = None       # [first, second] CPU for pinning; None: first two allowed
     variants: dict[str, list[dict]] = field(default_factory=dict)  # probe -> list of parameter sets
     workdir: str | None = None          # where file probes make their private folder
-    environment: str = "native"         # environments registry name, comma-separated names, or "all"
+    environment: str = "native"         # environments registry name, comma-separated names, "all", "all-guests", "all-timed"
     # What environments other than a monolithic kernel measure: None = every probe;
     # a list = those of `probes` in it (the quick profile: registry.ARCHITECTURE_PROBES,
     # because a sandbox worker pays a 1-2 s boot).  Native always measures `probes`.
@@ -165,13 +165,30 @@ class Condition:
         return json.dumps(self.params, sort_keys=True)
 
 
+#: the environments a selector names, among those installed here: "all" native and every available one;
+#: "all-guests" the guests that count their instructions (QEMU icount: their counts do not depend on the
+#: host's load, so `make all` measures them while the rest of the set-up still builds); "all-timed" native
+#: and every available environment timed in host nanoseconds (what needs a quiet host)
+SELECTORS = {"all": lambda e: True, "all-guests": lambda e: e.time_unit != "ns",
+             "all-timed": lambda e: e.time_unit == "ns"}
+
+
+def is_selector(spec: str) -> bool:
+    """Whether `spec` picks environments by kind (an unavailable or failing one is left out) rather than by name
+    (an unavailable or failing one stops the command)."""
+    return isinstance(spec, str) and spec.strip() in SELECTORS
+
+
 def resolve_environments(spec: str) -> list[environments.Environment]:
-    """'native', 'gvisor,uml' or 'all' (native and every available environment)."""
+    """'native', 'gvisor,uml', or a selector (SELECTORS): 'all' (native and every available environment),
+    'all-guests' (every available guest counting instructions), 'all-timed' (native and every available
+    environment timed in ns)."""
     if not isinstance(spec, str) or not spec.strip():
-        raise ConfigError(f"environment must name an environment or 'all' (got {spec!r}; "
-                          f"known: {', '.join(environments.names())})")
-    if spec.strip() == "all":
-        return [e for e in environments.REGISTRY if e.name == "native" or e.availability()]
+        raise ConfigError(f"environment must name an environment or one of {', '.join(map(repr, SELECTORS))} "
+                          f"(got {spec!r}; known: {', '.join(environments.names())})")
+    if is_selector(spec):
+        kind = SELECTORS[spec.strip()]
+        return [e for e in environments.REGISTRY if kind(e) and (e.name == "native" or e.availability())]
     names = [n.strip() for n in spec.split(",") if n.strip()]
     if len(set(names)) != len(names):
         raise ConfigError(f"environment lists a name twice: {spec!r}")
@@ -362,5 +379,9 @@ def validate(cfg: CampaignConfig) -> list[Condition]:
     if not conditions:
         raise ConfigError("no condition to measure: cross_cpu applies only to two-party probes "
                           f"({[n for n, p in registry.PROBES.items() if p.two_party and not p.hidden]})")
-    check_served(cfg, conditions, resolve_environments(cfg.environment))
+    envs = resolve_environments(cfg.environment)
+    if not envs:
+        raise ConfigError(f"environment {cfg.environment.strip()!r}: no such environment is available here "
+                          "(`osbench envs` says why; `make envs` installs them)")
+    check_served(cfg, conditions, envs)
     return conditions

@@ -1,7 +1,8 @@
 """Before anything is measured: one tiny worker end to end in every
 environment (`_preflight`), and, for a resumed campaign, its journaled runs
 put back (`_replay`).  An environment asked for by name that cannot run a
-worker stops the command (PreflightError); `environment="all"` leaves it out.
+worker stops the command (PreflightError); a selector (`environment="all"`,
+"all-guests", "all-timed") leaves it out.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 from osbench_analysis.catalog import registry
 from osbench_analysis.environments import RoundJob
 from osbench_analysis.measure import journal
-from osbench_analysis.measure.config import CampaignConfig, ConfigError
+from osbench_analysis.measure.config import SELECTORS, CampaignConfig, ConfigError, is_selector
 from osbench_analysis.measure.group import _outcomes
 from osbench_analysis.measure.plan import _EnvRun
 from osbench_analysis.store.records import RunRecord
@@ -31,8 +32,8 @@ PREFLIGHT_TIMEOUT_S = 20.0
 def _preflight(parts: list[_EnvRun], cfg: CampaignConfig, jr: journal.Journal, progress: bool,
                scratch: Path) -> list[_EnvRun]:
     """One tiny worker end to end in every environment, through the same
-    `run_round` as the campaign, before anything is measured.  With
-    `environment="all"` one that fails is left out (one line: which, the
+    `run_round` as the campaign, before anything is measured.  With a
+    selector (`environment="all"`, "all-guests", "all-timed") one that fails is left out (one line: which, the
     worker's own message, how to fix it); one asked for by name stops the
     command (PreflightError).  The result per environment goes into the
     journal and every manifest (config["preflight"])."""
@@ -75,7 +76,7 @@ def _preflight(parts: list[_EnvRun], cfg: CampaignConfig, jr: journal.Journal, p
                    if cfg.command_prefix and "osbench-guard: cannot run" in (outcome.message or "") else p.env.fix_hint)
             line = (f"{p.env.name}: its pre-flight worker failed ({outcome.status}): "
                     f"{outcome.message or 'no message'}. To fix: {fix}")
-            if cfg.environment.strip() != "all":
+            if not is_selector(cfg.environment):
                 raise PreflightError(f"nothing measured: environment {line}")
             if progress:
                 from osbench_analysis.measure import progress as progress_mod
@@ -83,11 +84,11 @@ def _preflight(parts: list[_EnvRun], cfg: CampaignConfig, jr: journal.Journal, p
                 progress_mod.say(f"leaving out {line}")
     finally:
         pool.shutdown(wait=False, cancel_futures=True)   # on an error the sessions' close() ends the boots
-    if cfg.environment.strip() == "all":  # those `all` left out before any worker: not installed here
+    if is_selector(cfg.environment):  # those the selector left out before any worker: not installed here
         from osbench_analysis import environments
 
         for env in environments.REGISTRY:
-            if env.name in results:
+            if env.name in results or not SELECTORS[cfg.environment.strip()](env):
                 continue
             ok = env.availability()
             results[env.name] = {"status": "unavailable", "wall_s": 0.0, "message": ok.reason, "left_out": True}

@@ -9,9 +9,9 @@ from functools import lru_cache
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from osbench_analysis.formatting import time_plain
+from osbench_analysis.stats.groups import group_medians
 
 
 
@@ -47,6 +47,16 @@ def _normal_pdf(x, mu, sd):
     argument machinery (the EM below calls it up to 200 times per fit)."""
     z = (x - mu) / sd
     return np.exp(-0.5 * z * z) * _INV_SQRT_2PI / sd
+
+
+_LOG_SQRT_2PI = np.log(2 * np.pi) / 2
+
+
+def _normal_logpdf(x, mu, sd):
+    """scipy.stats.norm.logpdf(x, mu, sd) for finite x and sd > 0, computed as scipy computes it
+    ((x - mu) / sd, then -z**2 / 2.0 - log(sqrt(2 pi)) - log(sd)), without its argument machinery."""
+    z = (x - mu) / sd
+    return -z ** 2 / 2.0 - _LOG_SQRT_2PI - np.log(np.asarray(sd, dtype=float))
 
 
 def _fit_two_normals(x: np.ndarray, n_iter: int = 200) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
@@ -114,11 +124,10 @@ def _between_runs_modes(x: np.ndarray, r: np.ndarray):
     (low_ns, high_ns, ratio, high_batch_fraction, separation).
     """
     from osbench_analysis.stats.heterogeneity import MIN_RUNS_FOR_SPLIT, _split_stat, split_critical_value
-    ids, inv = np.unique(r, return_inverse=True)
+    ids, inv, med = group_medians(x, r)
     R = ids.size
     if R < 2:
         return None
-    med = np.array([np.median(x[inv == i]) for i in range(R)])
     order = np.argsort(med)
     ys = med[order]
     t, k, d = _split_stat(ys[None, :])
@@ -135,11 +144,18 @@ def _between_runs_modes(x: np.ndarray, r: np.ndarray):
     return float(np.exp(lo.mean())), float(np.exp(hi.mean())), float(math.exp(d)), high_frac, sep
 
 
+def _run_medians(x: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """Each value's run median (what pandas' groupby(r).transform("median") gives, without its
+    per-call machinery: a millisecond for each of thousands of conditions)."""
+    _, inv, med = group_medians(x, r)
+    return med[inv]
+
+
 def _mixture_test(x: np.ndarray):
     """EM two-normal test on values x: (accepted, w, mu, sd, delta_bic, separation, ratio)."""
     n = x.size
     sd1 = float(np.std(x))
-    ll1 = float(stats.norm.logpdf(x, x.mean(), max(sd1, 1e-12)).sum())
+    ll1 = float(_normal_logpdf(x, x.mean(), max(sd1, 1e-12)).sum())
     w, mu, sd, ll2 = _fit_two_normals(x)
     delta_bic = (-2 * ll1 + 2 * math.log(n)) - (-2 * ll2 + 5 * math.log(n))
     separation = float(math.sqrt(2) * abs(mu[1] - mu[0]) / math.sqrt(sd[0] ** 2 + sd[1] ** 2))
@@ -188,7 +204,7 @@ def detect_multimodality(per_op: np.ndarray, run: np.ndarray | None = None) -> M
     r = np.asarray(run)[ok] if run is not None else None
     raw_ok, w, mu, sd, delta_bic, separation, _ = _mixture_test(x)
     if r is not None:
-        resid = x - pd.Series(x).groupby(r).transform("median").to_numpy()
+        resid = x - _run_medians(x, r)
         within = bool(np.ptp(resid) > 0 and _mixture_test(resid)[0])
         if not within and raw_ok:
             # With few batches per run a run's median can sit in either mode and

@@ -25,7 +25,7 @@ from scipy import stats
 from osbench_analysis.stats.modes import (BETWEEN_ALPHA, MIN_DELTA_BIC, MIN_MODE_FRACTION,  # noqa: F401  (re-exported)
                                           MIN_MODE_RATIO, MIN_SEPARATION, NULL_RUN_SIGMA, Multimodality,
                                           detect_multimodality)
-from osbench_analysis.stats.groups import group_positions
+from osbench_analysis.stats.groups import group_medians, group_positions
 from osbench_analysis.store.schema import GROUP_KEYS
 
 # ----------------------------------------------------------------- flag rule
@@ -388,6 +388,13 @@ class QualityColumns:
         self.batch = df["batch"].to_numpy(dtype=float) if "batch" in df.columns else None
 
 
+def quality_runs(c: QualityColumns, measured: np.ndarray) -> list[np.ndarray]:
+    """The per-run arrays of the measured rows ``measured`` of ``c``, in batch order, as
+    condition_quality_at tests them for heterogeneity."""
+    y, run = c.y[measured], c.run[measured]
+    return [y[run == r] for r in np.unique(run)]
+
+
 def condition_quality_at(c: QualityColumns, pos: np.ndarray, thresholds: StabilityThresholds,
                        mm: Multimodality | None) -> ConditionQuality:
     """condition_quality of the rows ``pos`` of ``c``."""
@@ -405,7 +412,7 @@ def condition_quality_at(c: QualityColumns, pos: np.ndarray, thresholds: Stabili
     cv = float(np.std(y, ddof=1) / np.mean(y)) if y.size > 1 else 0.0
     mx = float(np.max(y) / med) if med > 0 else math.nan
     by_run = [y[run == r] for r in runs]
-    run_meds = np.array([np.median(v) for v in by_run])
+    run_meds = group_medians(y, run)[2]
     # Classical CV of the run medians: a robust (MAD) one is ~0 when most runs
     # agree, and so blind to a minority of slower runs (issue 12).  It counts
     # only when the runs differ beyond their batch noise (heterogeneity test).
@@ -445,6 +452,11 @@ def condition_quality_at(c: QualityColumns, pos: np.ndarray, thresholds: Stabili
     return ConditionQuality(n_runs, int(y.size), cv, mx, run_cv, flagged, mm, tuple(warnings))
 
 
+#: scipy's Theil-Sen estimator without its NaN- and axis-policy wrapper (finite 1-D arrays here), which took
+#: three quarters of each call
+_theilslopes = getattr(stats.theilslopes, "__wrapped__", stats.theilslopes)
+
+
 def _drift(b: np.ndarray | None, y: np.ndarray, run: np.ndarray, runs: np.ndarray) -> tuple[float, bool]:
     """Relative change of per-op time from a run's first to its last batch.
 
@@ -457,16 +469,15 @@ def _drift(b: np.ndarray | None, y: np.ndarray, run: np.ndarray, runs: np.ndarra
     if b is None or y.size < 8:
         return 0.0, False
     ly = np.log(y)
-    resid = ly.copy()
-    spans = []
-    for r in runs:
-        m = run == r
-        resid[m] = ly[m] - np.median(ly[m])
-        spans.append(np.ptp(b[m]))
-    span = float(np.median(spans))
+    _, inv, med = group_medians(ly, run)      # the runs in `runs`' order (np.unique's)
+    resid = ly - med[inv]
+    first, last = np.full(med.size, np.inf), np.full(med.size, -np.inf)
+    np.minimum.at(first, inv, b)
+    np.maximum.at(last, inv, b)
+    span = float(np.median(last - first))
     if span == 0 or np.ptp(b) == 0:
         return 0.0, False
-    res = stats.theilslopes(resid, b, alpha=0.99)
+    res = _theilslopes(resid, b, alpha=0.99)
     drift = float(math.expm1(res.slope * span))
     return drift, bool(res.low_slope > 0 or res.high_slope < 0)
 
