@@ -232,3 +232,28 @@ def write(out_dir: str | Path, root: str | Path | None = None, profiles_dir: str
     ch.drop(columns=["from_env", "to_env"]).to_csv(out / "kernel_changes.csv", index=False, float_format="%.6g")
     (out / "kernel_lebench.md").write_text(lebench.agreement_markdown(lebench.agreement(hist)))
     return [*written, out / "kernel_changes.md", out / "kernel_changes.csv", out / "kernel_lebench.md"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """python -m osbench_analysis.analysis.versions [--out DIR] [--root CAMPAIGNS]: the history's figure, the
+    changes' table and the LEBench comparison (make kernels), and the changes in words."""
+    import argparse
+
+    from osbench_analysis.paths import GENERATED_DIR
+
+    ap = argparse.ArgumentParser(description="the kernel-version history: figure, changes, LEBench")
+    ap.add_argument("--out", type=Path, default=GENERATED_DIR)
+    ap.add_argument("--root", type=Path, default=None)
+    args = ap.parse_args(argv)
+    written = write(args.out, args.root)
+    if not written:
+        print("no kernel-version sweep campaign: make kernels")
+        return 1
+    for line in sentences(explain(changes(history(from_campaigns(args.root))), profiles())):
+        print(line)
+    print(f"wrote {', '.join(p.name for p in written)} to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -28,8 +28,9 @@ GUEST_BOOTS = 2
 MIN_BATCH_MS = 2
 BATCHES = 3
 WARMUP = 1
-#: instructions one profiled batch should last (its iterations = this / the campaign's count per operation)
-PROFILE_WINDOW = 1_000_000
+#: instructions one profiled batch should last (its iterations = this / the campaign's count per operation): the
+#: campaigns' batch length (MIN_BATCH_MS), so that what a batch carries once weighs the same per operation
+PROFILE_WINDOW = 2_000_000
 PROFILES_DIR = REPO_ROOT / "data" / "kernel_profiles"
 
 
