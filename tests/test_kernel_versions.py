@@ -218,3 +218,17 @@ def test_lebench_transcription_and_the_agreement_table():
     assert agree.loc["thrcreate", "verdict"] == "not measured here"
     assert np.isnan(lebench.ranking(agree.reset_index()))   # two tests measured: no rank correlation
     assert "No version is in both studies" in lebench.agreement_markdown(agree.reset_index())
+
+
+@pytest.mark.skipif(not (shutil.which("gcc") and shutil.which("nm")), reason="gcc/nm missing")
+def test_the_plugin_and_the_kallsyms_init_build_and_export_what_qemu_and_the_kernel_need(tmp_path):
+    plugin, init = symprofile.build(tmp_path)
+    dyn = subprocess.run(["nm", "-D", "--defined-only", str(plugin)], capture_output=True, text=True).stdout
+    assert re.search(r" T qemu_plugin_install$", dyn, re.M) and re.search(r" [DB] qemu_plugin_version$", dyn, re.M)
+    # what it calls of QEMU stays undefined, to be bound by QEMU at load
+    undef = subprocess.run(["nm", "-D", "--undefined-only", str(plugin)], capture_output=True, text=True).stdout
+    assert "qemu_plugin_register_vcpu_insn_exec_inline" in undef
+    assert "statically linked" in subprocess.run(["file", str(init)], capture_output=True, text=True).stdout
+    mtime = plugin.stat().st_mtime_ns
+    symprofile.build(tmp_path)   # kept while newer than its source
+    assert plugin.stat().st_mtime_ns == mtime

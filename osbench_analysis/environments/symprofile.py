@@ -49,15 +49,20 @@ class ProfileError(RuntimeError):
     pass
 
 
-def build() -> None:
-    """The plugin and the kallsyms init (make kernels), each kept while newer than its source."""
-    BUILD.mkdir(parents=True, exist_ok=True)
-    for out, src in SOURCES.items():
+def build(folder: Path | None = None) -> list[Path]:
+    """The plugin and the kallsyms init (into BUILD, or `folder`), each kept while newer than its source."""
+    folder = Path(folder) if folder is not None else BUILD
+    folder.mkdir(parents=True, exist_ok=True)
+    built = []
+    for target, src in SOURCES.items():
+        out = folder / target.name
+        built.append(out)
         if out.exists() and out.stat().st_mtime >= src.stat().st_mtime:
             continue
-        r = subprocess.run(["gcc", *FLAGS[out], "-o", str(out), str(src)], capture_output=True, text=True)
+        r = subprocess.run(["gcc", *FLAGS[target], "-o", str(out), str(src)], capture_output=True, text=True)
         if r.returncode != 0:
             raise ProfileError(f"building {out.name} failed: {r.stderr.strip()[-400:]}")
+    return built
 
 
 def loop_marks(init: Path = GUEST_INIT) -> tuple[int, int]:
