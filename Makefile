@@ -120,6 +120,8 @@ ifeq ($(strip $(ENVIRONMENT)),all)
 	@$(PY) -m osbench_analysis.environments.install --report
 	$(call phase,set-up done)
 	$(call campaign,all-timed,run_campaign)
+	@# the full profile also sweeps the kernel versions (docs/kernels.md); the quick one never does
+	@if [ "$(PROFILE)" = full ]; then $(MAKE) --no-print-directory kernels; fi
 else
 	$(call phase,set-up)
 	@$(MAKE) --no-print-directory setup
