@@ -70,7 +70,7 @@ envs: install
 	$(PY) -m osbench_analysis.environments.install
 
 # The kernel-version sweep (issue 39, docs/kernels.md), after `make envs`; not part of `make all`, whose
-# quick profile keeps its time: every Linux version of environments/kernels.py's table fetched (a pinned
+# quick profile keeps its time: every Linux version of catalog/kernel_versions.py's table fetched (a pinned
 # .deb) and measured with its default mitigations and with mitigations=off (one campaign each, one guest
 # boot at a time, pinned to KERNEL_CPUS), each kernel's instructions profiled by function
 # (data/kernel_profiles/), then the history (paper/generated/kernel_*).  About 50 minutes on a busy 2-CPU VM.

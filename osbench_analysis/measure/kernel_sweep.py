@@ -1,7 +1,7 @@
 """`make kernels`: the kernel-version sweep (issue 39, docs/kernels.md) from fetching to the per-function
 profiles, one step after the other, one guest boot at a time.
 
-1. fetch: every version of environments/kernels.py's table (pinned .deb, sha256 checked), unpacked;
+1. fetch: every version of catalog/kernel_versions.py's table (pinned .deb, sha256 checked), unpacked;
 2. measure: one campaign per environment (each version with its default mitigations and with
    mitigations=off), every probe linux-tcg runs, two boots (their counts repeat: two show it), batches of
    `MIN_BATCH_MS` guest milliseconds (instructions), pinned to `cpus`;
