@@ -37,7 +37,7 @@ MITIGATION_STEP = ("4.13", "4.14")
 
 def _order() -> dict[str, int]:
     """Our versions' names -> their place, oldest first (the sweep's table)."""
-    from osbench_analysis.environments import kernels
+    from osbench_analysis.catalog import kernel_versions as kernels
 
     return {k.name: i for i, k in enumerate(sorted(kernels.KERNELS, key=lambda k: k.sort_key()))}
 

@@ -1,5 +1,5 @@
 """Linux across its versions (issue 39): each primitive's guest-instruction count per Debian kernel
-version (environments/kernels.py: linux-tcg-<version>, default mitigations and mitigations=off), relative
+version (catalog/kernel_versions.py: linux-tcg-<version>, default mitigations and mitigations=off), relative
 to the oldest, every change of more than 5 % between consecutive versions, and where each went in the
 kernel: the per-function profiles of the same boots' probes (environments/symprofile.py,
 data/kernel_profiles/).
@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from osbench_analysis.analysis.microkernel import BOOT_KEYS, boot_counts
-from osbench_analysis.environments import kernels
+from osbench_analysis.catalog import kernel_versions as kernels
 from osbench_analysis.paths import REPO_ROOT
 
 PROFILES_DIR = REPO_ROOT / "data" / "kernel_profiles"
