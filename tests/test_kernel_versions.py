@@ -232,3 +232,9 @@ def test_the_plugin_and_the_kallsyms_init_build_and_export_what_qemu_and_the_ker
     mtime = plugin.stat().st_mtime_ns
     symprofile.build(tmp_path)   # kept while newer than its source
     assert plugin.stat().st_mtime_ns == mtime
+
+
+def test_the_profile_keeps_each_conditions_cleanest_batch():
+    measured = [{"job": 0, "total": 300.0, "elapsed_per_op": 900.0}, {"job": 0, "total": 310.0, "elapsed_per_op": 320.0},
+                {"job": 1, "total": 5.0, "elapsed_per_op": 5.0}]
+    assert [m["elapsed_per_op"] for m in symprofile.cleanest(measured)] == [320.0, 5.0]
