@@ -38,7 +38,7 @@ def run_argv(env: str, cpus: str) -> list[str]:
     """One campaign of one sweep environment (the CLI, as a user would run it)."""
     return [sys.executable, "-m", "osbench_analysis.cli", "run", "--environment", env, "--guest-boots",
             str(GUEST_BOOTS), "--placements", "same_cpu", "--min-batch-ms", str(MIN_BATCH_MS), "--batches",
-            str(BATCHES), "--warmup", str(WARMUP), "--no-progress", "--note", "kernel-version sweep (issue 39)",
+            str(BATCHES), "--warmup", str(WARMUP), "--no-progress", "--wait", "--note", "kernel-version sweep (issue 39)",
             *(["--cpus", cpus] if cpus else [])]
 
 
