@@ -210,13 +210,16 @@ def test_lebench_transcription_and_the_agreement_table():
     hist = versions.history(_boots({("linux-tcg-6.12", "null_syscall", ""): [300, 300],
                                     ("linux-tcg-6.12-nomitig", "null_syscall", ""): [240, 240],
                                     ("linux-tcg-6.12", "fork_exit", ""): [1000, 1000],
-                                    ("linux-tcg-6.12-nomitig", "fork_exit", ""): [1001, 1001]}))
+                                    ("linux-tcg-6.12-nomitig", "fork_exit", ""): [1001, 1001],
+                                    ("linux-tcg-6.12", "mmap_touch", ""): [900, 900],
+                                    ("linux-tcg-6.12-nomitig", "mmap_touch", ""): [1000, 1000]}))
     agree = lebench.agreement(hist).set_index("lebench_test")
     assert agree.loc["small-read", "ours_newest_percent"] == pytest.approx(25.0)
     assert agree.loc["small-read", "verdict"].startswith("same direction")
     assert agree.loc["fork", "verdict"].startswith("ours changes by under 1 %")
+    assert agree.loc["small-pagefault", "verdict"] == "opposite directions"
     assert agree.loc["thrcreate", "verdict"] == "not measured here"
-    assert np.isnan(lebench.ranking(agree.reset_index()))   # two tests measured: no rank correlation
+    assert lebench.ranking(agree.reset_index()) == pytest.approx(0.5)   # small-read, fork, small-pagefault
     assert "No version is in both studies" in lebench.agreement_markdown(agree.reset_index())
 
 

@@ -86,7 +86,7 @@ def agreement(hist: pd.DataFrame, root: str | Path | None = None) -> pd.DataFram
             continue
         newest = ours.loc[ours["version"].map(_order()).idxmax()]
         lo, hi = float(ours["percent"].min()), float(ours["percent"].max())
-        same = np.sign(theirs) == np.sign(newest["percent"]) if abs(newest["percent"]) >= 1 else None
+        same = bool(np.sign(theirs) == np.sign(newest["percent"])) if abs(newest["percent"]) >= 1 else None
         verdict = ("same direction (the mitigations cost both)" if same else
                    "opposite directions" if same is False else
                    "ours changes by under 1 %: the instructions the mitigations add are few; LEBench's step is time")
@@ -119,5 +119,7 @@ def agreement_markdown(agree: pd.DataFrame) -> str:
     lines += ["", f"Rank correlation (Spearman) of the two columns over {agree['ours_newest_percent'].notna().sum()} "
                   f"tests: {rho:.2f}." if np.isfinite(rho) else "", "",
               "No version is in both studies (LEBench: 3.0-4.20; here: 5.10 onwards): no change between two "
-              "versions can be compared."]
+              "versions can be compared.  A round trip's count here includes the time its guest waited idle for a "
+              "timer (QEMU -icount sleep=off warps the clock to it), which moves with the scheduler from version "
+              "to version: read the ranges of the ping-pong rows with that in mind."]
     return "\n".join(lines) + "\n"
