@@ -241,3 +241,19 @@ def test_the_profile_keeps_each_conditions_cleanest_batch():
     measured = [{"job": 0, "total": 300.0, "elapsed_per_op": 900.0}, {"job": 0, "total": 310.0, "elapsed_per_op": 320.0},
                 {"job": 1, "total": 5.0, "elapsed_per_op": 5.0}]
     assert [m["elapsed_per_op"] for m in symprofile.cleanest(measured)] == [320.0, 5.0]
+
+
+def test_the_mitigations_cost_in_executed_instructions_leaves_idle_time_out():
+    prof = pd.DataFrame([
+        ("linux-tcg-6.12", "null_syscall", "{}", "do_syscall_64", "kernel", 110.0),
+        ("linux-tcg-6.12", "null_syscall", "{}", "user", "user", 10.0),
+        ("linux-tcg-6.12-nomitig", "null_syscall", "{}", "do_syscall_64", "kernel", 90.0),
+        ("linux-tcg-6.12-nomitig", "null_syscall", "{}", "user", "user", 10.0),
+        ("linux-tcg-6.12-nomitig", "null_syscall", "{}", symprofile.IDLE, "idle", 500.0)], columns=symprofile.COLUMNS)
+    cost = lebench.executed_mitigation_cost(prof)
+    assert list(cost["version"]) == ["6.12"] and cost.iloc[0]["percent"] == pytest.approx(20.0)
+    hist = versions.history(_boots({("linux-tcg-6.12", "null_syscall", ""): [120, 120],
+                                    ("linux-tcg-6.12-nomitig", "null_syscall", ""): [600, 600]}))
+    row = lebench.agreement(hist, prof=prof).set_index("lebench_test").loc["small-read"]
+    assert row["ours_newest_percent"] == pytest.approx(-80.0) and row["executed_newest_percent"] == pytest.approx(20.0)
+    assert "executed only" in lebench.agreement_markdown(lebench.agreement(hist, prof=prof))

@@ -234,7 +234,7 @@ def write(out_dir: str | Path, root: str | Path | None = None, profiles_dir: str
         written.append(out / f"kernel_history.{ext}")
     (out / "kernel_changes.md").write_text(table_markdown(ch))
     ch.drop(columns=["from_env", "to_env"]).to_csv(out / "kernel_changes.csv", index=False, float_format="%.6g")
-    (out / "kernel_lebench.md").write_text(lebench.agreement_markdown(lebench.agreement(hist)))
+    (out / "kernel_lebench.md").write_text(lebench.agreement_markdown(lebench.agreement(hist, prof=profiles(profiles_dir))))
     return [*written, out / "kernel_changes.md", out / "kernel_changes.csv", out / "kernel_lebench.md"]
 
 
