@@ -181,6 +181,8 @@ def test_history_changes_and_the_functions_that_carry_them(tmp_path):
     explained = versions.explain(ch, versions.profiles(tmp_path))
     assert explained.iloc[0]["functions"] == "do_syscall_64 +30, x86_return_thunk +12"
     assert explained.iloc[0]["profiled_delta"] == pytest.approx(41.0) and explained.iloc[1]["functions"] == ""
+    assert list(explained["confirmed"]) == ["yes", ""]
+    assert versions.confirmed(60000.0, 1400.0) == "no" and versions.confirmed(-100.0, -60.0) == "yes"
     line = versions.sentences(explained)[0]
     assert line.startswith("6.1 → 6.12 (default mitigations): null_syscall +46 instructions (+22.8 %)")
     assert line.endswith("in do_syscall_64 +30, x86_return_thunk +12")

@@ -183,7 +183,18 @@ def explain(ch: pd.DataFrame, prof: pd.DataFrame, named: int = FUNCTIONS_NAMED) 
         totals.append(total)
         shares.append(float(same["delta"].sum() / total) if total else np.nan)
     ch["functions"], ch["profiled_delta"], ch["share_named"] = funcs, totals, shares
+    ch["confirmed"] = [confirmed(d, p) for d, p in zip(ch["delta"], ch["profiled_delta"])]
     return ch
+
+
+def confirmed(delta: float, profiled: float) -> str:
+    """Whether the profiled boots (fixed batches of the campaigns' length, the cleanest of three) show the
+    campaigns' change: 'yes' when the profiles' difference has its sign and at least half its size, 'no'
+    otherwise (a campaign's calibration that stopped at one iteration a batch, when its first batch carried
+    a one-off cost, counts that batch's set-up in every operation), '' without both profiles."""
+    if not np.isfinite(profiled):
+        return ""
+    return "yes" if np.sign(profiled) == np.sign(delta) and abs(profiled) >= 0.5 * abs(delta) else "no"
 
 
 def sentences(ch: pd.DataFrame) -> list[str]:
@@ -194,6 +205,8 @@ def sentences(ch: pd.DataFrame) -> list[str]:
              f"instructions ({r['percent']:+.1f} %)")
         if isinstance(r.get("functions"), str) and r["functions"]:
             s += f", in {r['functions']}"
+        if r.get("confirmed") == "no":
+            s += f" [not in the profiled boots: {r['profiled_delta']:+,.0f} there]"
         out.append(s)
     return out
 
@@ -206,11 +219,14 @@ def mitigation_cost(hist: pd.DataFrame) -> pd.DataFrame:
 
 def table_markdown(ch: pd.DataFrame) -> str:
     """The changes as a Markdown table (analysis output beside the figure)."""
-    cols = ["from", "to", "mitigations", "condition", "before", "after", "delta", "percent", "functions"]
+    cols = ["from", "to", "mitigations", "condition", "before", "after", "delta", "percent", "functions",
+            "profiled_delta", "confirmed"]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for _, r in ch.iterrows():
         cells = [str(r["from"]), str(r["to"]), r["mitigations"], r["condition"], f"{r['before']:,.0f}",
-                 f"{r['after']:,.0f}", f"{r['delta']:+,.0f}", f"{r['percent']:+.1f}", str(r.get("functions", "") or "")]
+                 f"{r['after']:,.0f}", f"{r['delta']:+,.0f}", f"{r['percent']:+.1f}", str(r.get("functions", "") or ""),
+                 f"{r['profiled_delta']:+,.0f}" if np.isfinite(r.get("profiled_delta", np.nan)) else "",
+                 str(r.get("confirmed", ""))]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

@@ -43,8 +43,10 @@ FLAGS = {PLUGIN: ["-O2", "-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-paramete
          KALLSYMS_INIT: ["-O2", "-Wall", "-static"]}
 #: the user half of x86-64's address space: below it the probe and the C library, above it the kernel
 USER_TOP = 0x0000800000000000
-#: a function below this many instructions per operation is summed into OTHER when saved
+#: a function below this many instructions per operation, or below this share of its condition's count, is
+#: summed into OTHER when saved (a version's profile stays under 100 kB)
 KEEP_MIN = 1.0
+KEEP_SHARE = 0.005
 OTHER = "(other kernel functions)"
 #: under -icount sleep=off an idle guest's clock jumps to its next timer: a batch's count then exceeds the
 #: instructions executed in its window, and the difference is kept as this pseudo-function
@@ -238,10 +240,13 @@ def profile(env_name: str, conditions: list[tuple[str, dict, int]], cpus: set[in
 
 
 def compact(prof):
-    """Functions under KEEP_MIN instructions per operation summed into one row per condition and space."""
+    """Functions under KEEP_MIN instructions per operation, or under KEEP_SHARE of their condition's count,
+    summed into one row per condition and space (the idle row is always kept)."""
     import pandas as pd
 
-    small = prof.instructions_per_op < KEEP_MIN
+    total = prof.groupby(["environment", "probe", "params_json"])["instructions_per_op"].transform("sum")
+    small = ((prof.instructions_per_op < KEEP_MIN) | (prof.instructions_per_op < KEEP_SHARE * total)) & (
+        prof.function != IDLE)
     rest = (prof[small].groupby(["environment", "probe", "params_json", "space"], as_index=False)
             .instructions_per_op.sum().assign(function=OTHER))
     out = pd.concat([prof[~small], rest[COLUMNS]], ignore_index=True)

@@ -461,5 +461,6 @@ def versions(root: str | Path | None = None):
         return pd.DataFrame(), None
     ch = analysis_versions.explain(analysis_versions.changes(hist), analysis_versions.profiles())
     ch = ch.reindex(ch["percent"].abs().sort_values(ascending=False).index).reset_index(drop=True)
-    shown = ch[["from", "to", "mitigations", "condition", "before", "after", "delta", "percent", "functions"]]
+    shown = ch[["from", "to", "mitigations", "condition", "before", "after", "delta", "percent", "functions",
+                "profiled_delta", "confirmed"]]
     return shown, plots_versions.plot_history(hist, analysis_versions.version_order())
