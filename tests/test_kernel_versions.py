@@ -259,3 +259,14 @@ def test_the_mitigations_cost_in_executed_instructions_leaves_idle_time_out():
     row = lebench.agreement(hist, prof=prof).set_index("lebench_test").loc["small-read"]
     assert row["ours_newest_percent"] == pytest.approx(-80.0) and row["executed_newest_percent"] == pytest.approx(20.0)
     assert "executed only" in lebench.agreement_markdown(lebench.agreement(hist, prof=prof))
+
+
+def test_the_executed_history_reads_the_profiles_without_idle_time():
+    hist = versions.history(_boots({("linux-tcg-5.10", "null_syscall", ""): [300, 300],
+                                    ("linux-tcg-6.1", "null_syscall", ""): [1200, 1200]}))
+    prof = pd.DataFrame([
+        ("linux-tcg-5.10", "null_syscall", "{}", "do_syscall_64", "kernel", 250.0),
+        ("linux-tcg-6.1", "null_syscall", "{}", "do_syscall_64", "kernel", 275.0),
+        ("linux-tcg-6.1", "null_syscall", "{}", symprofile.IDLE, "idle", 900.0)], columns=symprofile.COLUMNS)
+    ex = versions.executed_history(prof, hist)
+    assert list(ex["median"]) == [250.0, 275.0] and list(ex["relative"]) == [1.0, 1.1]
