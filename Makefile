@@ -73,7 +73,7 @@ envs: install
 # quick profile keeps its time: every Linux version of catalog/kernel_versions.py's table fetched (a pinned
 # .deb) and measured with its default mitigations and with mitigations=off (one campaign each, one guest
 # boot at a time, pinned to KERNEL_CPUS), each kernel's instructions profiled by function
-# (data/kernel_profiles/), then the history (paper/generated/kernel_*).  About 50 minutes on a busy 2-CPU VM.
+# (data/kernel_profiles/), then the history (paper/generated/kernel_*).  About 65 minutes on a busy 2-CPU VM.
 KERNEL_CPUS ?= 0
 kernels: install
 	$(PY) -m osbench_analysis.measure.kernel_sweep --cpus $(KERNEL_CPUS)
