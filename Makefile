@@ -32,7 +32,7 @@ TEX_PACKAGES := texlive-latex-base texlive-latex-recommended texlive-fonts-recom
 
 BROWSER_PACKAGES := chromium chromium-driver
 
-.PHONY: all install lock envs setup count env-packages env-runsc env-local measure measure-guests analyze reference figures paper pdf report tex test test-fast clean-derived browser browser-check
+.PHONY: all install lock envs kernels setup count env-packages env-runsc env-local measure measure-guests analyze reference figures paper pdf report tex test test-fast clean-derived browser browser-check
 all: measure paper report
 	$(call phase,make all finished)
 
@@ -68,6 +68,16 @@ lock:
 # (idempotent; one line per environment: ready or why not)
 envs: install
 	$(PY) -m osbench_analysis.environments.install
+
+# The kernel-version sweep (issue 39, docs/kernels.md), after `make envs`; not part of `make all`, whose
+# quick profile keeps its time: every Linux version of catalog/kernel_versions.py's table fetched (a pinned
+# .deb) and measured with its default mitigations and with mitigations=off (one campaign each, one guest
+# boot at a time, pinned to KERNEL_CPUS), each kernel's instructions profiled by function
+# (data/kernel_profiles/), then the history (paper/generated/kernel_*).  About 65 minutes on a busy 2-CPU VM.
+KERNEL_CPUS ?= 0
+kernels: install
+	$(PY) -m osbench_analysis.measure.kernel_sweep --cpus $(KERNEL_CPUS)
+	$(PY) -m osbench_analysis.analysis.versions
 
 # What `make all` and `make test` set up, side by side on a fresh machine: the venv's pip install,
 # the Debian packages (the environments' and the paper's TeX, one apt-get) and runsc's Go build;
@@ -110,6 +120,8 @@ ifeq ($(strip $(ENVIRONMENT)),all)
 	@$(PY) -m osbench_analysis.environments.install --report
 	$(call phase,set-up done)
 	$(call campaign,all-timed,run_campaign)
+	@# the full profile also sweeps the kernel versions (docs/kernels.md); the quick one never does
+	@if [ "$(PROFILE)" = full ]; then $(MAKE) --no-print-directory kernels; fi
 else
 	$(call phase,set-up)
 	@$(MAKE) --no-print-directory setup

@@ -82,7 +82,9 @@ NOTHING = {"processes": [], "mounts": [], "folders": []}
 
 def test_every_environment_is_available_here():
     table = environments.status_table()
-    missing = table[~table["available"]]
+    # the kernel-version sweep's guests are built by `make kernels`, not `make envs`
+    swept = {e.name for e in environments.REGISTRY if not e.in_all}
+    missing = table[~table["available"] & ~table["name"].isin(swept)]
     assert missing.empty, "not available (run `make envs`):\n" + missing.to_string()
     assert set(SANDBOXES) <= set(table["name"])
 

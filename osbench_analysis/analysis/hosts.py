@@ -375,7 +375,8 @@ def cross_host(root=None, *, hosts: list[str] | None = None, probes: list[str] |
             pooled = sorted({c for ids in p.campaigns.values() for c in ids})
         else:
             pooled = []
-        g = guests_cat[guests_cat["host"] == h]
+        # the four designs' guests (the kernel-version sweep's: analysis/versions.py)
+        g = guests_cat[(guests_cat["host"] == h) & guests_cat["environment"].isin(microkernel.DESIGN_GUESTS)]
         if len(g):
             tab, _ = microkernel.from_campaigns(list(g["campaign_id"]), root)
             if len(tab):

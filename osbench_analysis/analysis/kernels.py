@@ -175,11 +175,12 @@ def newest_round(cat: pd.DataFrame) -> list[str]:
     """The newest campaign (not sealed as partial) of each guest environment in a catalog: one round, whose boots are compared
     with each other (campaigns of other days may count otherwise: another build of a guest, another
     set of jobs before a probe in the same boot)."""
-    from osbench_analysis.catalog.guests import GUEST_ENVIRONMENTS
+    from osbench_analysis.catalog.guests import DESIGN_GUESTS
 
     if not len(cat):
         return []
-    guests = cat[cat["environment"].isin(GUEST_ENVIRONMENTS)].sort_values(["created_utc", "campaign_id"])
+    # the four designs' guests; the kernel-version sweep's are analysed by versions.py
+    guests = cat[cat["environment"].isin(DESIGN_GUESTS)].sort_values(["created_utc", "campaign_id"])
     if "partial" in guests:     # a campaign sealed as partial is no round's (store.catalog)
         guests = guests[guests["partial"].fillna("") == ""]
     return list(guests.groupby("environment")["campaign_id"].last())

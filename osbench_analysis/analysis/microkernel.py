@@ -28,7 +28,7 @@ import pandas as pd
 
 from osbench_analysis.catalog import registry
 from osbench_analysis.catalog.families import print_condition, print_name
-from osbench_analysis.catalog.guests import GUEST_ENVIRONMENTS, LINUX, LINUX_NOMITIG, MACH, UNIT  # noqa: F401  (the guests' names, re-exported)
+from osbench_analysis.catalog.guests import DESIGN_GUESTS, GUEST_ENVIRONMENTS, LINUX, LINUX_NOMITIG, MACH, UNIT  # noqa: F401  (the guests' names, re-exported)
 from osbench_analysis.formatting import sig3, tex_escape
 
 #: the published microkernel figures set beside ours (data/reference, miao_minix3_linux's background)

@@ -202,12 +202,19 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if args.strict and failed else 0
     width = max(len(env.name) for env in environments.REGISTRY)
     ready = []
+    sweep = [env for env in environments.REGISTRY if not env.in_all]
     for env in environments.REGISTRY:
+        if not env.in_all:   # the kernel-version sweep's guests: `make kernels`, one line for all below
+            continue
         ok = env.availability()
         ready.append(bool(ok))
         say(f"{env.name:<{width}}  ready: {ok.reason}" if ok else
             f"{env.name:<{width}}  not available: {ok.reason}" + (f" (install: {ok.install_hint})"
                                                                  if ok.install_hint else ""))
+    if sweep:
+        built = sum(bool(env.availability()) for env in sweep)
+        say(f"{'linux-tcg-<version>':<{width}}  kernel-version sweep: {built} of {len(sweep)} built "
+            "(make kernels fetches, measures and profiles them; docs/kernels.md)")
     say(f"environments set up in {time.monotonic() - t0:.1f} s")
     return 1 if args.strict and not all(ready) else 0
 

@@ -64,7 +64,7 @@ class LinuxTCG(GuestEnvironment):
     memory_boundary = "marker"    # the harness's markers: the kernel and the vDSO read the TSC too
 
     def __init__(self, name: str = "linux-tcg", extra_args: Sequence[str] = (), description: str = "",
-                 cpu: str = "qemu64", meltdown: str = ""):
+                 cpu: str = "qemu64", meltdown: str = "", pinned=None):
         self.name, self.extra_args = name, tuple(extra_args)
         # cpu: the emulated CPU (linux-tcg-pti: an Intel vendor, so that Linux deems it Meltdown-affected and
         # isolates its page tables); meltdown: what the guest's vulnerabilities/meltdown must say, else the
@@ -72,6 +72,10 @@ class LinuxTCG(GuestEnvironment):
         self.cpu, self.meltdown = cpu, meltdown
         if meltdown == PTI:
             self.memory_global = "image"   # Linux 6.1 under PTI without PCID keeps only its image global
+        # pinned: a Kernel of the version sweep (catalog/kernel_versions.py: its own vmlinuz, the same initramfs
+        # and probes), measured when named, never by `--environment all`; None: the machine's release's kernel
+        self.pinned = pinned
+        self.in_all = pinned is None
         self.description = description or (
             "Debian's Linux kernel under the same QEMU TCG -icount command line as mach, running osbench's "
             "probes statically linked as its init; counts are guest instructions")
@@ -80,9 +84,31 @@ class LinuxTCG(GuestEnvironment):
         return probe.name in PROBES
 
     def files(self) -> dict[str, Path]:
-        return {"vmlinuz": VMLINUZ, "initramfs": INITRAMFS}
+        return {"vmlinuz": self.vmlinuz, "initramfs": INITRAMFS}
+
+    @property
+    def vmlinuz(self) -> Path:
+        return VMLINUZ if self.pinned is None else self.pinned.folder / "vmlinuz"
+
+    @property
+    def vmlinux(self) -> Path:
+        return VMLINUX if self.pinned is None else self.pinned.folder / "vmlinux"
+
+    def image(self) -> Path:
+        """The kernel QEMU boots: the decompressed vmlinux where it was made, else the vmlinuz."""
+        return self.vmlinux if self.vmlinux.exists() else self.vmlinuz
+
+    def availability(self):
+        ok = super().availability()
+        if not ok and self.pinned is not None:
+            from osbench_analysis.environments.base import Availability
+
+            return Availability(False, ok.reason, "make kernels  (after make envs)")
+        return ok
 
     def version(self) -> str:
+        if self.pinned is not None:
+            return f"{self.pinned.package} {self.pinned.version}"
         pkg = next(((k, v) for k, v in manifest().get("linux-tcg", {}).items() if k.startswith("linux-image")),
                    ("linux-image", {}))
         return f"{pkg[0]} {pkg[1].get('version', '?')}"
@@ -94,7 +120,7 @@ class LinuxTCG(GuestEnvironment):
         base = INITRAMFS.read_bytes()
         initrd = folder / "initrd.cpio"
         initrd.write_bytes(base + b"\0" * (-len(base) % 512) + newc([("osb-jobs", 0o100644, jobs_file(plans))]))
-        return ["-kernel", str(kernel_image()), "-initrd", str(initrd), "-append", append_line(self.extra_args)]
+        return ["-kernel", str(self.image()), "-initrd", str(initrd), "-append", append_line(self.extra_args)]
 
     def checked(self, results: list) -> list:
         """Every job failed when the guest's meltdown state is not the one this environment promises."""
@@ -111,9 +137,11 @@ class LinuxTCG(GuestEnvironment):
 
     def facts(self) -> dict:
         return {**super().facts(), "kernel_args": append_line(self.extra_args),
-                "kernel_entry": "PVH entry of vmlinux (decompressed from vmlinuz)" if kernel_image() == VMLINUX
+                "kernel_entry": "PVH entry of vmlinux (decompressed from vmlinuz)" if self.image() == self.vmlinux
                 else "vmlinuz through the BIOS and its decompressor",
-                "guest_packages": manifest().get("linux-tcg", {}),
+                "guest_packages": manifest().get("linux-tcg" if self.pinned is None else self.name, {}),
+                **({"kernel_version": self.pinned.name, "kernel_release": self.pinned.release,
+                    "kernel_suite": self.pinned.suite or "(host)"} if self.pinned is not None else {}),
                 "kernel_config": "Debian SMP PREEMPT_DYNAMIC kernel on one vCPU"
                                  + (f", {' '.join(self.extra_args)}" if self.extra_args else ", default mitigations")
                                  + (f", -cpu {self.cpu}: page-table isolation (KPTI) checked in every boot"

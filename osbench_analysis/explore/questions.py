@@ -373,8 +373,8 @@ def plot_runs(s: pd.DataFrame, *, title: str | None = None):
     return plots.runs_plot(s, run_summary(s), title=title)
 
 
-__all__ = ["ExploreError", "ThisHost", "Verdict", "campaigns", "compare", "guests", "memory_events", "newest",
-           "plot_runs", "run_summary", "runs_agree", "samples", "this_host"]
+__all__ = ["ExploreError", "ThisHost", "Verdict", "across_versions", "campaigns", "compare", "guests", "memory_events",
+           "newest", "plot_runs", "run_summary", "runs_agree", "samples", "this_host", "versions"]
 
 
 def ipc_across_kernels(campaigns: list[str] | None = None, root: str | Path | None = None, *,
@@ -412,3 +412,55 @@ def memory_events(root: str | Path | None = None, campaigns: list[str] | None = 
                            "`osbench run --environment linux-tcg,mach,sel4 --memory-events`")
     tab = memevents.from_campaigns(campaigns, root)["matched"]
     return memevents.matched_screen(tab), plots_memevents.plot_memory_matched(tab)
+
+
+def across_versions(probe: str, root: str | Path | None = None, *, variant: str | None = None) -> pd.DataFrame:
+    """How did `probe`'s cost change across Linux versions?  One row per version of the kernel-version
+    sweep (`make kernels`; the newest campaign of each linux-tcg-<version>[-nomitig] under root): its
+    count with the default mitigations and with mitigations=off (guest instructions per operation, the
+    median over boots; `exact`: every boot the same), each relative to the oldest version, and the change
+    from the version before when it exceeds 5 %, with the kernel functions that moved most
+    (data/kernel_profiles/).  `variant`: one parameter set (e.g. "bytes=64"); default the probe's own."""
+    from osbench_analysis.analysis import versions
+
+    hist = versions.history(versions.from_campaigns(root))
+    h = hist[(hist["probe"] == probe) & (hist["variant"] == (variant or ""))] if len(hist) else hist
+    if h.empty:
+        known = sorted(set(hist["probe"])) if len(hist) else []
+        raise ExploreError(f"no kernel-version sweep of {probe!r}{f' ({variant})' if variant else ''} under "
+                           f"{root or 'data/campaigns'}" + (f" (measured: {', '.join(known)})" if known else
+                                                            ": measure it with `make kernels`"))
+    changes = versions.explain(versions.changes(h), versions.profiles())
+    out = []
+    for v in [x for x in versions.version_order() if x in set(h["version"])]:
+        row = {"version": v, "release": h[h["version"] == v]["release"].iloc[0]}
+        for mit, label in (("default", "default"), ("off", "mitigations=off")):
+            r = h[(h["version"] == v) & (h["mitigations"] == mit)]
+            row[label] = float(r["median"].iloc[0]) if len(r) else np.nan
+            row[f"{label} / oldest"] = float(r["relative"].iloc[0]) if len(r) else np.nan
+            row[f"{label}: exact"] = bool(r["exact"].iloc[0]) if len(r) else False
+            c = changes[(changes["to"] == v) & (changes["mitigations"] == mit)]
+            row[f"{label}: change > 5 %"] = "; ".join(
+                f"{x['delta']:+,.0f} ({x['percent']:+.1f} %)" + (f", in {x['functions']}" if x["functions"] else "")
+                for _, x in c.iterrows())
+        out.append(row)
+    tab = pd.DataFrame(out)
+    tab.attrs["caption"] = (f"{probe}{f' ({variant})' if variant else ''} across Linux versions: guest "
+                            "instructions per operation (QEMU TCG -icount, kernel and user), not time.")
+    return tab
+
+
+def versions(root: str | Path | None = None):
+    """The kernel-version sweep at a glance: every change of more than 5 % between consecutive versions
+    with the kernel functions that carry it (a DataFrame, largest first) and the LEBench-style figure."""
+    from osbench_analysis.analysis import versions as analysis_versions
+    from osbench_analysis.plots import versions as plots_versions
+
+    hist = analysis_versions.history(analysis_versions.from_campaigns(root))
+    if hist.empty:
+        return pd.DataFrame(), None
+    ch = analysis_versions.explain(analysis_versions.changes(hist), analysis_versions.profiles())
+    ch = ch.reindex(ch["percent"].abs().sort_values(ascending=False).index).reset_index(drop=True)
+    shown = ch[["from", "to", "mitigations", "condition", "before", "after", "delta", "percent", "functions",
+                "profiled_delta", "confirmed"]]
+    return shown, plots_versions.plot_history(hist, analysis_versions.version_order())

@@ -182,13 +182,14 @@ def is_selector(spec: str) -> bool:
 def resolve_environments(spec: str) -> list[environments.Environment]:
     """'native', 'gvisor,uml', or a selector (SELECTORS): 'all' (native and every available environment),
     'all-guests' (every available guest counting instructions), 'all-timed' (native and every available
-    environment timed in ns)."""
+    environment timed in ns).  A selector never picks the kernel-version sweep's guests (Environment.in_all:
+    measured when named, by make kernels)."""
     if not isinstance(spec, str) or not spec.strip():
         raise ConfigError(f"environment must name an environment or one of {', '.join(map(repr, SELECTORS))} "
                           f"(got {spec!r}; known: {', '.join(environments.names())})")
     if is_selector(spec):
         kind = SELECTORS[spec.strip()]
-        return [e for e in environments.REGISTRY if kind(e) and (e.name == "native" or e.availability())]
+        return [e for e in environments.REGISTRY if kind(e) and e.in_all and (e.name == "native" or e.availability())]
     names = [n.strip() for n in spec.split(",") if n.strip()]
     if len(set(names)) != len(names):
         raise ConfigError(f"environment lists a name twice: {spec!r}")

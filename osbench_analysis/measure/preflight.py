@@ -88,7 +88,8 @@ def _preflight(parts: list[_EnvRun], cfg: CampaignConfig, jr: journal.Journal, p
         from osbench_analysis import environments
 
         for env in environments.REGISTRY:
-            if env.name in results or not SELECTORS[cfg.environment.strip()](env):
+            # the kernel-version sweep's (Environment.in_all False) are measured when named, never by a selector
+            if env.name in results or not env.in_all or not SELECTORS[cfg.environment.strip()](env):
                 continue
             ok = env.availability()
             results[env.name] = {"status": "unavailable", "wall_s": 0.0, "message": ok.reason, "left_out": True}
