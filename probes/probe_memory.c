@@ -111,8 +111,10 @@ static int pass_setup(osb_ctx *c, int64_t fallback)
     s->bytes = (size_t)(c->p->size > 0 ? c->p->size : fallback);
     void *m = mmap(NULL, s->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (m == MAP_FAILED) {
+        int err = errno;
+        size_t bytes = s->bytes;
         free(s);
-        return osb_fail(c, errno, "mmap of %zu bytes failed: %s", s->bytes, strerror(errno));
+        return osb_fail(c, err, "mmap of %zu bytes failed: %s", bytes, strerror(err));
     }
     s->buf = m;
     for (size_t off = 0; off < s->bytes; off += 64)
