@@ -183,6 +183,27 @@ def test_the_campaign_checks_its_counts_and_its_boots_and_the_known_answers():
     assert len(off)
 
 
+
+def test_the_microkernel_tasks_line_passes_are_checked_against_their_fixed_sizes():
+    # GNU Mach's and seL4's tasks take no size: 64 KiB (twice L1D: every line misses L1D, none L2 or the
+    # TLB) and 16 KiB (inside L1D: nothing misses)
+    rows = []
+    for guest in ("mach", "sel4"):
+        for probe, l1d in ((f"{guest}_line_pass_64k", 1024.4), (f"{guest}_line_pass_16k", 0.3)):
+            rows.append({"mode": "warm", "environment": guest, "probe": probe, "params_json": "{}",
+                         "l1d_misses": l1d, "l2_misses": 0.0, "dtlb_misses": 0.1, "stlb_misses": 0.0})
+    tab = pd.DataFrame(rows)
+    ka = analysis.known_answers(tab)
+    assert len(ka) == 16 and ka["agrees"].all()
+    big = ka[(ka["probe"] == "sel4_line_pass_64k") & (ka["event"] == "l1d_misses")].iloc[0]
+    assert big["bytes"] == 65536 and big["predicted"] == 1024
+    assert set(ka[ka["probe"].str.endswith("_16k")]["predicted"]) == {0}
+    # a model whose L1D held 64 KiB (no misses), or one that missed inside L1D, fails the check
+    wrong = tab.assign(l1d_misses=lambda d: np.where(d["probe"].str.endswith("_64k"), 0.0, 256.0))
+    bad = analysis.known_answers(wrong)
+    assert not bad[bad["event"] == "l1d_misses"]["agrees"].any()
+
+
 def test_the_matched_rows_in_memory_terms_and_counts_to_time():
     s = _samples()
     tab = pd.concat([analysis.per_op(s, {"c": "warm"}),

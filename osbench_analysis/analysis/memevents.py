@@ -90,8 +90,10 @@ def count_check(samples: pd.DataFrame) -> pd.DataFrame:
 
 
 #: the known-answer probes and their buffer when it is fixed (GNU Mach's task takes no size parameter)
-KNOWN_ANSWER_PROBES = ("mem_page_pass", "mem_line_pass", "mach_page_pass", "sel4_page_pass")
-FIXED_BYTES = {"mach_page_pass": 256 * PAGE, "sel4_page_pass": 128 * PAGE}
+KNOWN_ANSWER_PROBES = ("mem_page_pass", "mem_line_pass", "mach_page_pass", "mach_line_pass_64k", "mach_line_pass_16k",
+                       "sel4_page_pass", "sel4_line_pass_64k", "sel4_line_pass_16k")
+FIXED_BYTES = {"mach_page_pass": 256 * PAGE, "sel4_page_pass": 128 * PAGE, "mach_line_pass_64k": 64 << 10,
+               "sel4_line_pass_64k": 64 << 10, "mach_line_pass_16k": 16 << 10, "sel4_line_pass_16k": 16 << 10}
 
 
 def _size(probe: str, pj: str) -> int:
