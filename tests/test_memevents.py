@@ -154,7 +154,8 @@ def _samples() -> pd.DataFrame:
                     row.update({c: 0 for c in schema.MODEL_FIELDS})
                     row.update(mem_insns=it * per_op + batch + 2, kernel_entries=it * (probe != "mem_page_pass"),
                                dtlb_misses=it * 256 + 3 if probe == "mem_page_pass" else 0,
-                               l1d_misses=5 * (probe == "pipe_pingpong") * it, lines_touched=70, pages_touched=20)
+                               l1d_misses=5 * (probe == "pipe_pingpong") * it, lines_touched=70,
+                               pages_touched=260 if probe == "mem_page_pass" else 20)
                 rows.append(row)
     return schema.samples_frame(rows)
 
@@ -181,6 +182,11 @@ def test_the_campaign_checks_its_counts_and_its_boots_and_the_known_answers():
     off = ka.assign(measured=ka["measured"] * 2)
     assert not analysis.known_answers(tab.assign(dtlb_misses=tab["dtlb_misses"] * 2))["agrees"].all()
     assert len(off)
+    # the window's footprint: the buffer's 256 pages and a few of code and stack; a model that lost pages fails
+    pages = ka[ka["event"] == "pages_touched"].iloc[0]
+    assert pages["predicted"] == 256 and pages["measured"] == 260 and pages["agrees"]
+    lost = analysis.known_answers(tab.assign(pages_touched=26.0))
+    assert not lost[lost["event"] == "pages_touched"]["agrees"].any()
 
 
 
