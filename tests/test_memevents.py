@@ -154,7 +154,8 @@ def _samples() -> pd.DataFrame:
                     row.update({c: 0 for c in schema.MODEL_FIELDS})
                     row.update(mem_insns=it * per_op + batch + 2, kernel_entries=it * (probe != "mem_page_pass"),
                                dtlb_misses=it * 256 + 3 if probe == "mem_page_pass" else 0,
-                               l1d_misses=5 * (probe == "pipe_pingpong") * it, lines_touched=70, pages_touched=20)
+                               l1d_misses=5 * (probe == "pipe_pingpong") * it, lines_touched=70,
+                               pages_touched=260 if probe == "mem_page_pass" else 20)
                 rows.append(row)
     return schema.samples_frame(rows)
 
@@ -181,6 +182,32 @@ def test_the_campaign_checks_its_counts_and_its_boots_and_the_known_answers():
     off = ka.assign(measured=ka["measured"] * 2)
     assert not analysis.known_answers(tab.assign(dtlb_misses=tab["dtlb_misses"] * 2))["agrees"].all()
     assert len(off)
+    # the window's footprint: the buffer's 256 pages and a few of code and stack; a model that lost pages fails
+    pages = ka[ka["event"] == "pages_touched"].iloc[0]
+    assert pages["predicted"] == 256 and pages["measured"] == 260 and pages["agrees"]
+    lost = analysis.known_answers(tab.assign(pages_touched=26.0))
+    assert not lost[lost["event"] == "pages_touched"]["agrees"].any()
+
+
+
+def test_the_microkernel_tasks_line_passes_are_checked_against_their_fixed_sizes():
+    # GNU Mach's and seL4's tasks take no size: 64 KiB (twice L1D: every line misses L1D, none L2 or the
+    # TLB) and 16 KiB (inside L1D: nothing misses)
+    rows = []
+    for guest in ("mach", "sel4"):
+        for probe, l1d in ((f"{guest}_line_pass_64k", 1024.4), (f"{guest}_line_pass_16k", 0.3)):
+            rows.append({"mode": "warm", "environment": guest, "probe": probe, "params_json": "{}",
+                         "l1d_misses": l1d, "l2_misses": 0.0, "dtlb_misses": 0.1, "stlb_misses": 0.0})
+    tab = pd.DataFrame(rows)
+    ka = analysis.known_answers(tab)
+    assert len(ka) == 16 and ka["agrees"].all()
+    big = ka[(ka["probe"] == "sel4_line_pass_64k") & (ka["event"] == "l1d_misses")].iloc[0]
+    assert big["bytes"] == 65536 and big["predicted"] == 1024
+    assert set(ka[ka["probe"].str.endswith("_16k")]["predicted"]) == {0}
+    # a model whose L1D held 64 KiB (no misses), or one that missed inside L1D, fails the check
+    wrong = tab.assign(l1d_misses=lambda d: np.where(d["probe"].str.endswith("_64k"), 0.0, 256.0))
+    bad = analysis.known_answers(wrong)
+    assert not bad[bad["event"] == "l1d_misses"]["agrees"].any()
 
 
 def test_the_matched_rows_in_memory_terms_and_counts_to_time():

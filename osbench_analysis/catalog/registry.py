@@ -391,6 +391,12 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
     Probe("mach_page_pass", "mach", "one read of one byte in each of 256 pages (1 MiB, vm_allocate'd in set-up)",
           False, "none (a known answer for the guests' memory-system model in GNU Mach: 256 data TLB misses a "
           "pass)", guest="mach", hidden=True),
+    Probe("mach_line_pass_64k", "mach", "one read of one byte in each 64 B line of 64 KiB (vm_allocate'd in set-up)",
+          False, "none (a known answer for the guests' memory-system model in GNU Mach: 1,024 L1D misses a pass, "
+          "no L2 or TLB miss)", guest="mach", hidden=True),
+    Probe("mach_line_pass_16k", "mach", "one read of one byte in each 64 B line of 16 KiB (vm_allocate'd in set-up)",
+          False, "none (a known answer for the guests' memory-system model in GNU Mach: inside L1D, no miss)",
+          guest="mach", hidden=True),
     Probe("mach_port_alloc", "mach", "mach_port_allocate (receive right) + mach_port_destroy", False,
           "none in the reference tables", guest="mach", pairs_with=("unix_pingpong", {}),
           differs="creating and destroying the endpoint of IPC (two kernel RPCs), not a message; the Linux "
@@ -432,6 +438,12 @@ PROBES: dict[str, Probe] = {p.name: p for p in [
           "none in the reference tables (analog of process create + exit)", guest="sel4", max_iterations=100_000),
     Probe("sel4_page_pass", "sel4", "one read of one byte in each of 128 frames mapped in set-up (512 KiB)", False,
           "none (a known answer for the guests' memory-system model in seL4: 128 data TLB misses a pass)",
+          guest="sel4", hidden=True),
+    Probe("sel4_line_pass_64k", "sel4", "one read of one byte in each 64 B line of 16 frames mapped in set-up (64 KiB)",
+          False, "none (a known answer for the guests' memory-system model in seL4: 1,024 L1D misses a pass, no "
+          "L2 or TLB miss)", guest="sel4", hidden=True),
+    Probe("sel4_line_pass_16k", "sel4", "one read of one byte in each 64 B line of 4 frames mapped in set-up (16 KiB)",
+          False, "none (a known answer for the guests' memory-system model in seL4: inside L1D, no miss)",
           guest="sel4", hidden=True),
     Probe("sel4_test_fault", "testonly", "a write to an unmapped page in the seL4 root task", False,
           "none (tests that a guest's fault fails the run)", hidden=True, guest="sel4"),

@@ -238,27 +238,41 @@ static int64_t loop_port(int64_t n)
 	return w;
 }
 
-/* the memory model's known answer (environments/memevents.py): 1 MiB (256 pages) allocated and touched in
- * set-up, then one byte of each page read per pass, page p's line p mod 64 (every L1 set): a 64-entry data
- * TLB misses each page once a pass, the lines stay in L1D */
+/* the memory model's known answers (environments/memevents.py), over a buffer vm_allocate'd and written
+ * line by line in set-up.  Page pass: 1 MiB (256 pages), one byte of each page read per pass, page p's
+ * line p mod 64 (every L1 set): a 64-entry data TLB misses each page once a pass, the lines stay in L1D.
+ * Line passes: one byte of each 64 B line of 64 KiB (twice L1D: every line misses L1D a pass, hits L2,
+ * 16 pages hit the TLB) or of 16 KiB (inside L1D: no misses) */
 #define PASS_PAGES 256
 static volatile unsigned char *pass_buf;
-static kern_return_t setup_pass(void)
+static unsigned long pass_bytes;
+static kern_return_t setup_buf(unsigned long bytes)
 {
 	vm_address_t a = 0;
-	kern_return_t kr = vm_allocate(task, &a, PASS_PAGES * 4096, 1);
+	kern_return_t kr = vm_allocate(task, &a, bytes, 1);
 	if (kr) return kr;
 	pass_buf = (volatile unsigned char *)a;
-	for (int p = 0; p < PASS_PAGES * 64; p++) pass_buf[p * 64] = 1;
+	pass_bytes = bytes;
+	for (unsigned long off = 0; off < bytes; off += 64) pass_buf[off] = 1;
 	return KERN_SUCCESS;
 }
-static void teardown_pass(void) { vm_deallocate(task, (vm_address_t)pass_buf, PASS_PAGES * 4096); }
+static kern_return_t setup_pass(void) { return setup_buf(PASS_PAGES * 4096); }
+static kern_return_t setup_line_64k(void) { return setup_buf(64 << 10); }
+static kern_return_t setup_line_16k(void) { return setup_buf(16 << 10); }
+static void teardown_pass(void) { vm_deallocate(task, (vm_address_t)pass_buf, pass_bytes); }
 static int64_t loop_pass(int64_t n)
 {
 	int64_t sum = 0;
 	for (int64_t i = 0; i < n; i++)
 		for (int p = 0; p < PASS_PAGES; p++) sum += pass_buf[p * 4096 + (p % 64) * 64];
 	return sum / PASS_PAGES;
+}
+static int64_t loop_line(int64_t n)
+{
+	int64_t sum = 0;
+	for (int64_t i = 0; i < n; i++)
+		for (unsigned long off = 0; off < pass_bytes; off += 64) sum += pass_buf[off];
+	return sum / (int64_t)(pass_bytes / 64);
 }
 
 static kern_return_t setup_join(void) { mach_port_t p = 0; kern_return_t kr = service_port(&p); join_port = p; return kr; }
@@ -305,6 +319,8 @@ static const probe_t PROBES[] = {
 	{loop_thread, setup_join, teardown_join, "mach_thread_create"},
 	{loop_task, setup_join, teardown_join, "mach_task_create"},
 	{loop_pass, setup_pass, teardown_pass, "mach_page_pass"},
+	{loop_line, setup_line_64k, teardown_pass, "mach_line_pass_64k"},
+	{loop_line, setup_line_16k, teardown_pass, "mach_line_pass_16k"},
 };
 
 /* ---------------------------------------------------------------- batches */

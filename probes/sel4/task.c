@@ -246,29 +246,43 @@ static i64 loop_map(i64 n)
 	return w;
 }
 
-/* the memory model's known answer (environments/memevents.py): 128 frames of ut_job mapped at mapped_va in
- * the set-up and touched, then one byte of each read per pass, frame p's line p mod 64 (every L1 set): a
- * 64-entry data TLB misses each page once a pass */
+/* the memory model's known answers (environments/memevents.py), over frames of ut_job mapped at mapped_va
+ * in the set-up and every line written (1).  Page pass: 128 frames (512 KiB), one byte of each read per pass, frame p's
+ * line p mod 64 (every L1 set): a 64-entry data TLB misses each page once a pass.  Line passes: one byte
+ * of each 64 B line of 64 KiB (twice L1D: every line misses L1D a pass, hits L2, 16 pages hit the TLB)
+ * or of 16 KiB (inside L1D: no misses) */
 #define PASS_PAGES 128
-static long setup_pass(void)
+static u64 pass_bytes;
+static long setup_frames(u64 pages)
 {
 	long e = setup_map();
 	if (e) return e;
-	for (int p = 0; p < PASS_PAGES; p++) {
+	pass_bytes = pages * PAGE;
+	for (u64 p = 0; p < pages; p++) {
 		seL4_CPtr f = make(ut_job, seL4_X86_4K, 0);
 		if (!f) return -1;
-		if ((e = seL4_X86_Page_Map(f, seL4_CapInitThreadVSpace, mapped_va + (u64)p * PAGE, seL4_AllRights,
+		if ((e = seL4_X86_Page_Map(f, seL4_CapInitThreadVSpace, mapped_va + p * PAGE, seL4_AllRights,
 		                           seL4_X86_Default_VMAttributes))) return e;
-		*(volatile char *)(mapped_va + (u64)p * PAGE) = 1;
+		for (u64 off = 0; off < PAGE; off += 64) *(volatile char *)(mapped_va + p * PAGE + off) = 1;
 	}
 	return 0;
 }
+static long setup_pass(void) { return setup_frames(PASS_PAGES); }
+static long setup_line_64k(void) { return setup_frames(16); }
+static long setup_line_16k(void) { return setup_frames(4); }
 static i64 loop_pass(i64 n)
 {
 	i64 sum = 0;
 	for (i64 i = 0; i < n; i++)
 		for (int p = 0; p < PASS_PAGES; p++) sum += *(volatile unsigned char *)(mapped_va + (u64)p * PAGE + (p % 64) * 64);
 	return sum / PASS_PAGES;
+}
+static i64 loop_line(i64 n)
+{
+	i64 sum = 0;
+	for (i64 i = 0; i < n; i++)
+		for (u64 off = 0; off < pass_bytes; off += 64) sum += *(volatile unsigned char *)(mapped_va + off);
+	return sum / (i64)(pass_bytes / 64);
 }
 
 /* thread create to first run: a TCB retyped from ut_obj, configured, its registers written and
@@ -331,6 +345,8 @@ static const probe_t PROBES[] = {
 	{loop_call8, setup_server_space, "sel4_call_space_8mr"},
 	{loop_map, setup_map, "sel4_frame_map_touch"},
 	{loop_pass, setup_pass, "sel4_page_pass"},
+	{loop_line, setup_line_64k, "sel4_line_pass_64k"},
+	{loop_line, setup_line_16k, "sel4_line_pass_16k"},
 	{loop_thread, setup_ep, "sel4_thread_create"},
 	{loop_space, setup_ep, "sel4_space_create"},
 	{loop_fault, 0, "sel4_test_fault"},
