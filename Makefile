@@ -205,7 +205,7 @@ test: setup tex
 	$(PY) -m pytest -n auto --dist loadfile
 
 test-fast: install
-	$(PY) -m pytest -m "not slow" -n auto
+	$(PY) -m pytest -m "not slow" -n auto --dist loadfile
 
 clean-derived:
 	rm -rf paper/generated/* $(RUNS) data/derived build/paper build/report

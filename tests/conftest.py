@@ -1,6 +1,62 @@
 import os
+from pathlib import Path
 
 import pytest
+
+import hermetic
+
+
+def pytest_configure(config):
+    """Before collection: the suite reads none of this checkout's measurements (tests/hermetic.py)."""
+    import tempfile
+
+    config._osbench_default_root = tempfile.mkdtemp(prefix="osbench-tests-default-root-")
+    hermetic.install(Path(config._osbench_default_root))
+
+
+def pytest_unconfigure(config):
+    import shutil
+
+    if getattr(config, "_osbench_default_root", None):
+        shutil.rmtree(config._osbench_default_root, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def no_live_data_read():
+    """A read of the live data that the code under test caught and went on from still fails the test."""
+    hermetic.take_violations()
+    yield
+    seen = hermetic.take_violations()
+    if seen:
+        pytest.fail("the test read the checkout's live data (tests/hermetic.py):\n  " + "\n  ".join(seen[:5]),
+                    pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def committed_root(tmp_path_factory):
+    """A campaigns root holding a copy of the committed campaigns (git ls-files) and nothing else: the
+    committed data as a store, for tests of it (never the checkout's data/campaigns, where a clone's
+    own rounds land).  Read it; a test that changes campaigns makes a root of its own."""
+    assert hermetic.committed_campaigns(), "no committed campaigns: the committed-data tests need a git checkout"
+    return hermetic.copy_committed("data/campaigns", tmp_path_factory.mktemp("committed") / "campaigns")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def committed_data_only(committed_root, tmp_path_factory):
+    """What the package reads from the checkout by default, where measuring adds this machine's files,
+    pointed at copies of the committed files alone: the counted crossings and system-call mixes
+    (data/crossing_counts/, data/syscall_mix/: `make count`) and the synthetic campaigns' template
+    (store/synthetic.py: the oldest campaign of data/campaigns)."""
+    from osbench_analysis.analysis import crossing_counts, syscall_mix
+    from osbench_analysis.store import synthetic
+
+    saved = crossing_counts.COUNTS_DIR, syscall_mix.MIX_DIR, synthetic.CAMPAIGNS_DIR
+    base = tmp_path_factory.mktemp("committed-data")
+    crossing_counts.COUNTS_DIR = hermetic.copy_committed("data/crossing_counts", base / "crossing_counts")
+    syscall_mix.MIX_DIR = hermetic.copy_committed("data/syscall_mix", base / "syscall_mix")
+    synthetic.CAMPAIGNS_DIR = committed_root
+    yield base
+    crossing_counts.COUNTS_DIR, syscall_mix.MIX_DIR, synthetic.CAMPAIGNS_DIR = saved
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -46,8 +46,8 @@ def test_newest_campaign_of_each_environment_is_the_default(tiny_campaign, tiny_
         analysis.select_campaigns(None, "/nonexistent/campaigns")
 
 
-def test_every_macro_the_paper_uses_is_generated_from_the_data(result, tmp_path):
-    written = paper.write_generated(result, out_dir=tmp_path)
+def test_every_macro_the_paper_uses_is_generated_from_the_data(result, tmp_path, tiny_campaign):
+    written = paper.write_generated(result, out_dir=tmp_path, campaigns_root=tiny_campaign.path.parent)
     names = {p.name for p in written}
     assert {"macros.tex", "per_op_table.tex", "methods.tex", "per_op_forest.pdf", "per_op_estimates.csv"} <= names
     defined = dict(re.findall(r"\\newcommand\{\\(osb[A-Za-z]+)\}\{(.*)\}", (tmp_path / "macros.tex").read_text()))
@@ -64,7 +64,7 @@ def test_every_macro_the_paper_uses_is_generated_from_the_data(result, tmp_path)
 
 
 @pytest.mark.slow
-def test_paper_pdf_builds_from_generated_files(result, tmp_path):
+def test_paper_pdf_builds_from_generated_files(result, tmp_path, tiny_campaign):
     """The whole paper from one analysis: every section present, every reference
     and citation resolved, no forbidden word, every page and figure shows something."""
     from osbench_analysis.report import pdf_check as paper_check
@@ -72,7 +72,7 @@ def test_paper_pdf_builds_from_generated_files(result, tmp_path):
 
     shutil.copy(PAPER_TEX, tmp_path / "paper.tex")
     shutil.copy(PAPER_TEX.parent / "references.bib", tmp_path / "references.bib")
-    paper.write_generated(result, out_dir=tmp_path / "generated")
+    paper.write_generated(result, out_dir=tmp_path / "generated", campaigns_root=tiny_campaign.path.parent)
     reference_compare.write_reference(result, out_dir=tmp_path / "generated")
     assert "built" in paper.build_pdf(tmp_path)
     check = paper_check.check_paper(tmp_path / "paper.pdf", figures_dir=tmp_path / "generated",

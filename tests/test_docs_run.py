@@ -76,18 +76,8 @@ def session(text: str, ns: dict, where: str) -> int:
     return len(parts) // 2
 
 
-def committed_campaigns() -> set[str] | None:
-    """The campaign ids git tracks in this checkout (None without git): the data the pages were written from."""
-    import subprocess
-
-    r = subprocess.run(["git", "ls-files", "-z", "data/campaigns"], cwd=REPO, capture_output=True)
-    if r.returncode:
-        return None
-    return {Path(p).parts[2] for p in r.stdout.decode().split("\0") if len(Path(p).parts) > 3}
-
-
 @pytest.fixture(scope="module")
-def synthetic_root(tmp_path_factory):
+def synthetic_root(tmp_path_factory, committed_root):
     """Two native campaigns and one each of gvisor and the three guests: synthetic copies of this checkout's
     newest committed ones (a clone's own rounds from `make all` change which optional columns, such as
     warnings, a table has; the page shows the committed data's)."""
@@ -95,10 +85,7 @@ def synthetic_root(tmp_path_factory):
     from osbench_analysis.store import synthetic
 
     root = tmp_path_factory.mktemp("doc-campaigns")
-    cat = store.catalog()
-    committed = committed_campaigns()
-    if committed:
-        cat = cat[cat["campaign_id"].isin(committed)]
+    cat = store.catalog(committed_root)
     cat = cat[~cat["campaign_id"].str.contains("sweep")].sort_values("created_utc")
     # two natives of one host (the newest host with two)
     nat = cat[cat["environment"] == "native"]
@@ -109,7 +96,7 @@ def synthetic_root(tmp_path_factory):
     others = [cid for env in ("gvisor", "mach", "linux-tcg", "linux-tcg-nomitig")
               for cid in same[same["environment"] == env]["campaign_id"].tolist()[-1:]]
     for i, cid in enumerate(natives + others):
-        synthetic.write_synthetic(root, cid, base=store.load_campaign(store.default_root() / cid), seed=i)
+        synthetic.write_synthetic(root, cid, base=store.load_campaign(committed_root / cid), seed=i)
     return root
 
 

@@ -7,7 +7,15 @@ import pytest
 from osbench_analysis import cli, formatting
 from osbench_analysis.analysis import pipeline as analysis
 from osbench_analysis.explore import questions as explore
-from osbench_analysis.paths import CAMPAIGNS_DIR
+
+
+@pytest.fixture(autouse=True, scope="module")
+def committed_store(committed_root):
+    """The questions a user asks without naming a root read the committed campaigns (a copy: never the
+    checkout's data/campaigns, where a clone's own rounds land)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("OSBENCH_DATA_DIR", str(committed_root))
+        yield committed_root
 
 
 def _committed(environment: str) -> str:
@@ -108,8 +116,9 @@ BAD_OPTIONS = [("--level", "1.5", "level"), ("--level", "0", "level"), ("--n-res
 
 @pytest.mark.parametrize("option,value,name", BAD_OPTIONS, ids=[f"{o}={v}" for o, v, _ in BAD_OPTIONS])
 @pytest.mark.parametrize("command", ["analyze", "paper", "reference"])
-def test_each_bad_analysis_option_is_one_line_from_the_cli(command, option, value, name, capsys, tmp_path):
-    rc = cli.main([command, option, value, "--out-dir", str(tmp_path / "out"), "--root", str(CAMPAIGNS_DIR)])
+def test_each_bad_analysis_option_is_one_line_from_the_cli(command, option, value, name, capsys, tmp_path,
+                                                           committed_store):
+    rc = cli.main([command, option, value, "--out-dir", str(tmp_path / "out"), "--root", str(committed_store)])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and len(err.splitlines()) == 1, err
     assert err.startswith(f"osbench {command}: error: {name}") and "(got " in err
@@ -325,11 +334,11 @@ def test_widgets_show_their_content_as_state_not_as_captured_output():
     assert f.output.outputs == ({"output_type": "stream", "name": "stdout", "text": "no row has these values\n"},)
 
 
-def test_the_guests_are_one_call_and_asking_samples_for_one_says_so():
+def test_the_guests_are_one_call_and_asking_samples_for_one_says_so(tmp_path):
     table, figure = explore.guests()
     assert {"GNU Mach primitive", "Linux counterpart", "GNU Mach", "Linux"} <= set(table.columns) and len(table)
     assert figure is not None and len(figure.axes) >= 2
     with pytest.raises(explore.ExploreError, match=r"count guest instructions, not ns: explore\.guests\(\)"):
         explore.samples("null_syscall", environments=["mach"])
-    empty, none = explore.guests(CAMPAIGNS_DIR / "no-such-folder")
+    empty, none = explore.guests(tmp_path / "no-such-folder")
     assert empty.empty and none is None

@@ -104,10 +104,10 @@ def test_paper_files_are_written_only_when_two_designs_were_measured(tmp_path):
     assert not (tmp_path / "microkernel_matched.tex").exists()   # no stale table
 
 
-def test_explore_compares_the_ipc_round_trip_across_kernels_in_one_call(tmp_path, monkeypatch):
+def test_explore_compares_the_ipc_round_trip_across_kernels_in_one_call(tmp_path, monkeypatch, committed_root):
     monkeypatch.setattr(kernels, "from_campaigns", lambda campaigns=None, root=None: (kernels.matched(samples()),
                                                                                       pd.DataFrame()))
-    ipc = explore.ipc_across_kernels()
+    ipc = explore.ipc_across_kernels(root=committed_root)   # its guest round: the committed data's
     assert "seL4, no fastpath" in ipc.columns and (ipc["seL4"].str.contains("432")).any()
     monkeypatch.setattr(kernels, "from_campaigns", lambda campaigns=None, root=None: (pd.DataFrame(),
                                                                                       pd.DataFrame()))

@@ -22,14 +22,14 @@ ENVS = ("native", "gvisor", "gvisor-gofer", "uml", "fuse-nocache")
 
 
 @pytest.fixture(scope="module")
-def result():
+def result(committed_root):
     ids = [f"{ROUND}-vm-{e}" for e in ENVS]
     if not all((CAMPAIGNS_DIR / i).is_dir() for i in ids):
         pytest.skip(f"campaign round {ROUND} not in this checkout")
     # what the section reads: the crossings, the native prices of every counted event and the workloads
     probes = {*architectures.CROSSING_PROBES, "open_close", *registry.APPLICATION_PROBES,
               *(probe for piece in mechanism.PIECES for probe, _ in piece.price)}
-    return analysis.analyze(ids, pool=False, probes=sorted(probes))
+    return analysis.analyze(ids, committed_root, pool=False, probes=sorted(probes))
 
 
 def test_the_accounting_table_prints_the_analysis_figures_and_the_counts(result):
@@ -127,13 +127,13 @@ def test_a_workload_measured_in_an_environment_stands_beside_its_crossing_factor
     assert "\\label{tab:apps}" in tex and "User-mode Linux ($\\times$ native) & -- & -- & --" in tex
 
 
-def test_the_title_page_names_the_round_not_every_campaign(result):
+def test_the_title_page_names_the_round_not_every_campaign(result, committed_root):
     # the round's start in words, never its campaign id (ids are in the reproduction appendix)
     stamp = ROUND[:15]
     words = f"Measured {stamp[:4]}-{stamp[4:6]}-{stamp[6:8]} {stamp[9:11]}:{stamp[11:13]} UTC"
     assert paper.campaign_round_line(result) == words and ROUND[:8] not in words
     assert paper.text_macros(result)["osbCampaignRound"] == words
-    every = reproducibility.catalog_manifests()
+    every = reproducibility.catalog_manifests(committed_root)
     older = [c for c in every if c.startswith("20261123T135922Z") and every[c].environment != "native"]
     if not older:
         pytest.skip("no earlier round in this checkout")

@@ -201,15 +201,15 @@ def test_a_sweep_whose_operation_is_a_round_of_its_units_is_quoted_per_unit(tmp_
     assert "the time per file falls from the first point to the last" in sentence
 
 
-def test_the_committed_sweep_campaign_is_read_beside_the_committed_round():
+def test_the_committed_sweep_campaign_is_read_beside_the_committed_round(committed_root):
     sweep_id = "20261126T120746Z-vm-native"
     if not (CAMPAIGNS_DIR / sweep_id / store.SEAL_FILE).is_file():
         pytest.skip(f"campaign {sweep_id} not in this checkout")
-    cat = store.catalog()
+    cat = store.catalog(committed_root)
     host = cat.loc[cat["campaign_id"] == sweep_id, "host"].iloc[0]   # its own host, whichever is newest here
-    refs = analysis.select_campaigns(host=host)
+    refs = analysis.select_campaigns(root=committed_root, host=host)
     native = [r.campaign_id for r in refs if r.environment == "native"]
     assert len(native) == 1 and native[0] != sweep_id
-    assert sweep_id in analysis.sweep_campaign_ids(store.catalog())
-    _, swept = analysis.select_sweep_campaigns(refs)
+    assert sweep_id in analysis.sweep_campaign_ids(store.catalog(committed_root))
+    _, swept = analysis.select_sweep_campaigns(refs, committed_root)
     assert [r.campaign_id for r in swept] == [sweep_id]

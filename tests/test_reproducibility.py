@@ -185,7 +185,7 @@ def test_analysis_pools_the_hosts_comparable_campaigns(tmp_path):
     seeds = (0, 4, 6)          # log factors 0.126, -0.652, 1.053 times sigma
     for i, seed in enumerate(seeds):
         synthetic.write_synthetic(tmp_path, f"{base.id}-syn{i}", base=base, seed=seed, sigma=0.2)
-    a = analysis.analyze(root=tmp_path)
+    a = analysis.analyze(root=tmp_path, n_resamples=200)     # the claims are about pooling, not the bootstrap
     assert len(a.campaigns) == 1 and a.pooling.n_campaigns_max == 3
     table = a.table(full=True)
     single, pooled = table[~table["pooled"].astype(bool)], table[table["pooled"].astype(bool)]
@@ -198,7 +198,7 @@ def test_analysis_pools_the_hosts_comparable_campaigns(tmp_path):
     assert "over the campaigns" in a.methods_tex()
     macros = rp.paper_macros(a)
     assert macros["osbReproCampaigns"] == "3" and macros["osbReproIntervalOver"] == "over 3 campaigns"
-    one = analysis.analyze(root=tmp_path, pool=False)
+    one = analysis.analyze(root=tmp_path, pool=False, n_resamples=200)
     assert one.pooling is None and "within one campaign" in one.methods_tex()
     assert rp.paper_macros(one)["osbReproIntervalOver"] == WITHIN_ONE_CAMPAIGN
 

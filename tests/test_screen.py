@@ -87,9 +87,15 @@ def test_a_tall_forest_repeats_its_axis_along_the_top_and_a_short_one_does_not()
 
 
 @pytest.fixture(scope="module")
-def notebook_figures():
-    """name -> Figure: what analyze.ipynb, explore.ipynb and reference_comparisons.ipynb draw on this
-    checkout's campaigns."""
+def notebook_figures(committed_root):
+    """name -> Figure: what analyze.ipynb, explore.ipynb and reference_comparisons.ipynb draw on the
+    committed campaigns (a copy, the notebooks' default root)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("OSBENCH_DATA_DIR", str(committed_root))
+        return _notebook_figures()
+
+
+def _notebook_figures():
     import matplotlib
 
     matplotlib.use("Agg")

@@ -119,12 +119,12 @@ def test_condition_tables_equal_alone_with_other_ci_methods(ci_method):
     _assert_conditions_match(_campaign(), ci_method=ci_method, n_resamples=500, seed=7)
 
 
-def test_condition_tables_equal_each_condition_alone_on_a_committed_campaign():
+def test_condition_tables_equal_each_condition_alone_on_a_committed_campaign(committed_root):
     from osbench_analysis.store import campaigns as store
 
-    cat = store.catalog()
+    cat = store.catalog(committed_root)
     cid = cat.sort_values("created_utc")["campaign_id"].iloc[-1]
-    _assert_conditions_match(store.load_campaign(cid).samples)
+    _assert_conditions_match(store.load_campaign(cid, committed_root).samples)
 
 
 def test_flags_in_one_pass_equal_flags_of_each_condition_alone():

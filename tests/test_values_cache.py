@@ -144,7 +144,7 @@ def test_analyze_is_the_same_with_its_tables_cached_filled_and_off(tmp_path, bas
     for setting in (str(tmp_path / "cache"), str(tmp_path / "cache"), "off"):
         monkeypatch.setenv(values_cache.ENV_VAR, setting)
         pooling_cache.clear()
-        runs.append([pipeline.analyze(root=root, n_resamples=200), pipeline.analyze(root=root, probes=[probe])])
+        runs.append([pipeline.analyze(root=root, n_resamples=200), pipeline.analyze(root=root, probes=[probe], n_resamples=300)])
     assert len(list((tmp_path / "cache").rglob("*.parquet"))) >= 2 * 2   # two tables per campaign
     first = runs[0][0]
     one_pass = stats.condition_tables(first.samples, **first.settings.stats_kwargs())

@@ -55,10 +55,11 @@ def kind_of(name: str) -> str | None:
     return "other"
 
 
-def load_mix(host: str | None = None, directory: str | Path = MIX_DIR) -> dict:
-    """The counted mix: this host's file when there is one, else any host's (a program's calls are the
-    program's), with the host it was counted on; {} when none was counted."""
-    d = Path(directory)
+def load_mix(host: str | None = None, directory: str | Path | None = None) -> dict:
+    """The counted mix under ``directory`` (default MIX_DIR, data/syscall_mix/): this host's file when there
+    is one, else any host's (a program's calls are the program's), with the host it was counted on; {} when
+    none was counted."""
+    d = Path(directory) if directory is not None else MIX_DIR
     files = sorted(d.glob("*.json")) if d.is_dir() else []
     if not files:
         return {}
@@ -131,7 +132,7 @@ def predict(estimates: pd.DataFrame, ratios: pd.DataFrame, mix: dict, *, arch_cl
     return pd.DataFrame(rows)
 
 
-def from_result(result, directory: str | Path = MIX_DIR, ratios: pd.DataFrame | None = None
+def from_result(result, directory: str | Path | None = None, ratios: pd.DataFrame | None = None
                 ) -> tuple[pd.DataFrame, dict]:
     """predict() for an analysis' own host and primary campaigns, and the mix record used; ``ratios``: the
     measured slowdowns to set beside the predictions (default: the analysis' environment ratios within one

@@ -14,10 +14,11 @@ from osbench_analysis.store.records import PARTIAL_KEY
 from osbench_analysis.paths import CAMPAIGNS_DIR
 
 
-def template() -> store.Campaign:
-    """The oldest committed campaign of this checkout."""
-    ids = sorted(p.name for p in CAMPAIGNS_DIR.iterdir() if (p / store.SEAL_FILE).is_file())
-    return store.load_campaign(CAMPAIGNS_DIR / ids[0])
+def template(root: str | Path | None = None) -> store.Campaign:
+    """The oldest campaign under root (default: this checkout's data/campaigns, whose oldest is committed)."""
+    root = Path(root) if root is not None else CAMPAIGNS_DIR
+    ids = sorted(p.name for p in root.iterdir() if (p / store.SEAL_FILE).is_file())
+    return store.load_campaign(root / ids[0])
 
 
 def write_synthetic(root: str | Path, campaign_id: str, base: store.Campaign | None = None, seed: int = 0,
