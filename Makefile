@@ -201,11 +201,13 @@ browser-check: browser
 # On every core (pytest-xdist), one test file per worker at a time (--dist loadfile): the
 # sandbox tests (tests/test_environments_real.py) stay on one worker, in order, so sandboxes
 # never boot side by side and no FUSE mount of another test is taken for a leftover.
+# pytest keeps its rewritten test modules in __pycache__ (half of collection time) even where the shell asks
+# Python not to write bytecode
 test: setup tex
-	$(PY) -m pytest -n auto --dist loadfile
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -n auto --dist loadfile
 
 test-fast: install
-	$(PY) -m pytest -m "not slow" -n auto --dist loadfile
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -m "not slow" -n auto --dist loadfile
 
 clean-derived:
 	rm -rf paper/generated/* $(RUNS) data/derived build/paper build/report
