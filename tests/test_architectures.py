@@ -17,6 +17,7 @@ def _sides(rng, runs, sigma):
     return env, nat, simulate.simulate_samples(env, rng), simulate.simulate_samples(nat, rng)
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 @pytest.mark.parametrize("runs,sigma", [(5, 0.1), (12, 0.15)])
 def test_difference_interval_covers_the_true_difference(runs, sigma):
     rng = np.random.default_rng(7)

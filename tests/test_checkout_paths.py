@@ -8,6 +8,7 @@ import pytest
 from osbench_analysis.worker.main import BIN_DIR
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 @pytest.mark.parametrize("folder", ["plain", "x y", "a'b$c"])
 def test_fork_shell_runs_a_helper_wherever_the_checkout_is(tmp_path, folder):
     from osbench_analysis._probes import ffi, lib

@@ -56,6 +56,7 @@ def no_measuring(monkeypatch):
     (dict(cpus="0,1"), "cpus must be a list of CPU numbers"),
     (dict(note="a\0b"), "note must be a string without NUL"),
 ])
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_bad_parameters_are_refused(overrides, message, campaigns_root):
     cfg = runner.make_config("quick", output=str(campaigns_root), **overrides)
     with pytest.raises(runner.ConfigError, match=message):

@@ -36,6 +36,7 @@ def _frame(run_medians_by_env: dict, batches: int = 12, noise: float = 0.01, see
     return pd.DataFrame(rows)
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_samples_keep_only_the_condition_asked_for_with_flags():
     s = explore.samples("pipe_pingpong", placement="same_cpu", environments=["native", "gvisor"])
     assert set(s["environment"]) == {"native", "gvisor"} and set(s["placement"]) == {"same_cpu"}
@@ -45,6 +46,7 @@ def test_samples_keep_only_the_condition_asked_for_with_flags():
     assert set(s["campaign_id"]) == {_committed("native"), _committed("gvisor")}
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_samples_say_what_exists_when_asked_for_something_absent():
     with pytest.raises(explore.ExploreError, match="have: .*null_syscall"):
         explore.samples("no_such_probe")
@@ -55,6 +57,7 @@ def test_samples_say_what_exists_when_asked_for_something_absent():
         explore.samples("pipe_pingpong", placement=missing, environments=["native", "gvisor"])
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_run_summary_is_one_row_per_run_with_its_median():
     s = explore.samples("null_syscall", environments=["native"])
     r = explore.run_summary(s)
@@ -86,6 +89,7 @@ def test_compare_gives_the_ratio_with_an_interval_that_holds_it():
         explore.compare(s, "environment", "third", "base")
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_analyze_restricted_to_probes_and_environments():
     native = _committed("native")
     r = analysis.analyze([native], probes=["null_syscall"], n_resamples=200)
@@ -136,6 +140,7 @@ def test_settings_refuse_a_method_that_does_not_go_with_the_estimator():
         analysis.AnalysisSettings(estimator="mean", ci_method="runs-os")
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_the_explorer_widget_follows_what_is_picked():
     from osbench_analysis.explore import widgets
 
@@ -157,6 +162,7 @@ def test_the_explorer_widget_follows_what_is_picked():
     assert set(ex._samples["campaign_id"]) == {older} and ex.probe.value == "null_syscall"
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_screen_figures_are_one_per_family_titled_with_environments_told_apart():
     r = analysis.analyze(probes=["null_syscall", "pipe_pingpong", "fork_exit"], environments=["native", "gvisor"],
                          n_resamples=200)
@@ -236,6 +242,7 @@ def test_a_user_error_shows_as_one_line_in_a_notebook():
     assert len(lines) == 1 and lines[0].startswith("AnalysisError: level must be") and "(got 1.5)" in lines[0]
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_two_campaigns_by_default_are_two_that_measured_the_probe():
     from osbench_analysis.store import campaigns as store
 
@@ -334,6 +341,7 @@ def test_widgets_show_their_content_as_state_not_as_captured_output():
     assert f.output.outputs == ({"output_type": "stream", "name": "stdout", "text": "no row has these values\n"},)
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_the_guests_are_one_call_and_asking_samples_for_one_says_so(tmp_path):
     table, figure = explore.guests()
     assert {"GNU Mach primitive", "Linux counterpart", "GNU Mach", "Linux"} <= set(table.columns) and len(table)

@@ -143,6 +143,7 @@ def fake_fleet_task(tmp_path, monkeypatch):
     return use_fake_task(tmp_path, monkeypatch)
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_one_campaign_per_host_failures_reported_others_kept_and_a_rerun_resumes(tmp_path, fake_fleet_task):
     """The in-process fleet: the measurement is replaced by one that sends a synthetic campaign."""
     fake_fleet_task["fail"].add("h2")

@@ -105,6 +105,7 @@ def test_certs_keep_keys_private_chain_to_their_own_ca_and_print_the_commands(tm
     assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_a_plaintext_scheduler_is_refused_unless_insecure_and_then_every_command_says_so(tmp_path, fake_fleet_task,
                                                                                          capsys):
     for address in ("tcp://127.0.0.1:1", "127.0.0.1:1"):  # Dask reads no scheme as tcp
@@ -339,6 +340,7 @@ def test_without_the_fleets_key_nothing_gets_in(tmp_path):
         assert not seen["plain HTTP"].startswith("HTTP"), seen
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_a_pickle_from_a_host_is_refused_by_the_client(tmp_path, fake_fleet_task):
     """A rogue worker h2 sends its result pickled (whatever the client asked for): refused, never
     unpickled; the honest h1 is stored.  A task returning an object that is not plain data: refused too."""
@@ -362,6 +364,7 @@ def test_a_pickle_from_a_host_is_refused_by_the_client(tmp_path, fake_fleet_task
     assert not (tmp_path / "c" / "p-h2").exists()
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_a_campaign_forged_under_another_hosts_name_is_not_stored(tmp_path, fake_fleet_task, monkeypatch):
     """A rogue worker with h1's key registers as "h2" (Dask does not bind names to certificates)
     and says it is h2: its campaign p-h2 is signed with h1's key, and is not stored."""
@@ -377,6 +380,7 @@ def test_a_campaign_forged_under_another_hosts_name_is_not_stored(tmp_path, fake
     assert sorted(p.name for p in (tmp_path / "c").iterdir()) == ["fg-h1"]
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_stated_limits_a_hosts_key_acts_as_a_client_and_makes_the_scheduler_and_the_client_unpickle(
         tmp_path, fake_fleet_task):
     """docs/fleet.md's limits L1 and L2, as stated: stock Dask serves a host's key like the client's.

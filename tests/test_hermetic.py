@@ -42,6 +42,7 @@ def test_a_committed_campaign_named_is_read(committed_root):
     assert sorted(p.name for p in committed_root.iterdir()) == hermetic.committed_campaigns()
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_a_process_the_suite_starts_reads_the_empty_stand_in(tmp_path):
     """A CLI or a notebook's kernel the suite starts inherits the stand-in default root (the guard's hook is
     the test process's own): there the package's default campaigns root is an empty folder, not data/."""

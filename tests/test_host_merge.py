@@ -17,6 +17,9 @@ from osbench_analysis.paths import CAMPAIGNS_DIR, REPO_ROOT
 from osbench_analysis.store import campaigns as store
 from osbench_analysis.store import records
 
+# its shared fixture takes over a second: the whole file is in the full suite (make test), not the fast tier
+pytestmark = pytest.mark.slow
+
 INTEL = "20261126T132440Z-vm-native"     # committed: Intel Xeon, manifest version 2 (a derived identity)
 AMD = "20261123T135922Z-vm-native"       # committed: AMD EPYC, kernel 6.18.44-fc-v782, version 2 (derived)
 

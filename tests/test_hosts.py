@@ -16,6 +16,9 @@ from osbench_analysis.paths import CAMPAIGNS_DIR
 from osbench_analysis.store import campaigns as store
 from osbench_analysis.store import records
 
+# its shared fixture takes over a second: the whole file is in the full suite (make test), not the fast tier
+pytestmark = pytest.mark.slow
+
 INTEL = "20261126T132440Z-vm-native"     # committed: Intel Xeon, manifest version 2
 AMD = "20261123T135922Z-vm-native"       # committed: AMD EPYC, manifest version 2
 

@@ -111,6 +111,7 @@ def test_profile_parsers_and_attribution_per_operation():
         symprofile.attribute(windows[:1], batches, namer)
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 @pytest.mark.skipif(not (shutil.which("gcc") and shutil.which("objdump")), reason="gcc/objdump missing")
 def test_loop_marks_are_the_probe_loops_call_and_the_instruction_after(tmp_path):
     src = tmp_path / "h.c"
@@ -226,6 +227,7 @@ def test_lebench_transcription_and_the_agreement_table():
     assert "No version is in both studies" in lebench.agreement_markdown(agree.reset_index())
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 @pytest.mark.skipif(not (shutil.which("gcc") and shutil.which("nm")), reason="gcc/nm missing")
 def test_the_plugin_and_the_kallsyms_init_build_and_export_what_qemu_and_the_kernel_need(tmp_path):
     plugin, init = symprofile.build(tmp_path)
@@ -246,6 +248,7 @@ def test_the_profile_keeps_each_conditions_cleanest_batch():
     assert [m["elapsed_per_op"] for m in symprofile.cleanest(measured)] == [320.0, 5.0]
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_the_mitigations_cost_in_executed_instructions_leaves_idle_time_out():
     prof = pd.DataFrame([
         ("linux-tcg-6.12", "null_syscall", "{}", "do_syscall_64", "kernel", 110.0),

@@ -55,6 +55,7 @@ def test_each_cell_is_the_kernels_own_probe_with_its_counts_or_the_reason_it_is_
     assert "Xen" in null.loc["xen-linux", "does"]
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_the_screen_and_tex_tables_say_the_counts_the_analogs_and_the_empty_cells():
     tab = kernels.matched(samples())
     screen = kernels.matched_screen(tab)
@@ -94,6 +95,7 @@ def test_the_paths_table_bounds_what_instructions_leave_out_for_the_ipc_rows():
     assert matched.PATHS[("rtt_threads", "sel4")].switches == "0"
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_paper_files_are_written_only_when_two_designs_were_measured(tmp_path):
     tab = kernels.matched(samples())
     det = kernels.determinism(samples())
@@ -104,6 +106,7 @@ def test_paper_files_are_written_only_when_two_designs_were_measured(tmp_path):
     assert not (tmp_path / "microkernel_matched.tex").exists()   # no stale table
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_explore_compares_the_ipc_round_trip_across_kernels_in_one_call(tmp_path, monkeypatch, committed_root):
     monkeypatch.setattr(kernels, "from_campaigns", lambda campaigns=None, root=None: (kernels.matched(samples()),
                                                                                       pd.DataFrame()))

@@ -69,6 +69,7 @@ def test_a_query_served_by_another_address_space_costs_a_round_trip_over_linuxs_
     assert section.served_sentence(kernels.matched(_samples())) == ""      # no direct query measured: nothing
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_the_section_states_versions_age_unit_limits_and_determinism_in_a_readers_names(tab, tmp_path):
     det = kernels.determinism(_samples())
     files = section.write_section(tab, det, tmp_path)
@@ -86,6 +87,7 @@ def test_the_section_states_versions_age_unit_limits_and_determinism_in_a_reader
     assert not (tmp_path / "microkernel_kernels.tex").exists()   # no stale section
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_published_figures_stand_beside_ours_in_their_own_unit_and_hardware(tab):
     ipc = service_section.load_published_ipc()
     sel4 = ipc[ipc["kernel"] == "seL4"].iloc[0]
@@ -106,6 +108,7 @@ def test_the_abstract_takes_the_four_designs_when_measured(tab):
     assert section.abstract_sentence(tab.assign(boots=0)) == ""
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_lmbench_simple_syscall_stays_paired_with_the_null_call_and_malloc_memcopy_is_unpaired():
     mapping = reference.load_probe_mapping().set_index(["source_id", "table_id", "metric_id"])
     lm = mapping.loc[("papadimitriou_macos_freebsd", "table2_lmbench", "simple_syscall")]
@@ -123,6 +126,7 @@ def test_lmbench_simple_syscall_stays_paired_with_the_null_call_and_malloc_memco
     assert factors_section._published_summary(pub, "malloc") == "--"
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_minix_fork_factor_is_marked_as_a_missing_copy_on_write_and_not_counted():
     pub = rcmp.published_factors()
     fork = pub[(pub["primitive"] == "fork_exit") & (pub["subject_arch"] == "microkernel")]

@@ -74,11 +74,13 @@ def graph():
     return {m: imported(m, p, known) for m, p in known.items()}
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_every_module_has_a_layer(graph):
     unplaced = sorted({layer_of(m) for m in graph} - set(RANK))
     assert not unplaced, f"add these to LAYERS (and docs/architecture.md): {unplaced}"
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_imports_only_go_down(graph):
     upward = [f"{m} ({LAYERS[RANK[layer_of(m)]][0]}) imports {d} ({LAYERS[RANK[layer_of(d)]][0]})"
               for m, deps in graph.items() for d in deps if RANK[layer_of(d)] > RANK[layer_of(m)]]

@@ -60,6 +60,7 @@ def test_pairs_never_measured_stay_empty_not_zero():
     assert microkernel.count_tex(microkernel._stats(r, "mach")) == "--"
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_tables_and_figure_are_written(tmp_path):
     tab = microkernel.comparison(samples())
     pub = pd.DataFrame([{"system_as_published": "Mach", "cell_as_published": "114", "unit_label": "µs",

@@ -123,6 +123,7 @@ def test_the_harness_markers_are_the_plugins():
                      harness)
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc missing")
 def test_the_plugin_builds_and_declares_api_version_1(tmp_path):
     out = memevents.build(tmp_path / "osb-memsim.so")
@@ -160,6 +161,7 @@ def _samples() -> pd.DataFrame:
     return schema.samples_frame(rows)
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_the_campaign_checks_its_counts_and_its_boots_and_the_known_answers():
     s = _samples()
     check = analysis.count_check(s)
@@ -210,6 +212,7 @@ def test_the_microkernel_tasks_line_passes_are_checked_against_their_fixed_sizes
     assert not bad[bad["event"] == "l1d_misses"]["agrees"].any()
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_the_matched_rows_in_memory_terms_and_counts_to_time():
     s = _samples()
     tab = pd.concat([analysis.per_op(s, {"c": "warm"}),

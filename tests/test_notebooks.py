@@ -11,6 +11,9 @@ from osbench_analysis.analysis import pipeline as analysis
 from osbench_analysis.report import paper
 from osbench_analysis.store import campaigns as store
 
+# its first test pays for the notebook tooling's imports (6-10 s): the whole file is in the full suite (make test), not the fast tier
+pytestmark = pytest.mark.slow
+
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 TINY = dict(probes=["null_syscall", "pipe_pingpong"], runs=2, batches=2, min_batch_ms=1.0, precision_target=0.0)
 

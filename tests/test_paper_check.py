@@ -56,6 +56,7 @@ def test_the_references_and_the_reproduction_appendix_may_name_files_and_campaig
     assert len(found) == 1 and found[0].startswith("p. 2 line 5:") and "fuse-nocache" in found[0]
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_the_figures_the_paper_includes_are_read_for_identifiers(tmp_path):
     if not shutil.which("pdftotext"):
         pytest.skip("no pdftotext")
@@ -105,6 +106,7 @@ def test_latex_saying_a_float_is_too_tall_is_reported_with_its_file():
     assert pdf_check.floats_too_large("LaTeX Warning: Label(s) may have changed.\n") == []
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_a_real_float_taller_than_the_page_fails_the_check_and_a_longtable_passes(tmp_path):
     if not (shutil.which("pdflatex") and shutil.which("pdftotext")):
         pytest.skip("no pdflatex or pdftotext")

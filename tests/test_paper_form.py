@@ -89,6 +89,7 @@ def test_the_body_length_is_read_from_the_aux_label():
     assert paper_check.body_pages(aux) == 13 and paper_check.body_pages("") is None
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_check_paper_fails_on_an_overfull_box_and_a_long_body(tmp_path):
     import shutil
 

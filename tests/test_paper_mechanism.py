@@ -17,6 +17,9 @@ from osbench_analysis.analysis import reproducibility
 from osbench_analysis.formatting import time_with_ci_tex
 from osbench_analysis.paths import CAMPAIGNS_DIR
 
+# its shared fixture takes over a second: the whole file is in the full suite (make test), not the fast tier
+pytestmark = pytest.mark.slow
+
 ROUND = "20261126T113057Z"
 ENVS = ("native", "gvisor", "gvisor-gofer", "uml", "fuse-nocache")
 

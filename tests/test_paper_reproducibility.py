@@ -28,6 +28,7 @@ def _pooling():
                       pd.DataFrame())
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_overview_puts_each_campaign_against_its_pooled_value():
     import matplotlib
 

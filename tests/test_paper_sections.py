@@ -1,4 +1,5 @@
 """The paper's generated sections: grouping, the architectures comparison and the central figure."""
+import pytest
 from types import SimpleNamespace
 
 import numpy as np
@@ -66,6 +67,7 @@ def test_environment_ratios_ignore_the_file_system_label():
     assert analysis.without_fs("fs=9p") == ""
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_central_figure_groups_rows_by_family_and_distinguishes_measured_from_published(tmp_path):
     measured = pd.DataFrame({"environment": ["gvisor", "gvisor", "uml"], "primitive": ["fork_exit", "syscall", "syscall"],
                              "ratio": [2.0, 80.0, 300.0], "ratio_low": [1.8, 70, 280], "ratio_high": [2.2, 90, 320]})

@@ -75,6 +75,7 @@ def test_a_campaign_of_the_swept_probes_at_every_point_is_a_sweep_campaign():
     assert not sweeps.sweep_only({"probes": [], "variants": every}) and not sweeps.sweep_only(None)
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_the_sweep_campaign_feeds_the_sweeps_and_never_replaces_the_round(tmp_path):
     base = _template()
     _copy(tmp_path, base)
@@ -142,6 +143,7 @@ def test_the_sweep_campaign_feeds_the_sweeps_and_never_replaces_the_round(tmp_pa
     assert paper.campaign_round_line(a) == "Measured 2026-11-26 11:30 UTC; scalability sweeps 2026-11-26 13:10 UTC"
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_the_paper_figure_has_a_panel_per_sweep_at_the_text_width(tmp_path):
     import matplotlib
 
@@ -157,6 +159,7 @@ def test_the_paper_figure_has_a_panel_per_sweep_at_the_text_width(tmp_path):
     assert smallest_print_font_pt(fig) >= 7.5
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_only_a_sweep_campaign_is_the_primary_when_it_is_all_there_is(tmp_path):
     base = _template()
     sw = sweep_campaign(tmp_path, base, "20261126T131000Z-vm-native", probes=["fork_alive", "thread_create_alive"])
@@ -165,6 +168,7 @@ def test_only_a_sweep_campaign_is_the_primary_when_it_is_all_there_is(tmp_path):
     assert [r.campaign_id for r in refs] == [sw.id] and extra == []
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_a_named_sweep_campaign_beside_the_round_is_read_for_the_sweeps(tmp_path):
     base = _template()
     _copy(tmp_path, base)
@@ -174,6 +178,7 @@ def test_a_named_sweep_campaign_beside_the_round_is_read_for_the_sweeps(tmp_path
     assert [r.campaign_id for r in kept] == [ROUND] and [r.campaign_id for r in swept] == [sw.id]
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_a_sweep_whose_operation_is_a_round_of_its_units_is_quoted_per_unit(tmp_path):
     """files_in_folder's operation is a round of `files` files: its time per operation grows with the files by
     construction, and the paper quotes the measured time per file at each point and its measured change."""
@@ -201,6 +206,7 @@ def test_a_sweep_whose_operation_is_a_round_of_its_units_is_quoted_per_unit(tmp_
     assert "the time per file falls from the first point to the last" in sentence
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_the_committed_sweep_campaign_is_read_beside_the_committed_round(committed_root):
     sweep_id = "20261126T120746Z-vm-native"
     if not (CAMPAIGNS_DIR / sweep_id / store.SEAL_FILE).is_file():

@@ -45,6 +45,7 @@ def test_the_makefile_runs_notebooks_through_the_quiet_runner():
     assert "-m papermill" not in makefile
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_shutting_down_sends_no_interrupt_but_an_interrupt_asked_for_is_sent(monkeypatch):
     from jupyter_client.manager import AsyncKernelManager
 
@@ -96,6 +97,7 @@ def test_two_notebooks_side_by_side_both_finish(tmp_path):
             assert done.returncode == 0, done.stderr[-2000:]
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_the_runner_starts_without_the_iri_grammar_and_still_validates_notebooks(tmp_path):
     """papermill's start (issue 33): jsonschema's optional IRI check is not imported by the runner; nbformat
     still validates a notebook against its schema and still refuses a broken one."""

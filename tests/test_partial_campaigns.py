@@ -58,6 +58,7 @@ def test_only_partial_campaigns_none_is_chosen_by_default_but_named(tmp_path, ba
     assert "Traceback" not in capsys.readouterr().err and not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_a_partial_campaign_is_never_pooled_with_a_complete_one(tmp_path, base):
     root = tmp_path / "R"
     synthetic.write_synthetic(root, "a-partial", base, seed=1, partial=WHY)     # comparable, not later
@@ -71,6 +72,7 @@ def test_a_partial_campaign_is_never_pooled_with_a_complete_one(tmp_path, base):
     assert "a-partial" in named.campaigns["a-partial"]
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_guest_selections_pass_over_a_partial_campaign(tmp_path):
     mach = _newest_committed("mach")
     root = tmp_path / "R"

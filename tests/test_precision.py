@@ -47,6 +47,7 @@ def test_target_needs_min_runs_even_when_narrow():
     assert pr.precision_status(df, 0.5, min_runs=3).met
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_runs_needed_projection_reaches_the_target():
     target = pr.PrecisionTarget(target_rel=0.01)
     st5 = pr.precision_status(_cond(5, run_sd=0.02, seed=1), target)
@@ -104,6 +105,7 @@ def test_campaign_precision_and_manifest_record():
     assert only_quiet.stop and only_quiet.reason == "target_met"
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_quick_profile_target_is_met_by_a_typical_quick_condition():
     # quick campaign shape (6 runs x 10 batches) with ~2 % run-to-run spread
     assert pr.PROFILES["quick"].min_runs == stats.runs_for_level(pr.PROFILES["quick"].level) == 6

@@ -163,6 +163,7 @@ def test_too_few_batches_for_a_mode_test():
 
 # ------------------------------------------------------- stability warnings
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_stability_warnings_on_planted_problems():
     ok = q.condition_quality(sim.simulate_samples(sim.Scenario(run_sigma=0.01, n_runs=8, n_batches=30,
                                                                iterations=1000), 11))

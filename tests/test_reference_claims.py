@@ -12,6 +12,9 @@ from osbench_analysis.reference import studies as reference
 from osbench_analysis.reference import claims as rc
 from osbench_analysis.report import reference_compare as rcmp
 
+# its shared fixture takes over a second: the whole file is in the full suite (make test), not the fast tier
+pytestmark = pytest.mark.slow
+
 
 def _synthetic():
     rows = [

@@ -28,6 +28,7 @@ def _estimates(rows):
     return pd.DataFrame(out)
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_architecture_ratios_use_only_the_named_pairs(ref):
     arch = rcmp.architecture_ratios(ref)
     assert set(arch["subject_arch"]) <= {"microkernel", "hybrid"}
@@ -135,6 +136,7 @@ def test_figures_and_tables_are_written(tmp_path, ref, mapping):
 
 # --------------------------------------------------------------------------- published factors for the central figure
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_published_factors_recompute_from_the_cells_and_name_their_study(ref):
     sources = reference.load_sources()
     f = rcmp.published_factors(ref)
@@ -157,6 +159,7 @@ def test_published_factors_recompute_from_the_cells_and_name_their_study(ref):
     assert set(zip(f["source_id"], f["subject_system"], f["baseline_system"])) <= named
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_published_factors_by_primitive_summarise_each_pair(ref):
     f = rcmp.published_factors(ref)
     b = rcmp.published_factors_by_primitive(f)
@@ -188,6 +191,7 @@ def test_cited_results_are_the_background_numbers_with_their_sentences(ref):
     assert set(c.loc[c["unit"] == "percent", "value"]) >= {66.0, 75.0, 8.3, 6.8}
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_on_screen_our_environments_beside_the_published_values_are_told_apart(ref, mapping):
     est = pd.DataFrame([dict(campaign_id=f"c-{e}", environment=e, probe="null_syscall", variant="",
                              placement="same_cpu", estimate_ns=ns, ci_low_ns=ns * 0.9, ci_high_ns=ns * 1.1)

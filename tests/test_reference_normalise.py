@@ -46,6 +46,7 @@ def test_window_and_count_parameters_are_required():
         reference.convert_value(10, "us_total")
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_loaded_rows_are_converted_or_say_why_not(ref):
     for _, r in ref.iterrows():
         converted = (not math.isnan(r["us_per_op"])) + (not math.isnan(r["MB_per_s"]))

@@ -85,6 +85,7 @@ def _root_with(tmp_path, template, *ids):
     return root
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 @pytest.mark.parametrize("tamper", TAMPERING, ids=[t.__name__ for t in TAMPERING])
 def test_a_tampered_campaign_is_named_in_list_and_left_out_of_the_catalog_visibly(tmp_path, template, tamper):
     root = _root_with(tmp_path, template, "good", "t")
@@ -140,6 +141,7 @@ def test_list_names_interrupted_half_written_and_foreign_entries(tmp_path, templ
     assert table.loc["notes.txt", "state"] == "foreign"
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_osbench_list_shows_every_folder_with_its_state(tmp_path, template):
     root = _root_with(tmp_path, template, "ok", "bad")
     _writable(root / "bad")
@@ -151,6 +153,7 @@ def test_osbench_list_shows_every_folder_with_its_state(tmp_path, template):
     assert out.stderr.strip().splitlines()[-1].startswith("1 folder(s) damaged: bad")
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_a_damaged_newest_or_older_campaign_never_blocks_the_analysis_of_the_others(tmp_path, template):
     """Review: a damaged *older* campaign (pooled by default) blocked the analysis of a newer intact one;
     a damaged newest campaign blocked the default analysis.  Both are now left out with a warning."""

@@ -48,6 +48,7 @@ def test_campaign_values_are_the_mean_log_run_medians_with_their_standard_error(
     assert row["n_runs"] == 6 and row["estimate_ns"] == pytest.approx(math.exp(logs.mean()))
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_absolute_times_carry_the_host_drift_ratios_paired_within_rounds_do_not():
     s, rounds = _rounds()
     v = rp.campaign_values(s)
@@ -70,6 +71,7 @@ def test_absolute_times_carry_the_host_drift_ratios_paired_within_rounds_do_not(
     assert rp.spread_tex(None) == ""
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_crossing_costs_pool_over_rounds_in_ns():
     s, rounds = _rounds()
     cc = rp.pooled_crossing_costs(rp.paired_values(rp.campaign_values(s), rounds))
@@ -91,6 +93,7 @@ def test_leave_one_campaign_out_shows_what_single_campaign_intervals_miss():
     assert "Leave one campaign out" in loo.sentence()
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_a_slower_host_shows_in_its_canary():
     s, rounds = _rounds(canary_slow=2)
     table = rp.canary_table(rp.campaign_values(s), rounds)
@@ -101,6 +104,7 @@ def test_a_slower_host_shows_in_its_canary():
     assert not any("r1-native" in line for line in said)
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_estimate_rows_say_what_their_interval_covers():
     s, rounds = _rounds()
     v = rp.campaign_values(s)
@@ -152,6 +156,7 @@ def test_every_profile_campaign_measures_the_canaries_in_every_environment():
     assert not cfg.measures_in(fuse, "null_syscall")
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_start_of_campaign_check_warns_on_a_busy_host_only():
     info = host.collect_host_info()
     assert info.cpu_busy_at_start is None or 0 <= info.cpu_busy_at_start <= 100
@@ -203,6 +208,7 @@ def test_analysis_pools_the_hosts_comparable_campaigns(tmp_path):
     assert rp.paper_macros(one)["osbReproIntervalOver"] == WITHIN_ONE_CAMPAIGN
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_a_reproducibility_figure_per_family_shows_every_campaign_and_the_pooled_value():
     import matplotlib
 
@@ -225,6 +231,7 @@ def test_a_reproducibility_figure_per_family_shows_every_campaign_and_the_pooled
     assert "over 4 campaigns" in ax.get_title()
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_campaigns_in_memory_are_pooled_from_one_pass_as_each_alone(tmp_path, monkeypatch):
     """pool_campaigns computes the values of the campaigns it was handed in one pass (issue 37): the same
     pooled tables, to the last bit, as each campaign loaded and computed alone, with the cache off and on."""

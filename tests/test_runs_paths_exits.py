@@ -125,6 +125,7 @@ def _damages(root: Path) -> dict:
             "renamed-id": manifest_id}
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_verify_and_list_exit_1_on_every_damaged_folder_and_name_it(tmp_path, capsys):
     root, base = tmp_path / "R", synthetic.template()
     synthetic.write_synthetic(root, "whole", base, seed=0)

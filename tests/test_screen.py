@@ -72,6 +72,7 @@ def test_a_narrow_log_axis_gets_three_labelled_ticks():
     assert len(labelled(fig.axes[0].xaxis)) >= 3
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_a_tall_forest_repeats_its_axis_along_the_top_and_a_short_one_does_not():
     from osbench_analysis.plots import forest as plots
 

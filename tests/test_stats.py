@@ -25,6 +25,7 @@ def _sweep(slope_per_n: float, runs: int = 6, levels=(1, 2, 4, 8, 16), seed: int
 
 # --------------------------------------------------- exact within-run resampling
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 10, 11, 30])
 def test_exact_resampled_median_has_the_bootstrap_law(n):
     rng = np.random.default_rng(n)
@@ -41,6 +42,7 @@ def test_exact_resampled_median_has_the_bootstrap_law(n):
         assert sps.ks_2samp(fast, direct).pvalue > 0.001
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_hierarchical_bootstrap_mean_matches_direct_two_stage():
     rng = np.random.default_rng(7)
     runs = [np.sort(rng.lognormal(mean=rng.normal(0, 0.1), sigma=0.2, size=k)) for k in (8, 12, 9, 15)]

@@ -20,6 +20,7 @@ UNIMODAL = [
 ]
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 @pytest.mark.parametrize("family,runs,batches,run_sd,batch_sd", UNIMODAL)
 def test_default_median_ci_covers_the_truth(family, runs, batches, run_sd, batch_sd):
     sc = sim.Scenario(family=family, n_runs=runs, n_batches=batches, run_sigma=run_sd, batch_sigma=batch_sd)
@@ -49,6 +50,7 @@ def test_naive_iid_bootstrap_fails_the_same_band():
     assert naive.median_halfwidth_rel < default.median_halfwidth_rel / 2
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_naive_ratio_fails_too():
     a = sim.Scenario(median_ns=2000, n_runs=10, n_batches=20)
     b = sim.Scenario(median_ns=1000, n_runs=10, n_batches=20)

@@ -63,6 +63,7 @@ def test_detects_a_20_percent_minority_of_1_3x_runs_at_10_runs():
 
 @pytest.mark.parametrize("family,ar1", [("lognormal", 0.0), ("contaminated", 0.0), ("heavy_tailed", 0.0),
                                         ("lognormal", 0.5)])
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 @pytest.mark.parametrize("runs", [3, 10])
 def test_homogeneous_runs_rarely_look_heterogeneous(family, ar1, runs):
     sc = sim.Scenario(family=family, n_runs=runs, n_batches=10, run_sigma=0.0, batch_sigma=0.03,
@@ -278,6 +279,7 @@ def test_mode_test_false_alarms_and_power(runs):
     assert pw_w >= 0.95 and all(h.split == "within_runs" for h in hits if h.multimodal)
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_wide_unimodal_run_spread_is_not_called_modes():
     """The old pooled test called these 'between_runs' modes in most experiments."""
     fa, _ = _mode_rate(sim.Scenario(n_runs=5, n_batches=10, run_sigma=0.3, batch_sigma=0.01), 60, 11)

@@ -92,6 +92,7 @@ def _assert_conditions_match(samples: pd.DataFrame, **kw):
     return est, qual
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_condition_tables_equal_each_condition_computed_alone():
     samples = pd.concat([_campaign("c1"), _campaign("c2", "gvisor", 3.0)], ignore_index=True)
     est, qual = _assert_conditions_match(samples, **FAST)
@@ -100,6 +101,7 @@ def test_condition_tables_equal_each_condition_computed_alone():
     assert (est["quoted"] == "typical run").any() and (est["quoted"] != "typical run").any()
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_condition_tables_are_flag_sensitivity_and_quality_table():
     samples = _campaign()
     est, qual = stats.condition_tables(samples, **FAST)
@@ -114,11 +116,13 @@ def test_condition_tables_are_flag_sensitivity_and_quality_table():
     assert est.attrs["analysis_parameters"].n_resamples == 1000
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 @pytest.mark.parametrize("ci_method", ["hier-bca", "runs-os"])
 def test_condition_tables_equal_alone_with_other_ci_methods(ci_method):
     _assert_conditions_match(_campaign(), ci_method=ci_method, n_resamples=500, seed=7)
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_condition_tables_equal_each_condition_alone_on_a_committed_campaign(committed_root):
     from osbench_analysis.store import campaigns as store
 
@@ -127,6 +131,7 @@ def test_condition_tables_equal_each_condition_alone_on_a_committed_campaign(com
     _assert_conditions_match(store.load_campaign(cid, committed_root).samples)
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_flags_in_one_pass_equal_flags_of_each_condition_alone():
     samples = _campaign()
     flagged = quality.flag_batches(samples)
@@ -162,6 +167,7 @@ def test_heterogeneity_remembered_is_heterogeneity_computed():
     assert het_mod.heterogeneity(rd.runs[:1]).n_runs == 1
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_ratio_table_equals_ratio_ci_on_each_pair_of_conditions():
     native = _campaign("c1")
     gvisor = _campaign("c2", "gvisor", 2.5)
@@ -188,6 +194,7 @@ def test_ratio_table_equals_ratio_ci_on_each_pair_of_conditions():
         assert (r.warning != "") == bool(hs)
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_ratio_table_still_refuses_sides_it_cannot_pair():
     a, b = _campaign("c1"), _campaign("c2", "gvisor", 2.0)
     with pytest.raises(stats.MissingRunLabels, match="no 'run' column"):

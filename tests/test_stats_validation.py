@@ -38,6 +38,7 @@ def test_bca_is_scipys_bca_on_a_skewed_sample():
     assert hi - pct_hi > 0.03 * width
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_hier_bca_covers_the_known_truth_of_a_simulated_cell():
     """A benchmark cell (benchmarks/stats_coverage.py section B), smaller: 20 runs x 10 batches, lognormal
     batches and run effects, the truth known exactly (stats.simulate); 300 experiments (Monte-Carlo
@@ -75,6 +76,7 @@ def _recomputed(bm, meta: dict, section: str, families=("lognormal", "heavy_tail
     return [json.loads(json.dumps(r, default=str)) for r in rows]
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_the_committed_validation_of_the_default_interval_is_what_the_code_computes():
     """Section A's lognormal cells (the paper's default method), recomputed from the recorded seeds."""
     meta, committed = _committed()

@@ -128,6 +128,7 @@ def test_catalog_lists_campaigns_but_not_temporary_folders(tiny_campaign, tmp_pa
     assert row["n_samples"] == len(tiny_campaign.samples) and row["n_errors"] == 2
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_interrupted_campaign_leaves_no_campaign_and_no_probe_files(campaigns_root, tmp_path, monkeypatch):
     workdir = tmp_path / "work"
     workdir.mkdir()

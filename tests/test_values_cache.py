@@ -79,6 +79,7 @@ def test_the_key_changes_with_any_file_of_the_package(tmp_path):
     assert values_cache.code_key(copy) != values_cache.code_key()
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_off_writes_nothing_and_the_entries_stay_bounded(tmp_path, monkeypatch, base):
     root = tmp_path / "c"
     for i in range(4):
@@ -96,6 +97,7 @@ def test_off_writes_nothing_and_the_entries_stay_bounded(tmp_path, monkeypatch, 
     assert len(left) <= 2 and "s3" in left               # the newest kept
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_pooling_is_the_same_with_the_cache_empty_filled_and_off(tmp_path, cache, base, monkeypatch):
     root = tmp_path / "c"
     for i in range(3):
@@ -131,6 +133,7 @@ def test_the_catalog_is_remembered_until_a_folder_changes(tmp_path, base):
     assert list(store.catalog(root)["campaign_id"]) == ["s0", "s1"]
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_analyze_is_the_same_with_its_tables_cached_filled_and_off(tmp_path, base, monkeypatch):
     """Per campaign and kept on disk, the condition tables are those of all campaigns in one pass."""
     from osbench_analysis import stats

@@ -121,6 +121,7 @@ def _flip_keeping_size_and_time(path: Path) -> None:
     assert path.stat().st_size == st.st_size and path.stat().st_mtime_ns == st.st_mtime_ns
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_a_byte_flipped_with_size_and_time_kept_is_never_pooled_from_a_warm_cache(tmp_path, monkeypatch):
     """T15: analyze named g1 'left out' yet pooled its cached values."""
     monkeypatch.setenv(values_cache.ENV_VAR, str(tmp_path / "cache"))

@@ -61,6 +61,7 @@ def three_environments(tmp_path_factory):
     return root
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_the_explorer_keeps_the_chosen_baseline_while_it_is_in_the_lists(three_environments):
     from osbench_analysis.explore import widgets   # ipywidgets: a declared dependency (missing: the test fails)
 
@@ -84,6 +85,7 @@ def test_the_explorer_keeps_the_chosen_baseline_while_it_is_in_the_lists(three_e
 
 # ------------------------------------------------------------------ which host am I on?
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_this_host_names_this_machine_its_campaigns_and_whether_it_is_the_reference(tmp_path):
     from osbench_analysis import cli, explore
 
@@ -114,6 +116,7 @@ def test_this_host_names_this_machine_its_campaigns_and_whether_it_is_the_refere
     assert f"it agrees with {key} too" in twin.also[0]
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_osbench_host_reads_this_machine(tmp_path, capsys):
     from osbench_analysis import cli
 
@@ -143,6 +146,7 @@ def guests_on_two_hosts(tmp_path_factory):
     return root, identity.host_identity(a), identity.host_identity(b)
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_guests_read_one_hosts_newest_round_as_analyze_picks(guests_on_two_hosts):
     from osbench_analysis import explore
     from osbench_analysis.analysis import microkernel, pipeline

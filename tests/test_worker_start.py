@@ -50,6 +50,7 @@ def test_the_first_worker_reports_its_binaries_hashed_and_a_forking_probe_gets_i
 @pytest.mark.parametrize("argv, says", [(["--bogus", "1"], "unexpected argument '--bogus'"),
                                         ([], "--request is required"),
                                         (["--request"], "unexpected argument '--request'")])
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_a_bad_command_line_gets_the_usage_and_status_2(argv, says):
     r = subprocess.run([sys.executable, "-m", "osbench_analysis.worker.main", *argv], capture_output=True, text=True)
     assert r.returncode == 2 and says in r.stderr and r.stderr.startswith("usage: python -m osbench_analysis.worker.main")
