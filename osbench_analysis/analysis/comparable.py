@@ -30,6 +30,13 @@ def comparable_key(manifest, machines: dict | None = None) -> tuple[str, str, st
     return (str(host), manifest.environment, str((h.get("probes") or {}).get("source_sha256", "unknown")), config)
 
 
+def software(manifest) -> tuple[str, str]:
+    """(probe source hash, environment configuration) of a campaign: what besides the machine its numbers
+    depend on (comparable_key's last two parts); a configuration other than '' is one the package flags
+    as making its numbers wrong (environments/uml.py measured_configuration)."""
+    return comparable_key(manifest)[2:]
+
+
 def round_of(manifest) -> str:
     """The campaign round: the campaigns one `osbench run` measured together,
     interleaved (config.campaign_set), named by its first campaign id."""

@@ -265,7 +265,8 @@ def spread_table(t: pd.DataFrame, value: str, low: str, high: str, *, labels: di
     """The wide table behind CrossHost.table."""
     from osbench_analysis.formatting import times_plain
 
-    keys = [k for k in ("baseline", *CONDITION) if k in t.columns]
+    t = like_with_like(t)
+    keys = [k for k in ("baseline", *CONDITION, "probe_source") if k in t.columns]
     if t.empty:
         return pd.DataFrame()
     rows = []
@@ -342,7 +343,7 @@ def cross_host(root=None, *, hosts: list[str] | None = None, probes: list[str] |
     """Every host (or those named, resolve_host) analysed on its own: its newest complete campaigns pooled
     with its comparable earlier ones (reproducibility.pool_campaigns, never across hosts), then the hosts'
     pooled estimates, ratios to the baseline and crossing costs side by side."""
-    from osbench_analysis.analysis import microkernel, pooling_cache, reproducibility
+    from osbench_analysis.analysis import comparable, microkernel, pooling_cache, reproducibility
     from osbench_analysis.store import campaigns as store
     from osbench_analysis.store.records import Manifest
 
@@ -368,10 +369,12 @@ def cross_host(root=None, *, hosts: list[str] | None = None, probes: list[str] |
             manifests = {r.campaign_id: Manifest.from_json((Path(r.path) / store.MANIFEST_FILE).read_text())
                          for r in chosen.itertuples()}
             p = pooling_cache.pool_campaigns(manifests, root, baseline=baseline, level=level, probes=probes)
+            sw = {m.environment: comparable.software(m) for m in manifests.values()}
             for name in ("estimates", "ratios", "crossing_costs"):
                 t = getattr(p, name)
                 if len(t):
-                    parts[name].append(t[~t["probe"].isin(reproducibility.CANARY_PROBES)] if "probe" in t else t)
+                    t = t[~t["probe"].isin(reproducibility.CANARY_PROBES)] if "probe" in t else t
+                    parts[name].append(with_software(t, sw, None if name == "estimates" else baseline))
             pooled = sorted({c for ids in p.campaigns.values() for c in ids})
         else:
             pooled = []
@@ -389,6 +392,29 @@ def cross_host(root=None, *, hosts: list[str] | None = None, probes: list[str] |
     notes += merge_notes(cat[cat["host"].isin(keys)])
     return CrossHost(pd.DataFrame(rows), frames["estimates"], frames["ratios"], frames["crossing_costs"],
                      frames["guests"], notes, baseline, merges_of(cat, keys))
+
+
+def with_software(t: pd.DataFrame, sw: dict, baseline: str | None) -> pd.DataFrame:
+    """``t`` with ``probe_source`` and ``configuration`` per row from ``sw`` (environment -> software() of
+    its campaign): a ratio or crossing cost (``baseline`` named) is of one probe code only when the
+    environment's and the baseline's campaigns ran the same, else its source reads 'a / b'."""
+    if t.empty or "environment" not in t:
+        return t
+    src = [sw.get(e, ("unknown", ""))[0] for e in t["environment"]]
+    if baseline is not None:
+        base = sw.get(baseline, ("unknown", ""))[0]
+        src = [s if s == base else f"{s} / {base}" for s in src]
+    return t.assign(probe_source=src, configuration=[sw.get(e, ("unknown", ""))[1] for e in t["environment"]])
+
+
+def like_with_like(t: pd.DataFrame) -> pd.DataFrame:
+    """Of per-host rows (with_software's columns), those a comparison across machines may use: never a
+    configuration the package flags as faulty, never a ratio or cost whose two campaigns ran different
+    probe code (issue 42, item 4); rows are then compared only with rows of the same ``probe_source``
+    (spread_table and the paper's tables group by it)."""
+    if t.empty or "configuration" not in t:
+        return t
+    return t[(t["configuration"].fillna("") == "") & ~t["probe_source"].astype(str).str.contains(" / ")]
 
 
 def merges_of(cat: pd.DataFrame, keys=None) -> list[tuple]:
@@ -429,7 +455,7 @@ def _verdict(lo: float, hi: float) -> str:
 
 
 def reproduction(cross: CrossHost, this: str | None = None, reference: list[str] | None = None,
-                 reference_file: Path | str | None = None) -> pd.DataFrame:
+                 reference_file: Path | str | None = None, same_software: bool = False) -> pd.DataFrame:
     """The reference host's conclusions on another host: per conclusion (each environment's crossing cost, and
     its own crossing probe's ratio to the baseline, same CPU) the reference host's value (``reference``) and
     the other host's (``here``), both with their intervals, here over the reference, whether the conclusion
@@ -440,7 +466,9 @@ def reproduction(cross: CrossHost, this: str | None = None, reference: list[str]
 
     ``this``: the host asked about (default the first of ``cross.hosts``); ``reference``: the reference hosts
     (default reference_hosts(), data/reference_hosts.txt or ``reference_file``; none of them measured: every
-    other host).  Every row goes from a reference host (``reference_host``) to the host compared with it
+    other host).  A configuration flagged as faulty never enters (like_with_like); ``same_software``: a
+    conclusion is compared only where both hosts ran the same probe code (the paper's hosts, issue 42).
+    Every row goes from a reference host (``reference_host``) to the host compared with it
     (``this_host``): ``this`` against each reference host, or, when ``this`` is itself a reference host,
     each other host against it."""
     keys = list(cross.hosts["host"])
@@ -454,9 +482,9 @@ def reproduction(cross: CrossHost, this: str | None = None, reference: list[str]
         pairs = [(ref, this) for ref in (refs or [h for h in keys if h != this])]
     labels = cross.labels
     rows = []
-    r = crossing_ratios(cross.ratios)
+    r = like_with_like(crossing_ratios(cross.ratios))
     r = r[r["placement"] == "same_cpu"] if len(r) else r
-    c = cross.crossing_costs
+    c = like_with_like(cross.crossing_costs)
     c = c[c["placement"] == "same_cpu"] if len(c) else c
     for ref, other in pairs:
         for kind, t, value, lo, hi, plo, phi in (
@@ -470,6 +498,8 @@ def reproduction(cross: CrossHost, this: str | None = None, reference: list[str]
                 if (env, probe) not in here.index:
                     continue
                 b = here.loc[(env, probe)]
+                if same_software and a.get("probe_source") != b.get("probe_source"):
+                    continue
                 if kind == "ratio":
                     holds = _verdict(a[lo], a[hi]) == _verdict(b[lo], b[hi])
                     says = (_verdict(a[lo], a[hi]), _verdict(b[lo], b[hi]))
