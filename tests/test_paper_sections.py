@@ -150,3 +150,23 @@ def test_reproduction_table_lists_the_pooled_and_guest_campaigns_beside_the_anal
     assert [r.split("}")[0] for r in rows] == ["\\texttt{c3-native", "\\texttt{c1-native", "\\texttt{g1-mach"]
     assert "native (pooled)" in rows[1] and "mach (guest)" in rows[2] and "bbbbbbbbbbbbbbbb" in rows[1]
     assert "(pooled)" not in rows[0]          # the analysis' own campaign is listed once, as its own
+
+
+def test_the_service_range_the_abstract_quotes_never_mixes_services():
+    """Issue 42 (W5): the range is of getppid through a server only (the 64-B read's cheaper factor is not its
+    low end), and no MINIX factor is set against it as the same quantity."""
+    from osbench_analysis.report.sections.factors import SectionInputs
+    from osbench_analysis.report.sections.service import _service_range, _service_sentence
+
+    svc = pd.DataFrame([dict(environment="native", host="h", transport=t, placement="same_cpu", bytes=b, ratio=r,
+                             ratio_low=r * 0.9, ratio_high=r * 1.1, estimate_ns=r * 100, ci_low_ns=1, ci_high_ns=2)
+                        for t, b, r in (("direct", 0, 1.0), ("shm", 0, 29.2), ("unix", 0, 62.4),
+                                        ("shm", 64, 20.6), ("unix", 64, 70.0))])
+    result = SimpleNamespace(service_ipc=svc, hosts=["h"], settings=SimpleNamespace(baseline="native", level=0.95))
+    lo, hi = _service_range(result)
+    assert (lo["ratio"], hi["ratio"], lo["bytes"], hi["bytes"]) == (29.2, 62.4, 0, 0)
+    assert _service_range(result, 64)[0]["ratio"] == 20.6
+    pub = pd.DataFrame({"primitive": ["syscall_mix"], "subject_arch": ["microkernel"], "slowdown_factor": [7.58]})
+    text = _service_sentence(SectionInputs(result, pd.DataFrame(), pub, {}))
+    assert "29.2" in text and "62.4" in text and "20.6" not in text and "70.0" not in text
+    assert "7.58" not in text and "getppid" in text
