@@ -400,6 +400,10 @@ def test_machines_are_compared_like_with_like_and_the_prose_quotes_the_tables(th
     assert f"by up to {t['spread'].iloc[0]:.2f} times" in text
     assert 4.5 < t["spread"].iloc[0] < 5 and len(t["values"].iloc[0].split("; ")) == 2   # (20-1)/(5-1), no C
     assert not any(k in text for k in keys)          # no host hash in prose
+    # two machines that share no probe code: nothing timed is compared, and the section says so
+    ac = ah.cross_host(three_machines, hosts=[a, c])
+    assert ac.table("crossing_costs").empty and ah.compared(ac.crossing_costs).empty
+    assert "compares no timed value across machines" in machines.section_tex(ac, a, pd.DataFrame(), idents)
 
 
 def _cross_tables(cross) -> dict:

@@ -221,8 +221,8 @@ class CrossHost:
         the baseline on every host (``labels``: host -> its name in the legend; default the host labels)."""
         from osbench_analysis.plots.hosts import cross_host_figure
 
-        return cross_host_figure(self.crossing_costs, crossing_ratios(self.ratios), labels or self.labels,
-                                 baseline=self.baseline, placement=placement)
+        return cross_host_figure(like_with_like(self.crossing_costs), like_with_like(crossing_ratios(self.ratios)),
+                                 labels or self.labels, baseline=self.baseline, placement=placement)
 
     def guest_agreement(self, column: str = "mach_median") -> pd.Series:
         """Per Mach primitive, the guests' counts (``column``) on the host that counted most over the host that
@@ -415,6 +415,16 @@ def like_with_like(t: pd.DataFrame) -> pd.DataFrame:
     if t.empty or "configuration" not in t:
         return t
     return t[(t["configuration"].fillna("") == "") & ~t["probe_source"].astype(str).str.contains(" / ")]
+
+
+def compared(t: pd.DataFrame) -> pd.DataFrame:
+    """like_with_like's rows of the conditions (and probe code) that two hosts or more measured: what a
+    comparison across machines shows."""
+    t = like_with_like(t)
+    if t.empty:
+        return t
+    by = [k for k in (*CONDITION, "probe_source") if k in t.columns]
+    return t[t.groupby(by, dropna=False)["host"].transform("nunique") >= 2]
 
 
 def merges_of(cat: pd.DataFrame, keys=None) -> list[tuple]:

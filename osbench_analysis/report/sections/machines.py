@@ -173,8 +173,13 @@ def recorded_differences(a, b) -> list[str]:
     is left out (it cannot be compared)."""
     from osbench_analysis.hosts.identity import differences
 
+    from osbench_analysis.hosts.identity import short_cpu_name
+
     out = []
     diff = differences(a, b)
+    if "cpu_model" in diff:            # the model names the vendor too; a vendor id is no word
+        diff.pop("cpu_vendor", None)
+        diff["cpu_model"] = tuple(short_cpu_name(v) if v else v for v in diff["cpu_model"])
     for k, name in SAID_FACTS.items():
         if k not in diff or diff[k][0] is None or diff[k][1] is None:
             continue
@@ -191,6 +196,10 @@ def recorded_differences(a, b) -> list[str]:
             out.append(f"{len(set(x) ^ set(y))} {name}")
         else:
             out.append(name)
+    unrecorded = [SAID_FACTS[k] for k in ("cpu_family", "microcode", "features")
+                  if (a.parts.get(k) is None) != (b.parts.get(k) is None)]
+    if out and unrecorded:
+        out[-1] += " (" + ", ".join(unrecorded) + " recorded for only one of the two)"
     return [tex_escape(o) for o in out]
 
 
@@ -225,9 +234,9 @@ def _guest_sentence(cross) -> str:
     if factor.empty:
         return ""
     worst = float(factor.max())
-    same = "identical on every host" if worst == 1.0 else f"the same within {100 * (worst - 1):.2g}\\% on every host"
+    same = "identical on every machine" if worst == 1.0 else f"the same within {100 * (worst - 1):.2g}\\% on every machine"
     return (f"GNU Mach's guest instruction counts, {len(factor)} primitives measured on {cross.guests['host'].nunique()} hosts, "
-            f"are {same}: the one unit here that does not depend on the machine.")
+            f"are {same}: the one unit here that does not depend on the machine.").replace(" hosts", " machines")
 
 
 def merge_sentences(cross, letters: dict) -> str:
@@ -302,7 +311,10 @@ def section_tex(cross, this: str, repro: pd.DataFrame, idents: dict | None = Non
     c = cross.table("crossing_costs")
     if len(c):
         c = c[c["placement"] == "same_cpu"]
-    if len(c):
+    if not len(c):
+        out.append("No environment was measured on two machines with the same probe code and configuration, so "
+                   "this paper compares no timed value across machines; each machine's values belong to it.")
+    else:
         differ = c[~c["holds_on_every_host"]]
         s = (f"The cost of one crossing (Table~\\ref{{tab:hosts-crossing}}"
              + (", Figure~\\ref{fig:hosts-crossing} in the appendix" if figure else "") + f") differs between "
@@ -387,7 +399,7 @@ def write_section(result, out_dir, root=None) -> list[Path]:
     this = this if this in set(cross.hosts["host"]) else (cross.hosts["host"].iloc[0] if len(cross.hosts) else None)
     written = []
     figure = False
-    if this is not None and len(cross.hosts) > 1:
+    if this is not None and len(cross.hosts) > 1 and _crossings(cross):   # a figure of a comparison only
         try:
             fig = cross.figure(labels=host_letters(cross, this))
         except ValueError:
