@@ -170,3 +170,15 @@ def test_the_service_range_the_abstract_quotes_never_mixes_services():
     text = _service_sentence(SectionInputs(result, pd.DataFrame(), pub, {}))
     assert "29.2" in text and "62.4" in text and "20.6" not in text and "70.0" not in text
     assert "7.58" not in text and "getppid" in text
+
+
+def test_the_null_system_call_says_which_lmbench_call_its_published_range_is():
+    """Review W7: the table's null-system-call comparator is lmbench's 'simple syscall' (a getppid), and the
+    write to /dev/null its study names is said to be paired elsewhere; no note without that comparator."""
+    from osbench_analysis.report.sections.crossing import lmbench_syscall_note
+
+    pub = pd.DataFrame({"primitive": ["syscall", "stat"], "metric_id": ["simple_syscall", "simple_stat"]})
+    note = lmbench_syscall_note(pub, ["syscall", "stat"])
+    assert "getppid" in note and "write to /dev/null" in note and "simple write" in note
+    assert lmbench_syscall_note(pub, ["stat"]) == ""
+    assert lmbench_syscall_note(pub.iloc[:0], ["syscall"]) == ""
