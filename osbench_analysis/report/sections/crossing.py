@@ -206,6 +206,33 @@ def lmbench_syscall_note(pub: pd.DataFrame, primitives) -> str:
             "paired with this paper's write to /dev/null.")
 
 
+def abstract_crossing_sentence(inp: SectionInputs) -> str:
+    """The abstract's one sentence on crossings (the body's _crossing_sentences in short): the cheapest and the
+    dearest measurable crossing of one system call, and the dearest of one stat, with their intervals."""
+    from osbench_analysis.plots.architectures import env_short
+
+    result = inp.result
+    cc = quoted_crossing_costs(result)
+    if cc is None or not len(cc):
+        return ""
+    cc = cc[(cc["host"] == result.hosts[0]) & (cc["placement"] == MAIN_PLACEMENT) & (cc["ci_low_ns"] > 0)]
+    call = cc[cc["probe"] == CROSSING_PROBE].sort_values("cost_ns")
+    stat = cc[cc["probe"] == FILE_CROSSING_PROBE].sort_values("cost_ns")
+    parts = []
+    if len(call):
+        lo, hi = call.iloc[0], call.iloc[-1]
+        parts.append(f"one system call {_cost_tex(lo)} ({tex_escape(env_short(lo.environment))})"
+                     + (f" to {_cost_tex(hi)} ({tex_escape(env_short(hi.environment))})" if len(call) > 1 else ""))
+    if len(stat):
+        hi = stat.iloc[-1]
+        parts.append(f"one stat on a served file system up to {_cost_tex(hi)} ({tex_escape(env_short(hi.environment))})")
+    if not parts:
+        return ""
+    k = int(cc["n_campaigns"].max()) if "n_campaigns" in cc else 1
+    return (" Interposing costs " + " and ".join(parts) + " more than natively"
+            + (f", pooled over {k} campaigns." if k > 1 else ", within one campaign."))
+
+
 def _crossing_sentences(inp: SectionInputs) -> str:
     """' One system call costs X more under A; ... than natively. One stat ... .' from the crossing costs."""
     from osbench_analysis.plots.architectures import env_short
