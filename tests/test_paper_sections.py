@@ -182,3 +182,20 @@ def test_the_null_system_call_says_which_lmbench_call_its_published_range_is():
     assert "getppid" in note and "write to /dev/null" in note and "simple write" in note
     assert lmbench_syscall_note(pub, ["stat"]) == ""
     assert lmbench_syscall_note(pub.iloc[:0], ["syscall"]) == ""
+
+
+def test_the_abstracts_crossing_sentence_quotes_the_cheapest_and_dearest_measurable_crossing():
+    from osbench_analysis.report.sections.crossing import abstract_crossing_sentence
+    from osbench_analysis.report.sections.factors import SectionInputs
+
+    cc = pd.DataFrame([dict(host="h", environment=e, probe=p, placement="same_cpu", cost_ns=v, ci_low_ns=v - d,
+                            ci_high_ns=v + d)
+                       for e, p, v, d in (("gvisor", "null_syscall", 8370.0, 250.0), ("uml", "null_syscall", 12000.0, 400.0),
+                                          ("gvisor-ptrace", "null_syscall", 11000.0, 300.0),
+                                          ("fuse", "stat", 216.0, 300.0), ("fuse-nocache", "stat", 39000.0, 250.0))])
+    result = SimpleNamespace(crossing_costs=cc, pooling=None, hosts=["h"])
+    text = abstract_crossing_sentence(SectionInputs(result, pd.DataFrame(), pd.DataFrame(), {}))
+    assert "8.37" in text and "(gVisor) to 12.0" in text and "(User-mode Linux) to one system call" in text
+    assert "up to 39.0" in text and "(FUSE (no cache)) to one stat" in text
+    assert "11.0" not in text and "216" not in text          # neither an end of the range nor measurable
+    assert text.endswith("within one campaign.")

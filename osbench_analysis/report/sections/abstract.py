@@ -35,11 +35,9 @@ def abstract_tex(inp: SectionInputs, micro: pd.DataFrame | None = None, four: pd
     envs = list(dict.fromkeys(m["environment"])) if len(m) else []
     n_arch = m["probe"].nunique() if len(m) else 0
     lvl = percent_tex(result.settings.level)
-    text = ("How much does a primitive cost when the kernel service behind it runs outside the kernel? Published "
-            "answers come from old hardware, without uncertainty, and often from a hybrid kernel. On "
-            f"one host ({_host_words(result)}) we measure {n_prims} primitives natively"
-            + (f" and the {n_arch} that the comparison rests on in {len(envs)} environments where a user-space "
-               "kernel, a hosted kernel or a user-space file server serves them" if envs else "")
+    text = ("How much does a primitive cost when the kernel service behind it runs outside the kernel? On "
+            f"{_host_words(result)} we measure {n_prims} primitives natively"
+            + (f" and {n_arch} of them under {len(envs)} user-space or hosted kernels and file servers" if envs else "")
             + f", each with a {lvl} confidence interval.")
     four_designs = abstract_sentence(four) if four is not None else ""
     if four_designs:

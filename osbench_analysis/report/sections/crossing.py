@@ -221,15 +221,16 @@ def abstract_crossing_sentence(inp: SectionInputs) -> str:
     parts = []
     if len(call):
         lo, hi = call.iloc[0], call.iloc[-1]
-        parts.append(f"one system call {_cost_tex(lo)} ({tex_escape(env_short(lo.environment))})"
-                     + (f" to {_cost_tex(hi)} ({tex_escape(env_short(hi.environment))})" if len(call) > 1 else ""))
+        parts.append(f"{_cost_tex(lo)} ({tex_escape(env_short(lo.environment))})"
+                     + (f" to {_cost_tex(hi)} ({tex_escape(env_short(hi.environment))})" if len(call) > 1 else "")
+                     + " to one system call")
     if len(stat):
         hi = stat.iloc[-1]
-        parts.append(f"one stat on a served file system up to {_cost_tex(hi)} ({tex_escape(env_short(hi.environment))})")
+        parts.append(f"up to {_cost_tex(hi)} ({tex_escape(env_short(hi.environment))}) to one stat")
     if not parts:
         return ""
     k = int(cc["n_campaigns"].max()) if "n_campaigns" in cc else 1
-    return (" Interposing costs " + " and ".join(parts) + " more than natively"
+    return (" Interposing adds " + " and ".join(parts)
             + (f", pooled over {k} campaigns." if k > 1 else ", within one campaign."))
 
 

@@ -95,10 +95,10 @@ def _service_sentence(inp: SectionInputs) -> str:
     if rng is None:
         return ""
     lo, hi = rng
-    text = (f" On Linux itself, one \\texttt{{getppid}} served by a user-space server instead of the kernel "
+    text = (f" On Linux, a \\texttt{{getppid}} served by a user-space process "
             f"takes {ratio_with_ci(lo['ratio'], lo['ratio_low'], lo['ratio_high'])} ({tex_escape(lo['transport'])}) to "
             f"{ratio_with_ci(hi['ratio'], hi['ratio_low'], hi['ratio_high'])} ({tex_escape(hi['transport'])}) times as "
-            "long with both processes on one CPU")
+            "long as the system call, both processes on one CPU")
     return text + "."
 
 
