@@ -96,7 +96,7 @@ def test_this_machine_records_every_part_of_its_identity():
 # ------------------------------------------------------------------ synthetic campaigns of two hosts
 
 def write(root, cid, *, base=INTEL, environment="native", slower=1.0, minutes=0, host=None, probes=None,
-          round_ids=None):
+          round_ids=None, info=None):
     """A sealed campaign made from a committed one by the real store: a few probes, its times scaled,
     another environment, start time, host record or round (the campaigns measured with it)."""
     c = store.load_campaign(CAMPAIGNS_DIR / base)
@@ -110,6 +110,7 @@ def write(root, cid, *, base=INTEL, environment="native", slower=1.0, minutes=0,
                             conditions=[x for x in c.manifest.conditions if x["probe"] in keep],
                             runs=[r for r in c.manifest.runs if r.probe in keep],
                             host=copy.deepcopy(host or c.manifest.host),
+                            environment_info=dict(info) if info is not None else c.manifest.environment_info,
                             config=dict(c.manifest.config, campaign_set=round_ids or [cid], campaign_id=cid))
     return store.load_campaign(store.write_campaign(root, cid, s, m))
 
@@ -333,7 +334,7 @@ def test_the_papers_across_machines_section_names_every_host_and_pools_none_acro
     assert "AMD EPYC, 2 vCPU" in table.split("this paper's host")[0].split("host A:")[1]
     assert "Intel Xeon, 2 vCPU" in text and "(4 campaigns)" in text
     # gVisor's crossing differs (20x against 5x native): the table says the intervals do not overlap
-    assert " & no \\\\" in table and "differs between hosts in 1 of 1" in text
+    assert " & no \\\\" in table and "differs between machines in 1 of 1" in text
     # the conclusions of the other host that hold here, counted from analysis.hosts.reproduction
     cross = ah.cross_host(two_hosts)
     repro = ah.reproduction(cross, this=result.hosts[0])
@@ -343,9 +344,69 @@ def test_the_papers_across_machines_section_names_every_host_and_pools_none_acro
     # with one host there is nothing to compare, and the section says so
     alone = analysis.analyze(root=two_hosts, host="intel", campaigns=["a-r2-native", "a-r2-gvisor"],
                              n_resamples=100)
-    one = machines.section_tex(ah.cross_host(two_hosts, hosts=["intel"]), alone.hosts[0], pd.DataFrame(),
-                               pd.DataFrame(), {}, False)
+    one = machines.section_tex(ah.cross_host(two_hosts, hosts=["intel"]), alone.hosts[0], pd.DataFrame())
     assert "Only this paper's host" in one
+
+
+@pytest.fixture(scope="module")
+def three_machines(tmp_path_factory):
+    """Machines A (Intel) and B (AMD) with one probe code, C (A's CPU, another kernel build) with another;
+    gvisor 20x native on A, 5x on B, 10x on C; UML on A as it should run (8x) and on B under the faulty
+    XSAVE shim (50x)."""
+    root = tmp_path_factory.mktemp("three-machines")
+    a = host_of(INTEL)
+    b = dict(host_of(AMD), probes=a["probes"])
+    c = dict(a, kernel_release="6.18.44-fc-v999", probes=dict(a["probes"], source_sha256="0" * 64))
+    fine, faulty = {"uml_kernel": "6.1"}, {"uml_kernel": "6.1", "xsave_shim": "on"}
+    for name, host, g, uml in (("a", a, 20.0, (8.0, fine)), ("b", b, 5.0, (50.0, faulty)), ("c", c, 10.0, None)):
+        for r, minutes in (("r1", 0), ("r2", 60)):
+            ids = [f"{name}-{r}-{e}" for e in ("native", "gvisor", *(["uml"] if uml else []))]
+            write(root, ids[0], host=host, minutes=minutes, round_ids=ids)
+            write(root, ids[1], environment="gvisor", host=host, slower=g * (1.02 if r == "r2" else 1),
+                  minutes=minutes, round_ids=ids)
+            if uml:
+                write(root, ids[2], environment="uml", host=host, slower=uml[0], minutes=minutes, round_ids=ids,
+                      info=uml[1])
+    return root
+
+
+def test_machines_are_compared_like_with_like_and_the_prose_quotes_the_tables(three_machines):
+    """Issue 42 item 4: the same probe code and configuration only; no faulty configuration; machine kinds
+    counted; the prose's spread is the table's; what the records say differs, without identifiers."""
+    from osbench_analysis.report.sections import machines
+
+    cross = ah.cross_host(three_machines)
+    keys = list(cross.hosts["host"])
+    a, b, c = (next(k for k in keys if cross.hosts.set_index("host").loc[k, "primary"].startswith(p + "-"))
+               for p in "abc")
+    cc = cross.crossing_costs
+    assert set(cc.loc[cc["host"] == b, "configuration"]) == {"", "xsave shim reading CPUID on every ptrace call"}
+    assert cc.loc[cc["host"] == c, "probe_source"].iloc[0] != cc.loc[cc["host"] == a, "probe_source"].iloc[0]
+    t = cross.table("crossing_costs")
+    t = t[t["placement"] == "same_cpu"]
+    # gVisor compared on A and B only (C ran other probe code); UML nowhere (B's is faulty, A's alone)
+    assert list(t["environment"]) == ["gvisor"]
+    labels = cross.labels
+    assert labels[c] not in t.columns or t[labels[c]].isna().all()
+    repro = ah.reproduction(cross, this=a, reference=[a], same_software=True)
+    assert set(repro["this_key"]) == {b} and "uml" not in set(repro["environment"])
+    assert c in set(ah.reproduction(cross, this=a, reference=[a])["this_key"])   # without: any code
+    idents = {h: identity.host_identity(host_of(INTEL)) for h in keys}
+    idents[c] = identity.host_identity(dict(host_of(INTEL), kernel_release="6.18.44-fc-v999"))
+    text = machines.section_tex(cross, a, pd.DataFrame(), idents)
+    assert "come from 3 machine kinds" in text
+    assert "2 versions of the probe code (A, B; C)" in text.replace("host ", "")
+    assert "User-mode Linux on host B (xsave shim reading CPUID on every ptrace call)" in text
+    assert "host C differs from host A in host kernel build v657 and v999" in text
+    assert "not measured" in text and "dispatch" not in text
+    # the prose's spread is the table's pooled one, to the printed digit
+    assert f"by up to {t['spread'].iloc[0]:.2f} times" in text
+    assert 4.5 < t["spread"].iloc[0] < 5 and len(t["values"].iloc[0].split("; ")) == 2   # (20-1)/(5-1), no C
+    assert not any(k in text for k in keys)          # no host hash in prose
+    # two machines that share no probe code: nothing timed is compared, and the section says so
+    ac = ah.cross_host(three_machines, hosts=[a, c])
+    assert ac.table("crossing_costs").empty and ah.compared(ac.crossing_costs).empty
+    assert "compares no timed value across machines" in machines.section_tex(ac, a, pd.DataFrame(), idents)
 
 
 def _cross_tables(cross) -> dict:

@@ -179,3 +179,12 @@ def test_an_interface_name_whose_underscores_read_as_spaces_is_not_an_environmen
     assert pdf_check.identifiers(_lines("Mach's path is longer for mach task self and (mach msg).")) == []
     found = pdf_check.identifiers(_lines("null kernel entry: mach null trap"))
     assert len(found) == 1 and "environment or design key 'mach'" in found[0]
+
+
+def test_the_abstract_is_counted_in_the_words_a_reader_reads(tmp_path):
+    """Issue 42 item 7: at most MAX_ABSTRACT_WORDS words; math and commands are not words, 1\\,570 is one."""
+    from osbench_analysis.report.pdf_check import MAX_ABSTRACT_WORDS, abstract_words
+
+    assert abstract_words(r"One \texttt{getppid} takes 1\,570 guest instructions, 6.20$\times$ Linux's.") == 8
+    assert abstract_words(r"costs 8.37 [8.12, 8.62] \textmu s more") == 6
+    assert abstract_words("word " * (MAX_ABSTRACT_WORDS + 1)) > MAX_ABSTRACT_WORDS

@@ -6,6 +6,8 @@ import types
 import pandas as pd
 import pytest
 
+from osbench_analysis.formatting import percent_tex
+
 from osbench_analysis import stats
 from osbench_analysis.analysis import pipeline as analysis
 from osbench_analysis.analysis import architectures
@@ -65,6 +67,13 @@ def test_the_accounting_table_prints_the_analysis_figures_and_the_counts(result)
     # what the FUSE server saw, by opcode, from the counts
     assert "FUSE (no cache) for one stat" in tex and "LOOKUP 2" in tex and "GETATTR 3" in tex
     assert tex.count("$-$") == 0 and "Sentry" not in tex    # no negative rest, nothing named without evidence
+    # the rests in one sentence from the table's values, not one templated sentence per cell (review W9)
+    rest = summary[summary["status"] == "rest"]
+    if len(rest):
+        share = rest["unexplained_ns"] / rest["crossing_ns"]
+        assert (f"in {len(rest)} crossings the priced events leave {percent_tex(float(share.min()))}--"
+                f"{percent_tex(float(share.max()))} of the crossing unaccounted for") in tex
+    assert "is not accounted for by these events" not in tex
 
 
 def test_an_excess_is_said_and_marked_never_printed_as_a_negative_rest(result):

@@ -57,3 +57,17 @@ def test_paper_reproducibility_text_only_when_campaigns_pool():
                         pd.DataFrame())
     assert paper.reproducibility_tex(types.SimpleNamespace(pooling=single)) == ""
     assert paper.reproducibility_tex(types.SimpleNamespace(pooling=None)) == ""
+
+
+def test_the_spread_table_and_figure_are_the_appendixs_and_the_body_keeps_none(tmp_path):
+    """Issue 42 item 7: the body toward 10 pages; the campaign-to-campaign floats print in the appendix."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from osbench_analysis.report import paper
+
+    paper.write_reproducibility(types.SimpleNamespace(pooling=_pooling()), tmp_path)
+    assert (tmp_path / "reproducibility.tex").read_text().strip() == ""
+    appendix = (tmp_path / "reproducibility_appendix.tex").read_text()
+    assert appendix.startswith("\\section{Campaign to campaign}") and "\\label{tab:spread}" in appendix
+    assert "\\label{fig:reproducibility}" in appendix

@@ -152,3 +152,52 @@ def test_reproduction_table_lists_the_pooled_and_guest_campaigns_beside_the_anal
     assert [r.split("}")[0] for r in rows] == ["\\texttt{c3-native", "\\texttt{c1-native", "\\texttt{g1-mach"]
     assert "native (pooled)" in rows[1] and "mach (guest)" in rows[2] and "bbbbbbbbbbbbbbbb" in rows[1]
     assert "(pooled)" not in rows[0]          # the analysis' own campaign is listed once, as its own
+
+
+def test_the_service_range_the_abstract_quotes_never_mixes_services():
+    """Issue 42 (W5): the range is of getppid through a server only (the 64-B read's cheaper factor is not its
+    low end), and no MINIX factor is set against it as the same quantity."""
+    from osbench_analysis.report.sections.factors import SectionInputs
+    from osbench_analysis.report.sections.service import _service_range, _service_sentence
+
+    svc = pd.DataFrame([dict(environment="native", host="h", transport=t, placement="same_cpu", bytes=b, ratio=r,
+                             ratio_low=r * 0.9, ratio_high=r * 1.1, estimate_ns=r * 100, ci_low_ns=1, ci_high_ns=2)
+                        for t, b, r in (("direct", 0, 1.0), ("shm", 0, 29.2), ("unix", 0, 62.4),
+                                        ("shm", 64, 20.6), ("unix", 64, 70.0))])
+    result = SimpleNamespace(service_ipc=svc, hosts=["h"], settings=SimpleNamespace(baseline="native", level=0.95))
+    lo, hi = _service_range(result)
+    assert (lo["ratio"], hi["ratio"], lo["bytes"], hi["bytes"]) == (29.2, 62.4, 0, 0)
+    assert _service_range(result, 64)[0]["ratio"] == 20.6
+    pub = pd.DataFrame({"primitive": ["syscall_mix"], "subject_arch": ["microkernel"], "slowdown_factor": [7.58]})
+    text = _service_sentence(SectionInputs(result, pd.DataFrame(), pub, {}))
+    assert "29.2" in text and "62.4" in text and "20.6" not in text and "70.0" not in text
+    assert "7.58" not in text and "getppid" in text
+
+
+def test_the_null_system_call_says_which_lmbench_call_its_published_range_is():
+    """Review W7: the table's null-system-call comparator is lmbench's 'simple syscall' (a getppid), and the
+    write to /dev/null its study names is said to be paired elsewhere; no note without that comparator."""
+    from osbench_analysis.report.sections.crossing import lmbench_syscall_note
+
+    pub = pd.DataFrame({"primitive": ["syscall", "stat"], "metric_id": ["simple_syscall", "simple_stat"]})
+    note = lmbench_syscall_note(pub, ["syscall", "stat"])
+    assert "getppid" in note and "write to /dev/null" in note and "simple write" in note
+    assert lmbench_syscall_note(pub, ["stat"]) == ""
+    assert lmbench_syscall_note(pub.iloc[:0], ["syscall"]) == ""
+
+
+def test_the_abstracts_crossing_sentence_quotes_the_cheapest_and_dearest_measurable_crossing():
+    from osbench_analysis.report.sections.crossing import abstract_crossing_sentence
+    from osbench_analysis.report.sections.factors import SectionInputs
+
+    cc = pd.DataFrame([dict(host="h", environment=e, probe=p, placement="same_cpu", cost_ns=v, ci_low_ns=v - d,
+                            ci_high_ns=v + d)
+                       for e, p, v, d in (("gvisor", "null_syscall", 8370.0, 250.0), ("uml", "null_syscall", 12000.0, 400.0),
+                                          ("gvisor-ptrace", "null_syscall", 11000.0, 300.0),
+                                          ("fuse", "stat", 216.0, 300.0), ("fuse-nocache", "stat", 39000.0, 250.0))])
+    result = SimpleNamespace(crossing_costs=cc, pooling=None, hosts=["h"])
+    text = abstract_crossing_sentence(SectionInputs(result, pd.DataFrame(), pd.DataFrame(), {}))
+    assert "8.37" in text and "(gVisor) to 12.0" in text and "(User-mode Linux) to one system call" in text
+    assert "up to 39.0" in text and "(FUSE (no cache)) to one stat" in text
+    assert "11.0" not in text and "216" not in text          # neither an end of the range nor measurable
+    assert text.endswith("within one campaign.")

@@ -63,3 +63,15 @@ def test_paragraph_needs_parameters():
         methods_paragraph(pd.DataFrame({"x": [1]}))
     with pytest.raises(TypeError, match="expected AnalysisParameters"):
         methods_paragraph("runs-t")
+
+
+def test_the_flag_and_single_run_sentences_say_what_the_data_hold(samples):
+    """Issue 42 (W8): no 'given alongside' that the paper never gives, no single-run sentence without one."""
+    s = stats.summarize(samples, n_resamples=500)
+    s = s.assign(n_runs=5, depends_on_flags=False)
+    text = methods_paragraph(s)
+    assert "alongside" not in text and "single run" not in text
+    assert f"the conclusion of 0 of {len(s)} conditions depends on it" in text
+    s.loc[s.index[0], ["n_runs", "depends_on_flags"]] = (1, True)
+    text = methods_paragraph(s)
+    assert "single run gets" in text and f"the conclusion of 1 of {len(s)} conditions depends on it" in text

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+
 from osbench_analysis.hosts.identity import host_identity, merges
 
 
@@ -28,6 +30,13 @@ def comparable_key(manifest, machines: dict | None = None) -> tuple[str, str, st
 
         config = measured_configuration(getattr(manifest, "environment_facts", None) or {}, manifest.environment_info)
     return (str(host), manifest.environment, str((h.get("probes") or {}).get("source_sha256", "unknown")), config)
+
+
+def software(manifest) -> tuple[str, str]:
+    """(probe source hash, environment configuration) of a campaign: what besides the machine its numbers
+    depend on (comparable_key's last two parts); a configuration other than '' is one the package flags
+    as making its numbers wrong (environments/uml.py measured_configuration)."""
+    return comparable_key(manifest)[2:]
 
 
 def round_of(manifest) -> str:
@@ -56,3 +65,38 @@ def catalog_manifests(root=None) -> dict:
     cat = store.catalog(root)
     return {r.campaign_id: store.parsed_manifest((Path(r.path) / store.MANIFEST_FILE).read_text())
             for r in cat.itertuples()}
+
+
+# ------------------------------------------------------------------ machines compared like with like (issue 42)
+
+def with_software(t: pd.DataFrame, sw: dict, baseline: str | None) -> pd.DataFrame:
+    """``t`` with ``probe_source`` and ``configuration`` per row from ``sw`` (environment -> software() of
+    its campaign): a ratio or crossing cost (``baseline`` named) is of one probe code only when the
+    environment's and the baseline's campaigns ran the same, else its source reads 'a / b'."""
+    if t.empty or "environment" not in t:
+        return t
+    src = [sw.get(e, ("unknown", ""))[0] for e in t["environment"]]
+    if baseline is not None:
+        base = sw.get(baseline, ("unknown", ""))[0]
+        src = [s if s == base else f"{s} / {base}" for s in src]
+    return t.assign(probe_source=src, configuration=[sw.get(e, ("unknown", ""))[1] for e in t["environment"]])
+
+
+def like_with_like(t: pd.DataFrame) -> pd.DataFrame:
+    """Of per-host rows (with_software's columns), those a comparison across machines may use: never a
+    configuration the package flags as faulty, never a ratio or cost whose two campaigns ran different
+    probe code (issue 42, item 4); rows are then compared only with rows of the same ``probe_source``
+    (spread_table and the paper's tables group by it)."""
+    if t.empty or "configuration" not in t:
+        return t
+    return t[(t["configuration"].fillna("") == "") & ~t["probe_source"].astype(str).str.contains(" / ")]
+
+
+def compared(t: pd.DataFrame) -> pd.DataFrame:
+    """like_with_like's rows of the conditions (and probe code) that two hosts or more measured: what a
+    comparison across machines shows."""
+    t = like_with_like(t)
+    if t.empty:
+        return t
+    by = [k for k in ("environment", "probe", "variant", "placement", "probe_source") if k in t.columns]
+    return t[t.groupby(by, dropna=False)["host"].transform("nunique") >= 2]

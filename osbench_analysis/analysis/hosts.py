@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from osbench_analysis.analysis.comparable import compared, like_with_like, with_software  # noqa: F401
 from osbench_analysis.errors import OsbenchError
 
 #: a campaign is complete when it measured at least this share of the primitives the fullest campaign
@@ -221,8 +222,8 @@ class CrossHost:
         the baseline on every host (``labels``: host -> its name in the legend; default the host labels)."""
         from osbench_analysis.plots.hosts import cross_host_figure
 
-        return cross_host_figure(self.crossing_costs, crossing_ratios(self.ratios), labels or self.labels,
-                                 baseline=self.baseline, placement=placement)
+        return cross_host_figure(like_with_like(self.crossing_costs), like_with_like(crossing_ratios(self.ratios)),
+                                 labels or self.labels, baseline=self.baseline, placement=placement)
 
     def guest_agreement(self, column: str = "mach_median") -> pd.Series:
         """Per Mach primitive, the guests' counts (``column``) on the host that counted most over the host that
@@ -265,7 +266,8 @@ def spread_table(t: pd.DataFrame, value: str, low: str, high: str, *, labels: di
     """The wide table behind CrossHost.table."""
     from osbench_analysis.formatting import times_plain
 
-    keys = [k for k in ("baseline", *CONDITION) if k in t.columns]
+    t = like_with_like(t)
+    keys = [k for k in ("baseline", *CONDITION, "probe_source") if k in t.columns]
     if t.empty:
         return pd.DataFrame()
     rows = []
@@ -342,7 +344,7 @@ def cross_host(root=None, *, hosts: list[str] | None = None, probes: list[str] |
     """Every host (or those named, resolve_host) analysed on its own: its newest complete campaigns pooled
     with its comparable earlier ones (reproducibility.pool_campaigns, never across hosts), then the hosts'
     pooled estimates, ratios to the baseline and crossing costs side by side."""
-    from osbench_analysis.analysis import microkernel, pooling_cache, reproducibility
+    from osbench_analysis.analysis import comparable, microkernel, pooling_cache, reproducibility
     from osbench_analysis.store import campaigns as store
     from osbench_analysis.store.records import Manifest
 
@@ -368,10 +370,12 @@ def cross_host(root=None, *, hosts: list[str] | None = None, probes: list[str] |
             manifests = {r.campaign_id: Manifest.from_json((Path(r.path) / store.MANIFEST_FILE).read_text())
                          for r in chosen.itertuples()}
             p = pooling_cache.pool_campaigns(manifests, root, baseline=baseline, level=level, probes=probes)
+            sw = {m.environment: comparable.software(m) for m in manifests.values()}
             for name in ("estimates", "ratios", "crossing_costs"):
                 t = getattr(p, name)
                 if len(t):
-                    parts[name].append(t[~t["probe"].isin(reproducibility.CANARY_PROBES)] if "probe" in t else t)
+                    t = t[~t["probe"].isin(reproducibility.CANARY_PROBES)] if "probe" in t else t
+                    parts[name].append(with_software(t, sw, None if name == "estimates" else baseline))
             pooled = sorted({c for ids in p.campaigns.values() for c in ids})
         else:
             pooled = []
@@ -429,7 +433,7 @@ def _verdict(lo: float, hi: float) -> str:
 
 
 def reproduction(cross: CrossHost, this: str | None = None, reference: list[str] | None = None,
-                 reference_file: Path | str | None = None) -> pd.DataFrame:
+                 reference_file: Path | str | None = None, same_software: bool = False) -> pd.DataFrame:
     """The reference host's conclusions on another host: per conclusion (each environment's crossing cost, and
     its own crossing probe's ratio to the baseline, same CPU) the reference host's value (``reference``) and
     the other host's (``here``), both with their intervals, here over the reference, whether the conclusion
@@ -440,7 +444,9 @@ def reproduction(cross: CrossHost, this: str | None = None, reference: list[str]
 
     ``this``: the host asked about (default the first of ``cross.hosts``); ``reference``: the reference hosts
     (default reference_hosts(), data/reference_hosts.txt or ``reference_file``; none of them measured: every
-    other host).  Every row goes from a reference host (``reference_host``) to the host compared with it
+    other host).  A configuration flagged as faulty never enters (like_with_like); ``same_software``: a
+    conclusion is compared only where both hosts ran the same probe code (the paper's hosts, issue 42).
+    Every row goes from a reference host (``reference_host``) to the host compared with it
     (``this_host``): ``this`` against each reference host, or, when ``this`` is itself a reference host,
     each other host against it."""
     keys = list(cross.hosts["host"])
@@ -454,9 +460,9 @@ def reproduction(cross: CrossHost, this: str | None = None, reference: list[str]
         pairs = [(ref, this) for ref in (refs or [h for h in keys if h != this])]
     labels = cross.labels
     rows = []
-    r = crossing_ratios(cross.ratios)
+    r = like_with_like(crossing_ratios(cross.ratios))
     r = r[r["placement"] == "same_cpu"] if len(r) else r
-    c = cross.crossing_costs
+    c = like_with_like(cross.crossing_costs)
     c = c[c["placement"] == "same_cpu"] if len(c) else c
     for ref, other in pairs:
         for kind, t, value, lo, hi, plo, phi in (
@@ -470,6 +476,8 @@ def reproduction(cross: CrossHost, this: str | None = None, reference: list[str]
                 if (env, probe) not in here.index:
                     continue
                 b = here.loc[(env, probe)]
+                if same_software and a.get("probe_source") != b.get("probe_source"):
+                    continue
                 if kind == "ratio":
                     holds = _verdict(a[lo], a[hi]) == _verdict(b[lo], b[hi])
                     says = (_verdict(a[lo], a[hi]), _verdict(b[lo], b[hi]))

@@ -35,7 +35,7 @@ def _params(source) -> AnalysisParameters:
     raise TypeError(f"expected AnalysisParameters or a summary DataFrame (got {type(source).__name__})")
 
 
-def _ci_sentence(p: AnalysisParameters) -> str:
+def _ci_sentence(p: AnalysisParameters, source=None) -> str:
     lvl = percent_tex(p.level)
     if p.estimator == "median":
         what = ("We summarise each run by its median per-operation time. The mean over runs of a "
@@ -53,20 +53,25 @@ def _ci_sentence(p: AnalysisParameters) -> str:
     single = ("A condition measured in a single run gets a distribution-free order-statistic "
               "interval for that run's median, which reflects batch-to-batch variation only and is "
               "marked as such. ")
+    if isinstance(source, pd.DataFrame) and "n_runs" in source.columns and len(source):
+        single = single if (source["n_runs"] < 2).any() else ""     # said only where such a condition exists
     return what + how + single
 
 
-def _flag_sentence(p: AnalysisParameters) -> str:
+def _flag_sentence(p: AnalysisParameters, source=None) -> str:
     rule = p.flag_rule
     s = ("Each timed batch of many operations is one observation (per-operation time = elapsed time / "
          "iterations); warm-up batches are recorded but never used. "
          f"A batch is flagged as disturbed when {rule.describe()}. ")
-    if p.exclude_flagged:
-        s += ("The reported estimates exclude flagged batches; the estimates with flagged batches kept "
-              "are given alongside, and we point out where a conclusion depends on the exclusion. ")
+    done, other = ("exclude", "kept") if p.exclude_flagged else ("keep", "excluded")
+    s += f"The reported estimates {done} flagged batches"
+    if isinstance(source, pd.DataFrame) and "depends_on_flags" in source.columns and len(source):
+        n = int(source["depends_on_flags"].fillna(False).astype(bool).sum())
+        s += (f"; each condition is estimated again with them {other}, and the conclusion of {n} of "
+              f"{len(source)} conditions depends on it. ")
     else:
-        s += ("The reported estimates keep flagged batches; the estimates with flagged batches excluded "
-              "are given alongside, and we point out where a conclusion depends on the exclusion. ")
+        s += (f"; each condition is estimated again with them {other}, and the estimates table records "
+              "whether its conclusion depends on it. ")
     s += ("Outliers are classified with Tukey fences (mild beyond 1.5, severe beyond 3 interquartile "
           "ranges) on the log deviation of each batch from its run's median. ")
     return s
@@ -198,7 +203,7 @@ def methods_paragraph(source, *, sweep: SweepFit | None = None, coverage: Sequen
     """
     p = _params(source)
     quote = _paper_quote_sentence(p, source) if paper else _quote_sentence(p, source)
-    parts = [_flag_sentence(p), _ci_sentence(p), quote, _heterogeneity_sentence(p),
+    parts = [_flag_sentence(p, source), _ci_sentence(p, source), quote, _heterogeneity_sentence(p),
              _mode_sentence()]
     if ratios:
         parts.append(_ratio_sentence(p))

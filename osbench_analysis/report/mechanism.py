@@ -97,6 +97,18 @@ def _sentence(r, terms: pd.DataFrame) -> str:
             "of these events cost less there than measured alone; the counts do not tell which.")
 
 
+def _rest_sentence(summary: pd.DataFrame) -> str:
+    """One sentence for every crossing the priced events leave a rest of (Table tab:mechanism has each one's
+    counts, prices and rest; the prose does not repeat them cell by cell: review W9)."""
+    rest = summary[(summary["status"] == "rest") & (summary["crossing_ns"] > 0)]
+    if rest.empty:
+        return ""
+    share = rest["unexplained_ns"] / rest["crossing_ns"]
+    return (f" Table~\\ref{{tab:mechanism}} gives each sandbox's counts, their price and the rest: in {len(rest)} "
+            f"crossings the priced events leave {percent_tex(float(share.min()))}--{percent_tex(float(share.max()))} "
+            "of the crossing unaccounted for.")
+
+
 def _spread(terms: pd.DataFrame) -> str:
     """'; over the counted pairs, system calls within 9.2% of their median, context switches within 21%'."""
     parts = []
@@ -139,7 +151,8 @@ def mechanism_tex(result, counts: pd.DataFrame | None = None) -> str:
                "that start-up cancels" if len(counts) else "two lengths, differenced")
             + (f"; counted {where}" if where else "") + _spread(terms) + ") and priced each at its cost measured alone on native "
             f"Linux here ({lvl} intervals): " + _prices(terms) + ". "
-            + " ".join(_sentence(r, terms) for r in summary.itertuples()))
+            + " ".join(_sentence(r, terms) for r in summary.itertuples() if r.status in ("not decomposed", "exceeds"))
+            + _rest_sentence(summary))
     fuse = [r for r in done.itertuples() if r.environment.startswith("fuse")]
     if fuse:
         text += (" The FUSE server saw, per operation, " + "; ".join(

@@ -332,7 +332,10 @@ def write_reproducibility(result, out: Path) -> list[Path]:
     from osbench_analysis.plots import reproducibility as plots_reproducibility
 
     p = getattr(result, "pooling", None)
-    written = [write_text(out / "reproducibility.tex", reproducibility_tex(result))]
+    # the spread table and figure go to the appendix (issue 42 item 7: the body toward 10 pages); the body's
+    # threats paragraph (macro osbReproThreats) states the spread and points to them
+    floats = reproducibility_tex(result)
+    written = [write_text(out / "reproducibility.tex", "")]
     if p is not None and p.n_campaigns_max > 1:
         fig = plots_reproducibility.spread_overview(p)
         written += plots.save_figure(fig, out, "reproducibility_overview")
@@ -344,12 +347,12 @@ def write_reproducibility(result, out: Path) -> list[Path]:
         names = []
     # the nine pages of per-family figures (one per family, each campaign's interval) are not printed: one summary
     # figure stands for them (the figures stay in result.figures() and paper/generated)
-    body = []
+    body = [r"\section{Campaign to campaign}\label{sec:reproducibility}", floats] if floats else []
     if names:
         fig = plots_reproducibility.spread_summary(p)
         written += plots.save_figure(fig, out, "reproducibility_summary")
         plots.close(fig)
-        body = [r"\section{Campaign to campaign}\label{sec:reproducibility}",
+        body = [r"\section{Campaign to campaign}\label{sec:reproducibility}", floats,
                 r"\begin{figure}[p]\centering\includegraphics[width=\linewidth,height=0.9\textheight,keepaspectratio]"
                 r"{generated/reproducibility_summary}\caption{Campaign to campaign, per primitive: how far apart "
                 f"the host's campaigns put each primitive in each environment (its {_campaigns_words(p)} campaigns of "

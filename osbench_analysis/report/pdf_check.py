@@ -18,6 +18,8 @@ FORBIDDEN_WORDS = ("seed", "seeds")
 OVERFULL_PT = 1.0
 #: The paper's body (everything before the references and appendices) must fit in this many pages.
 MAX_BODY_PAGES = 12
+#: The abstract (generated/abstract.tex) must say it in at most this many words (issue 42, item 7).
+MAX_ABSTRACT_WORDS = 200
 #: The label paper.tex places where the body ends (before the bibliography).
 BODY_END_LABEL = "page:body-end"
 
@@ -300,6 +302,15 @@ class PaperCheck:
         return not self.problems
 
 
+def abstract_words(tex: str) -> int:
+    """The words a reader counts in an abstract's TeX: math and commands dropped (a command's braced argument
+    kept), a number with its interval '8.37 [8.12, 8.62]' three words as printed."""
+    t = re.sub(r"\$[^$]*\$", " ", tex.replace("\\,", ""))     # 1\,570 is one number
+    t = re.sub(r"\\[a-zA-Z]+\*?", " ", t)
+    t = re.sub(r"[{}~]", " ", t)
+    return sum(1 for w in t.split() if re.search(r"[A-Za-z0-9]", w))
+
+
 def _run(argv: list[str]) -> str:
     return subprocess.run(argv, capture_output=True, text=True, check=True).stdout
 
@@ -369,6 +380,9 @@ def check_paper(pdf: str | Path, figures_dir: str | Path | None = None, render_d
                 result.problems.append(f"figure {png.name} shows nothing")
         result.problems += [f"identifier a reader meets, {p}" for p in figure_identifiers(figures_dir, pdf.with_suffix(".tex"))]
         result.problems += [f"identifier a reader meets, {p}" for p in tex_identifiers(figures_dir, pdf.with_suffix(".tex"))]
+        abstract = Path(figures_dir) / "abstract.tex"
+        if abstract.is_file() and (n := abstract_words(abstract.read_text())) > MAX_ABSTRACT_WORDS:
+            result.problems.append(f"the abstract has {n} words; at most {MAX_ABSTRACT_WORDS}")
         points = Path(figures_dir) / SWEEP_POINTS_FILE
         if points.is_file():
             import pandas as pd

@@ -16,8 +16,9 @@ def conclusion_tex(inp: SectionInputs, micro: pd.DataFrame | None = None, four: 
     from osbench_analysis.report.sections.kernels import rtt_sentence
 
     out = [r"\section{Conclusion}\label{sec:conclusion}",
-           "Moving a kernel service out of the kernel costs, on present hardware, what the crossing to the server "
-           "costs, and the crossing is what the designs differ in."]
+           "We measured what a service outside the kernel costs in three ways: interposing a user-space or hosted "
+           "kernel on Linux, serving a call from a user-space server over Linux's own IPC, and counting the path "
+           "of four kernel designs on one emulated CPU."]
     cross = _crossing_sentences(inp)
     if cross:
         out.append("First, user-space and hosted kernels pay for intercepting every call." + cross)
@@ -25,12 +26,13 @@ def conclusion_tex(inp: SectionInputs, micro: pd.DataFrame | None = None, four: 
     if svc:
         ipc = load_published_ipc()
         out.append("Second, the microkernel pattern built from Linux's own IPC pays for Linux's wake-up path." + svc
-                   + (f" Microkernels built for IPC do better: {_ipc_range(ipc)} (Table~\\ref{{tab:published-ipc}}), so "
-                      "the factor measured here is that of Linux's IPC path, not of the design." if len(ipc) else ""))
+                   + (f" Microkernels built for IPC do better: {_ipc_range(ipc)} (Table~\\ref{{tab:published-ipc}}, on "
+                      "their own hardware); the factor measured here is Linux's IPC path's, and what a kernel built "
+                      "for IPC pays on this hardware is not measured." if len(ipc) else ""))
     out.append("Third, the published factors most often quoted for `microkernels' come from xnu, a hybrid that serves "
                "these calls in its kernel; they bound a different design and cannot be compared with ours as if they "
                "measured the same one. Real microkernels on the same emulated CPU as Linux "
-               "(Section~\\ref{sec:microkernel}) are the comparison that answers the question directly."
+               "(Section~\\ref{sec:microkernel}) answer the question in path length."
                + ((" " + rtt) if (rtt := (rtt_sentence(four) if four is not None and len(four) else ""))
                   else microkernel.conclusion_sentence(micro))
                + (" These are path lengths without caches or TLBs, not times." if rtt else ""))

@@ -1,10 +1,12 @@
 """The paper's "Across machines" section (machines.tex, input by paper.tex; issue #28 items 4-6, issue #32
-item 1): the paper is about one host; this section sets every other host that measured the same conditions
-beside it.  Per environment the cost of one crossing on every host (each host's campaigns pooled on their
-own, never across hosts), whether the environment-to-native ratios keep their direction and how far their
-sizes move, the measured share of the difference that the native pieces of a crossing account for
-(analysis.hosts.mechanism_share), the guests' instruction counts across hosts, and which of the other hosts'
-conclusions hold on the paper's host (analysis.hosts.reproduction).  Every number and every verdict comes
+item 1, issue #42 item 4): the paper is about one machine; this section sets every other machine kind (a
+host: hosts.identity, derived identities merged) that measured the same conditions beside it, like with like
+(analysis.hosts.like_with_like: the same probe code and environment configuration, never a configuration
+the package flags as faulty).  Per environment the cost of one crossing on every machine (each machine's
+campaigns pooled on their own), whether the environment-to-native ratios keep their direction and how far
+their sizes move, what the manifests record differently about the machines (no cause named), the guests'
+instruction counts across machines, and which of the other machines' conclusions hold on the paper's
+(analysis.hosts.reproduction).  Every number and every verdict comes
 from analysis/hosts.py's records; nothing is computed here but counts of them."""
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from osbench_analysis.catalog.families import print_name
-from osbench_analysis.formatting import sig3, tex_escape, time_plain
+from osbench_analysis.formatting import sig3, tex_escape
 
 SECTION_FILE = "machines.tex"
 #: the appendix section "Does this machine reproduce the paper?" (or, on the reference host, how the others compare)
@@ -56,12 +58,16 @@ def _letter(name: str) -> str:
 
 
 def _crossings(cross):
-    """The same-CPU crossing costs, grouped per (environment, crossing probe) measured on two hosts or more."""
-    c = cross.crossing_costs
+    """The same-CPU crossing costs, grouped per (environment, crossing probe, probe code) measured on two hosts
+    or more: like with like (analysis.hosts.like_with_like: no faulty configuration, one probe code)."""
+    from osbench_analysis.analysis.hosts import like_with_like
+
+    c = like_with_like(cross.crossing_costs)
     if c.empty:
         return []
     c = c[c["placement"] == "same_cpu"]
-    return [(key, g.drop_duplicates("host")) for key, g in c.groupby(["environment", "probe"], sort=True)
+    by = ["environment", "probe", *(["probe_source"] if "probe_source" in c else [])]
+    return [(key[:2], g.drop_duplicates("host")) for key, g in c.groupby(by, sort=True)
             if g["host"].nunique() >= 2]
 
 
@@ -69,7 +75,8 @@ def hosts_key(cross, this: str) -> str:
     """'host A: AMD EPYC, 2 vCPU, 6.18.44-fc-v782 (this paper's host; 4 campaigns); host B: ...'."""
     short = host_letters(cross, this)
     pooled = {r.host: int(r.campaigns_pooled) for r in cross.hosts.itertuples()}
-    return "; ".join(f"{short[h]}: {_host(cross.labels.get(h, h))} ("
+    labels = dict(zip(cross.hosts["host"], cross.hosts["host_label"]))   # the letter tells equal labels apart
+    return "; ".join(f"{short[h]}: {_host(labels.get(h, h))} ("
                      + ("this paper's host, " if h == this else "")
                      + f"{pooled.get(h, 0)} campaign{'' if pooled.get(h, 0) == 1 else 's'})" for h in short)
 
@@ -149,76 +156,77 @@ def ratio_summary(cross) -> dict:
             "worst": worst}
 
 
-def mechanism_rows(cross, this: str, root=None) -> pd.DataFrame:
-    """analysis.hosts.mechanism_share of this host against every other host whose primary campaigns hold a
-    sandbox and the native pieces (both hosts' newest complete rounds' samples)."""
-    from osbench_analysis.analysis.hosts import mechanism_share
-    from osbench_analysis.store import campaigns as store
+#: what a reader calls each recorded fact of a machine (hosts.identity parts), in the order the paper says them;
+#: the values of the first group are printed, the others only named
+SAID_FACTS = {"cpu_vendor": "CPU vendor", "cpu_model": "CPU model", "cpu_family": "CPU family",
+              "cpu_model_number": "CPU model number", "cpu_stepping": "stepping", "kernel_release": "host kernel build",
+              "signal_frame_bytes": "signal frame (bytes)", "logical_cpus": "logical CPUs", "memory_gib": "memory (GiB)",
+              "virtualization": "hypervisor", "microcode": "microcode", "features": "crossing-relevant CPU features",
+              "mitigations": "mitigations"}
+_VALUES_SAID = ("cpu_vendor", "cpu_model", "cpu_family", "cpu_model_number", "cpu_stepping", "kernel_release",
+                "signal_frame_bytes", "logical_cpus", "memory_gib", "virtualization")
 
-    primary = _primary(cross)
-    if not primary.get(this):
-        return pd.DataFrame()
-    _, here = store.load_campaigns(primary[this], root)
+
+def recorded_differences(a, b) -> list[str]:
+    """What the manifests record differently about two machines (hosts.identity.HostIdentity each), in
+    words: 'CPU family 25 and 26', 'the state of 2 of 14 mitigations'; a fact one of them does not record
+    is left out (it cannot be compared)."""
+    from osbench_analysis.hosts.identity import differences
+
+    from osbench_analysis.hosts.identity import short_cpu_name
+
     out = []
-    for h, ids in primary.items():
-        if h == this or not ids:
+    diff = differences(a, b)
+    if "cpu_model" in diff:            # the model names the vendor too; a vendor id is no word
+        diff.pop("cpu_vendor", None)
+        diff["cpu_model"] = tuple(short_cpu_name(v) if v else v for v in diff["cpu_model"])
+    for k, name in SAID_FACTS.items():
+        if k not in diff or diff[k][0] is None or diff[k][1] is None:
             continue
-        _, there = store.load_campaigns(ids, root)
-        t = mechanism_share(here, there)
-        if len(t):
-            out.append(t.assign(other=h))
-    return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
+        x, y = diff[k]
+        if k in _VALUES_SAID:
+            x, y = (str(v).rsplit("-", 1)[-1] if k == "kernel_release" else f"{v:,}" if isinstance(v, int) else v
+                    for v in (x, y))
+            out.append(f"{name} {x} and {y}")
+        elif k == "mitigations":
+            names = set(x) | set(y)
+            n = sum(x.get(m) != y.get(m) for m in names)
+            out.append(f"the state of {n} of {len(names)} mitigations")
+        elif k == "features":
+            out.append(f"{len(set(x) ^ set(y))} {name}")
+        else:
+            out.append(name)
+    unrecorded = [SAID_FACTS[k] for k in ("cpu_family", "microcode", "features")
+                  if (a.parts.get(k) is None) != (b.parts.get(k) is None)]
+    if out and unrecorded:
+        out[-1] += " (" + ", ".join(unrecorded) + " recorded for only one of the two)"
+    return [tex_escape(o) for o in out]
 
 
-def xsave_areas(cross, root=None) -> dict[str, int]:
-    """host -> the XSAVE area in bytes its host kernel reported to User-mode Linux (the UML campaign's
-    environment_info: the one record of it that every host's campaigns carry, derived identities too)."""
-    import re
-
+def machine_identities(cross, root=None) -> dict:
+    """host -> hosts.identity.HostIdentity of its recorded campaigns (the facts the comparison names)."""
+    from osbench_analysis.hosts.identity import host_identity
     from osbench_analysis.store import campaigns as store
-    from osbench_analysis.store.records import Manifest
 
+    cat = store.catalog(root)
     out = {}
-    paths = store.catalog(root).set_index("campaign_id")["path"]
-    for host, ids in _primary(cross).items():
-        uml = [c for c in ids if c.endswith("-uml") and c in paths.index]
-        if not uml:
-            continue
-        try:
-            info = Manifest.from_json((Path(paths[uml[0]]) / store.MANIFEST_FILE).read_text()).environment_info
-        except (OSError, ValueError):
-            continue
-        m = re.search(r"(\d+) B XSAVE area", str((info or {}).get("xsave_shim_why", "")))
-        if m:
-            out[host] = int(m[1])
+    for h in cross.hosts["host"]:
+        rows = cat[cat["host"] == h]
+        if "identity" in rows:
+            rows = rows[rows["identity"] == h] if (rows["identity"] == h).any() else rows
+        if len(rows):
+            out[h] = host_identity(store.parsed_manifest(
+                (Path(rows["path"].iloc[0]) / store.MANIFEST_FILE).read_text()).host)
     return out
 
 
-def _mechanism_sentences(mech: pd.DataFrame, cross, frames: dict, this: str) -> list[str]:
-    out = []
-    if mech.empty:
-        return out
-    labels = cross.labels
-    for other, g in mech.groupby("other", sort=False):
-        g = g[g["crossing_probe"] == "null_syscall"]
-        if g.empty:
-            continue
-        parts = [f"{_env(r.environment)} {time_plain(r.crossing_here_ns)} here, {time_plain(r.crossing_there_ns)} "
-                 f"there, pieces {time_plain(r.pieces_here_ns)} and {time_plain(r.pieces_there_ns)} "
-                 f"({r.share:.0%})".replace("%", "\\%") for r in g.itertuples()]
-        s = (f"Against {host_letters(cross, this).get(other, _host(labels.get(other, other)))}, one system call's crossing and the share of its difference "
-             "that the measured native pieces account for: " + "; ".join(parts) + ".")
-        if (g["share"] < 0).any():
-            s += (" A negative share: the pieces (signal delivery, context switches, tracer stops) move against the "
-                  "crossing, so the difference lies in what they leave out, the sandbox's own dispatch.")
-        if this in frames and other in frames:
-            a, b = frames[this], frames[other]
-            s += f" The XSAVE area is {a:,} bytes here and {b:,} there"
-            cheaper_here = float(g["crossing_here_ns"].median()) < float(g["crossing_there_ns"].median())
-            s += (": a larger XSAVE area does not make crossings dearer here." if a != b and (a > b) == cheaper_here
-                  else ".")
-        out.append(s.replace("µ", "\\textmu{}"))
-    return out
+def _faulty(cross) -> list[tuple[str, str, str]]:
+    """(host, environment, configuration) of every pooled value a faulty configuration measured."""
+    c = cross.crossing_costs
+    if c.empty or "configuration" not in c:
+        return []
+    bad = c[c["configuration"].fillna("") != ""].drop_duplicates(["host", "environment"])
+    return [(r.host, r.environment, r.configuration) for r in bad.itertuples()]
 
 
 def _guest_sentence(cross) -> str:
@@ -226,9 +234,9 @@ def _guest_sentence(cross) -> str:
     if factor.empty:
         return ""
     worst = float(factor.max())
-    same = "identical on every host" if worst == 1.0 else f"the same within {100 * (worst - 1):.2g}\\% on every host"
+    same = "identical on every machine" if worst == 1.0 else f"the same within {100 * (worst - 1):.2g}\\% on every machine"
     return (f"GNU Mach's guest instruction counts, {len(factor)} primitives measured on {cross.guests['host'].nunique()} hosts, "
-            f"are {same}: the one unit here that does not depend on the machine.")
+            f"are {same}: the one unit here that does not depend on the machine.").replace(" hosts", " machines")
 
 
 def merge_sentences(cross, letters: dict) -> str:
@@ -239,7 +247,7 @@ def merge_sentences(cross, letters: dict) -> str:
     out = []
     for m, n in getattr(cross, "merges", []):
         if m.into in letters:
-            out.append(f" {n} of the campaigns of {_host(cross.labels.get(m.into, m.into))} ({letters[m.into]}) are "
+            out.append(f" {n} of the campaigns of {letters[m.into]} are "
                        + tex_escape("from manifests older than the recorded identity facts: every fact they record ("
                                     + ", ".join(COMPARED_FACTS[k] for k in m.facts) + ") agrees with that machine's, "
                                     "so they count as it; " + ", ".join(m.lacked)
@@ -247,42 +255,84 @@ def merge_sentences(cross, letters: dict) -> str:
     return "".join(out)
 
 
-def section_tex(cross, this: str, repro: pd.DataFrame, mech: pd.DataFrame, frames: dict,
-                figure: bool) -> str:
-    """The section, or a one-paragraph note when no other host measured these conditions."""
-    labels = cross.labels
+def _software_sentence(cross, letters: dict) -> str:
+    """Which hosts share probe code (comparisons only within them) and which pooled values a faulty
+    configuration measured (in none)."""
+    from osbench_analysis.analysis.hosts import like_with_like
+
+    c = like_with_like(cross.crossing_costs)
+    out = ("Machines are compared only like with like: on campaigns of the same probe code and environment "
+           "configuration, each machine's comparable campaigns pooled on their own.")
+    if len(c) and "probe_source" in c:
+        groups = [sorted(letters[h] for h in g["host"].unique() if h in letters)
+                  for _, g in c.groupby("probe_source", sort=False)]
+        groups = [g for g in groups if g]
+        if len(groups) > 1:
+            out += (f" The machines' campaigns ran {len(groups)} versions of the probe code ("
+                    + "; ".join(", ".join(g) for g in groups) + "): values of different versions are not compared.")
+    bad = _faulty(cross)
+    if bad:
+        out += (" A configuration the package flags as faulty enters no comparison: "
+                + "; ".join(f"{_env(e)} on {letters.get(h, h)} ({tex_escape(cfg)})" for h, e, cfg in bad) + ".")
+    return out
+
+
+def differences_sentence(cross, this: str, idents: dict) -> str:
+    """What the manifests record differently between this paper's machine and each other one; no cause named."""
+    letters = host_letters(cross, this)
+    parts = [f"{letters[h]} differs from {letters[this]} in " + ", ".join(d)
+             for h in letters if h != this and h in idents and this in idents
+             and (d := recorded_differences(idents[this], idents[h]))]
+    if not parts:
+        return ""
+    return ("What the manifests record about the machines: " + "; ".join(parts) + ". No experiment here varies "
+            "one of these facts alone, so which of them moves a number is not measured.")
+
+
+def section_tex(cross, this: str, repro: pd.DataFrame, idents: dict | None = None, figure: bool = False) -> str:
+    """The section, or a one-paragraph note when no other machine measured these conditions.  ``idents``:
+    host -> hosts.identity.HostIdentity (machine_identities), for what the machines' records say differs."""
+    labels = dict(zip(cross.hosts["host"], cross.hosts["host_label"]))
     out = [r"\section{Across machines}\label{sec:machines}"]
     others = [h for h in cross.hosts["host"] if h != this]
     if not others:
         out.append(f"Only this paper's host ({_host(labels.get(this, this))}) measured these conditions: nothing "
                    "here says how its numbers move on another machine.")
         return "\n".join(out) + "\n"
-    out.append(f"The same probes ran on {len(cross.hosts)} hosts of one virtual-machine image that differ in "
-               f"processor, microcode, host kernel or hypervisor build: {hosts_key(cross, this)}. Each host is analysed on its own, "
-               "its comparable campaigns pooled and never another host's; every interval below is across the "
-               "campaigns of one host." + merge_sentences(cross, host_letters(cross, this)))
+    letters = host_letters(cross, this)
+    n = len(cross.hosts)
+    out.append(f"The campaigns the paper reads come from {n} machine kind{'s' if n != 1 else ''} of one "
+               "virtual-machine image (campaigns whose every recorded fact of the machine agrees count as one): "
+               f"{hosts_key(cross, this)}." + merge_sentences(cross, letters) + " "
+               + _software_sentence(cross, letters))
+    d = differences_sentence(cross, this, idents or {})
+    if d:
+        out.append(d)
     c = cross.table("crossing_costs")
     if len(c):
         c = c[c["placement"] == "same_cpu"]
+    if not len(c):
+        out.append("No environment was measured on two machines with the same probe code and configuration, so "
+                   "this paper compares no timed value across machines; each machine's values belong to it.")
+    else:
         differ = c[~c["holds_on_every_host"]]
         s = (f"The cost of one crossing (Table~\\ref{{tab:hosts-crossing}}"
-             + (", Figure~\\ref{fig:hosts-crossing} in the appendix" if figure else "") + f") differs between hosts in "
-             f"{len(differ)} of {len(c)} environments and crossings")
+             + (", Figure~\\ref{fig:hosts-crossing} in the appendix" if figure else "") + f") differs between "
+             f"machines in {len(differ)} of {len(c)} environments and crossings compared")
         if len(differ):
             w = differ.loc[differ["spread"].idxmax()]
-            s += (f", by up to {w['spread']:.2f} times from the cheapest host to the dearest "
+            s += (f", by up to {w['spread']:.2f} times from the cheapest machine to the dearest "
                   f"({_env(w['environment'])}, {print_name(w['probe'])})")
         out.append(s + ".")
     rs = ratio_summary(cross)
     if rs:
         w = rs["worst"]
-        s = (f"Of the {rs['n']} ratios to native Linux measured on two hosts or more, {rs['hold']} keep their "
-             "verdict (slower, faster or no measurable difference) on every host; their sizes do not transfer: "
-             f"the hosts' values differ by {rs['median_spread']:.2f} times in the median ratio")
+        s = (f"Of the {rs['n']} ratios to native Linux compared, {rs['hold']} keep their "
+             "verdict (slower, faster or no measurable difference) on every machine; the machines' values differ "
+             f"by {rs['median_spread']:.2f} times in the median ratio")
         if w is not None:
             s += (f" and by {w['spread']:.2f} times at most ({_env(w['environment'])}, {print_name(w['probe'])})")
         out.append(s + ". A ratio measured on one machine is a finding about that machine.")
-    out += _mechanism_sentences(mech, cross, frames, this)
     gs = _guest_sentence(cross)
     if gs:
         out.append(gs)
@@ -349,7 +399,7 @@ def write_section(result, out_dir, root=None) -> list[Path]:
     this = this if this in set(cross.hosts["host"]) else (cross.hosts["host"].iloc[0] if len(cross.hosts) else None)
     written = []
     figure = False
-    if this is not None and len(cross.hosts) > 1:
+    if this is not None and len(cross.hosts) > 1 and _crossings(cross):   # a figure of a comparison only
         try:
             fig = cross.figure(labels=host_letters(cross, this))
         except ValueError:
@@ -362,9 +412,9 @@ def write_section(result, out_dir, root=None) -> list[Path]:
     this_is_reference = this in refs
     # every row from a reference host to the host compared with it (analysis.hosts.reproduction): the others
     # against this paper's host when it is the reference, else this paper's host against each reference
-    repro = analysis_hosts.reproduction(cross, this=this, reference=refs or None) if this is not None else pd.DataFrame()
-    mech = mechanism_rows(cross, this, root) if this is not None and len(cross.hosts) > 1 else pd.DataFrame()
-    frames = xsave_areas(cross, root) if len(mech) else {}
+    repro = (analysis_hosts.reproduction(cross, this=this, reference=refs or None, same_software=True)
+             if this is not None else pd.DataFrame())
+    idents = machine_identities(cross, root) if this is not None and len(cross.hosts) > 1 else {}
     table = crossing_table_tex(cross, this) if this is not None else ""
     every = crossing_hosts_tex(cross, this) if this is not None else ""
     (out / "hosts_crossing_table.tex").write_text(table + "\n")
@@ -372,6 +422,6 @@ def write_section(result, out_dir, root=None) -> list[Path]:
     written.append(out / "machines_figure.tex")
     (out / REPRODUCE_FILE).write_text("\n".join(reproduction_paragraphs(repro, this_is_reference)) + "\n")
     written.append(out / REPRODUCE_FILE)
-    (out / SECTION_FILE).write_text(section_tex(cross, this, repro, mech, frames, figure)
+    (out / SECTION_FILE).write_text(section_tex(cross, this, repro, idents, figure)
                                     + ("\n\\input{generated/hosts_crossing_table}\n" if table else ""))
     return [*written, out / "hosts_crossing_table.tex", out / SECTION_FILE]
