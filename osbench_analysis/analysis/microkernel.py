@@ -85,7 +85,7 @@ def comparison_of_boots(boots: pd.DataFrame) -> pd.DataFrame:
     """comparison() from boot_counts() (of one campaign or of many, rows in boot_counts' order)."""
     rows = []
     for name, spec in registry.PROBES.items():
-        if spec.guest != "mach":
+        if spec.guest != "mach" or spec.hidden:   # hidden: the memory model's known answers (analysis/memevents.py)
             continue
         m = _condition(boots, MACH, name, {})
         if spec.pairs_with:
