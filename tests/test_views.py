@@ -196,3 +196,16 @@ def test_the_mach_table_and_the_explore_sentences_have_three_significant_digits(
     ratio = sentence.split("ratio ")[1].split(" (")[0]
     assert all(len(x.strip("[],").replace(".", "").lstrip("0")) == 3 for x in ratio.split()), sentence
     assert " 1.01x slower " in sentence or "no difference" in sentence
+
+
+def test_the_reproduction_sentences_print_each_factor_to_three_significant_digits():
+    import pandas as pd
+
+    from osbench_analysis.analysis import hosts
+
+    table = pd.DataFrame({"reference_host": ["A", "A"], "this_host": ["B", "B"], "holds": [False, False],
+                          "same_size": [False, False], "conclusion": ["gvisor/native null call", "uml/native null call"],
+                          "reference": ["81.8x", "40.0x"], "here": ["57.3x", "18.4x"],
+                          "here_over_reference": [0.7, 0.46123]})
+    (sentence,) = hosts.reproduction_sentences(table)
+    assert "(0.700x)" in sentence and "(0.461x)" in sentence and "0.7x" not in sentence

@@ -507,6 +507,8 @@ def reproduction(cross: CrossHost, this: str | None = None, reference: list[str]
 def reproduction_sentences(table: pd.DataFrame) -> list[str]:
     """'On Intel Xeon · ... against AMD EPYC · ...: 9 of 14 conclusions hold; gvisor ratio ... changes
     by 3.6x (...)' per reference host."""
+    from osbench_analysis.formatting import times_plain
+
     out = []
     if table.empty:
         return out
@@ -517,7 +519,7 @@ def reproduction_sentences(table: pd.DataFrame) -> list[str]:
         changed = g[~g["holds"]]
         if len(changed):
             s += "; changed: " + "; ".join(
-                f"{r.conclusion} {r.reference} on the reference, {r.here} on {other} ({r.here_over_reference:.3g}x)"
+                f"{r.conclusion} {r.reference} on the reference, {r.here} on {other} ({times_plain(r.here_over_reference)})"
                 for r in changed.itertuples())
         out.append(s)
     return out

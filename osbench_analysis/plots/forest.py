@@ -202,8 +202,8 @@ def sweep_plot(fit: SweepFit, *, title: str | None = None, xlabel: str | None = 
     ax.scatter(pts["x"] + jit, pts["run_value_ns"], s=14, alpha=0.6, color=_KEPT, label="runs")
     xs = np.linspace(levels.min(), levels.max(), 100)
     ax.plot(xs, fit.intercept_ns + fit.slope_ns * xs, color=_DIFF, lw=1.5,
-            label=(f"fit: {fit.slope_ns:.3g} ns per unit "
-                   f"[{fit.slope_ci_low_ns:.3g}, {fit.slope_ci_high_ns:.3g}]"))
+            label=(f"fit: {formatting.sig3_rounded(fit.slope_ns)} ns per unit "
+                   f"[{formatting.sig3_rounded(fit.slope_ci_low_ns)}, {formatting.sig3_rounded(fit.slope_ci_high_ns)}]"))
     ax.set_xlabel(xlabel or fit.x)
     ax.set_ylabel("time per operation (ns)")
     ax.set_title(title or (f"{fit.verdict}: {fit.growth_rel:+.1%} over the range "

@@ -9,6 +9,7 @@ import math
 import numpy as np
 from matplotlib.figure import Figure
 
+from osbench_analysis import formatting
 from osbench_analysis.catalog import registry
 from osbench_analysis.catalog.families import print_sweep_axis
 from osbench_analysis.plots.architectures import env_short
@@ -37,8 +38,8 @@ def sweeps_figure(fits: dict[tuple[str, str, str], SweepFit], *, columns: int = 
         ax.plot(xs, (fit.intercept_ns + fit.slope_ns * xs) / 1e3, color=_DIFF, lw=1.4, label="OLS fit")
         unit = registry.PROBES[probe].unit if probe in registry.PROBES else probe
         ax.set_title(f"{probe} ({placement}{', ' + env if env else ''})\n"
-                     f"slope {fit.slope_ns:.3g} ns/{fit.x} [{fit.slope_ci_low_ns:.3g}, "
-                     f"{fit.slope_ci_high_ns:.3g}], {fit.level:.0%} CI; {fit.verdict}", fontsize=8)
+                     f"slope {formatting.sig3_rounded(fit.slope_ns)} ns/{fit.x} [{formatting.sig3_rounded(fit.slope_ci_low_ns)}, "
+                     f"{formatting.sig3_rounded(fit.slope_ci_high_ns)}], {fit.level:.0%} CI; {fit.verdict}", fontsize=8)
         ax.set_xlabel(print_sweep_axis(fit.x))
         ax.set_ylabel("µs per operation")
         ax.set_ylim(bottom=0)
