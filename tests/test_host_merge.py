@@ -4,8 +4,6 @@ merge is stated with the facts it rests on, and cross-host comparisons count mac
 from __future__ import annotations
 
 import copy
-import dataclasses
-import datetime as dt
 import subprocess
 
 import pytest
@@ -89,22 +87,8 @@ def test_a_manifest_that_records_nothing_about_the_machine_is_never_merged():
 
 # ------------------------------------------------------------------ synthetic campaigns sealed by the real store
 
-def write(root, cid, *, environment="native", slower=1.0, minutes=0, host=None, round_ids=None, probes=None):
-    """A small sealed campaign made from the committed Intel one: three probes (or ``probes``), its times
-    scaled, another environment, start time, host record or round."""
-    c = store.load_campaign(CAMPAIGNS_DIR / INTEL)
-    keep = probes or ["null_syscall", "stat", "pipe_pingpong"]
-    s = c.samples[c.samples["probe"].isin(keep)].copy()
-    s["campaign_id"], s["environment"] = cid, environment
-    s["elapsed_ns"] = (s["elapsed_ns"] * slower).round().astype("int64")
-    s["per_op_ns"] = s["elapsed_ns"] / s["iterations"]
-    created = dt.datetime.fromisoformat(c.manifest.created_utc) + dt.timedelta(minutes=minutes)
-    m = dataclasses.replace(c.manifest, campaign_id=cid, environment=environment, created_utc=created.isoformat(),
-                            conditions=[x for x in c.manifest.conditions if x["probe"] in keep],
-                            runs=[r for r in c.manifest.runs if r.probe in keep],
-                            host=copy.deepcopy(host or c.manifest.host),
-                            config=dict(c.manifest.config, campaign_set=round_ids or [cid], campaign_id=cid))
-    return store.write_campaign(root, cid, s, m)
+# write(root, cid, ...): a small sealed campaign made from the committed Intel one (tests/test_hosts.py)
+from test_hosts import write  # noqa: E402
 
 
 @pytest.fixture(scope="module")
