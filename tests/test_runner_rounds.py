@@ -141,6 +141,16 @@ def test_a_guest_counting_instructions_boots_guest_boots_times_while_the_host_go
     assert "counting: finished, 2 worker run(s), 0 failed" in capsys.readouterr().err
 
 
+def test_a_guest_counting_instructions_measures_guest_batches_per_boot_and_the_host_batches(tmp_path, registered):
+    registered(_counting("counting"))
+    host, guest = _measure(tmp_path, "native,counting", probes=["null_syscall"], batches=4, guest_batches=2,
+                           guest_boots=2)
+    for c, want in ((host, 4), (guest, 2)):
+        s = c.samples[(c.samples["probe"] == "null_syscall") & ~c.samples["warmup"].astype(bool)]
+        assert s.groupby("run").size().to_dict() == {0: want, 1: want}
+    assert guest.manifest.config["guest_batches"] == 2 and host.manifest.config["batches"] == 4
+
+
 def test_all_guests_then_all_timed_measure_every_environment_in_two_rounds_by_kind(tmp_path, registered,
                                                                                    monkeypatch, capsys):
     """make all: the guests counting instructions first (while the set-up still builds), the environments
