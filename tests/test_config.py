@@ -93,12 +93,13 @@ def test_bad_campaign_id(bad_id, campaigns_root):
 
 
 def test_quick_sizes_its_batches_to_what_runs_and_repeating_counts_need_and_full_keeps_its_own():
-    """Issue 37: the quick profile's interval is over its 6-12 runs, so 5 batches of 10 ms a run; a guest's count
-    repeats batch after batch, so 3 a boot; the full profile's 30 batches everywhere are unchanged."""
+    """Issue 37: the quick profile's interval is over its 6-12 runs, so 5 batches of 10 ms a run; a guest keeps 10 a
+    boot (some counts settle over a boot's first batches: the median depends on how many); the full profile's 30
+    batches everywhere are unchanged."""
     quick, full = config.make_config("quick"), config.make_config("full")
-    assert (quick.batches, quick.guest_batches, quick.min_batch_ms, quick.runs) == (5, 3, 10.0, 6)
+    assert (quick.batches, quick.guest_batches, quick.min_batch_ms, quick.runs) == (5, 10, 10.0, 6)
     assert (full.batches, full.guest_batches) == (30, None)
-    assert config.make_config("quick", guest_batches=10).guest_batches == 10
+    assert config.make_config("quick", guest_batches=3).guest_batches == 3
     # a worker's timeout covers the longer of the two plans
     assert config.make_config("quick", guest_batches=100).worker_timeout_s() > quick.worker_timeout_s()
 

@@ -43,8 +43,8 @@ class CampaignConfig:
     # deterministic up to a few timer-interrupt instructions, so 3 boots show whether they repeat and
     # give the range; more cost ~10-20 s of emulation each and tell nothing new.  Capped by `runs`.
     guest_boots: int = 3
-    # Measured batches per boot of such a guest; None: `batches`.  Its per-operation count is the same batch
-    # after batch (up to those timer instructions), so a few show it; each batch more costs emulation only
+    # Measured batches per boot of such a guest; None: `batches`.  A count is the same boot after boot, but
+    # some probes' counts settle over a boot's first batches: the median depends on how many are measured
     guest_batches: int | None = None
     # The guests' memory-system model (environments/memevents.py): "" off, "warm" (caches as the batch finds
     # them), "polluted" (emptied before each one-operation batch); one boot more, without it, checks the counts
@@ -119,17 +119,18 @@ PROFILES: dict[str, dict] = {
     # quick: every primitive (each probe's variants) at the first point of each
     # sweep, both placements; measuring stays under 5 minutes on 2 cores
     # 5 batches of 10 ms per run: within a run batches agree to ~1 %, run medians differ by ~15 % (CV,
-    # stats/precision.py), so the interval is over runs (6 to 12) and 10 batches narrowed it by nothing
+    # stats/precision.py), so the interval is over runs (6 to 12): 10 batches narrowed a run median's own noise only
+    # from ~0.4 % to ~0.3 %, far below the runs' spread
     "quick": dict(batches=5, warmup=1, min_batch_ms=10.0, **_precision_settings("quick"),
                   variants=views.profile_variants("quick"),
                   # in sandboxes, the architecture primitives only: all environments stay ~10 minutes
                   sandbox_probes=list(registry.ARCHITECTURE_PROBES),
                   # two boots show whether a guest's counts repeat (xen-linux needs two for its minima); the
                   # five guests' third boots cost ~30 s of a fresh machine's `make all` and tell nothing new
-                  guest_boots=2,
-                  # a guest's count repeats batch after batch: 3 batches per boot show it (and give a median),
-                  # 10 cost ~2.5x the emulation of each condition and told nothing new
-                  guest_batches=3),
+                  # guest_batches stays `batches` (10 here, not 5): a guest's count repeats from boot to boot but
+                  # not from batch to batch for every probe (thread_create_join, mmap_touch, fork_exit settle
+                  # over the first ~8 batches): 3 batches moved 13 of 80 medians by 0.1-1.8 % (2026-11-28)
+                  guest_boots=2, guest_batches=10),
     # full: every sweep point too, and the unpinned placement
     # full: the guests' memory events too (one boot more per guest, the model's boots 4-6x slower)
     "full": dict(batches=30, warmup=2, min_batch_ms=20.0, **_precision_settings("full"), memory_events="warm",
