@@ -37,6 +37,7 @@ def no_measuring(monkeypatch):
     (dict(timeout_s=0), "timeout_s must be a number of seconds > 0"),
     # issue 31 (reliability review 2026-11-26): values that sealed empty or nonsense campaigns, exit 0
     (dict(batches=10 ** 9), r"batches must be an integer from 1 to 10000 \(got 1000000000\)"),          # B12
+    (dict(guest_batches=0), r"guest_batches must be an integer from 1 to 10000 \(got 0\)"),
     (dict(warmup=10 ** 9), r"warmup must be an integer from 0 to 1000 \(got 1000000000\)"),             # B14
     (dict(timeout_s=float("inf")), r"timeout_s must be a number of seconds > 0 and <= 86400 \(got inf\)"),  # B20
     (dict(timeout_s=1e300), r"timeout_s .* \(got 1e\+300\)"),                                           # B21
@@ -89,6 +90,18 @@ def test_bad_campaign_id(bad_id, campaigns_root):
     cfg = runner.make_config("quick", output=str(campaigns_root), campaign_id=bad_id)
     with pytest.raises(store.StoreError, match="campaign id must be"):
         runner.run_campaign(cfg, progress=False)
+
+
+def test_quick_sizes_its_batches_to_what_runs_and_repeating_counts_need_and_full_keeps_its_own():
+    """Issue 37: the quick profile's interval is over its 6-12 runs, so 5 batches of 10 ms a run; a guest keeps 10 a
+    boot (some counts settle over a boot's first batches: the median depends on how many); the full profile's 30
+    batches everywhere are unchanged."""
+    quick, full = config.make_config("quick"), config.make_config("full")
+    assert (quick.batches, quick.guest_batches, quick.min_batch_ms, quick.runs) == (5, 10, 10.0, 6)
+    assert (full.batches, full.guest_batches) == (30, None)
+    assert config.make_config("quick", guest_batches=3).guest_batches == 3
+    # a worker's timeout covers the longer of the two plans
+    assert config.make_config("quick", guest_batches=100).worker_timeout_s() > quick.worker_timeout_s()
 
 
 def test_quick_measures_every_probe_natively_and_the_architecture_primitives_in_sandboxes():

@@ -141,6 +141,47 @@ def test_a_guest_counting_instructions_boots_guest_boots_times_while_the_host_go
     assert "counting: finished, 2 worker run(s), 0 failed" in capsys.readouterr().err
 
 
+def test_a_guest_counting_instructions_measures_guest_batches_per_boot_and_the_host_batches(tmp_path, registered):
+    registered(_counting("counting"))
+    host, guest = _measure(tmp_path, "native,counting", probes=["null_syscall"], batches=4, guest_batches=2,
+                           guest_boots=2)
+    for c, want in ((host, 4), (guest, 2)):
+        s = c.samples[(c.samples["probe"] == "null_syscall") & ~c.samples["warmup"].astype(bool)]
+        assert s.groupby("run").size().to_dict() == {0: want, 1: want}
+    assert guest.manifest.config["guest_batches"] == 2 and host.manifest.config["batches"] == 4
+
+
+def test_a_selectors_guest_is_checked_by_its_first_boot_and_left_out_when_no_boot_measured(tmp_path, registered,
+                                                                                         monkeypatch, capsys):
+    """Issue 37: in a selector's round a guest counting its instructions boots no pre-flight of its own (xen-linux's
+    cost about 55 s): its first measured boot is the check; one of which no boot measured is left out after its
+    boots, said in one line and recorded in every manifest, like a failed pre-flight; the others are sealed."""
+    monkeypatch.setattr(environments.REGISTRY, "_envs", {"native": environments.get("native")})
+    broken = _env("broken", _NoGo)
+    broken.time_unit = "guest instructions"
+    registered(_counting("counting"), broken)
+    (c,) = _measure(tmp_path, "all-guests", probes=["null_syscall"], runs=2)
+    assert c.environment == "counting" and [r.status for r in c.manifest.runs] == ["ok", "ok"]
+    pre = c.manifest.config["preflight"]
+    assert pre["counting"]["status"] == "ok" and pre["counting"]["left_out"] is False
+    assert pre["broken"]["left_out"] is True and "failed to load" in pre["broken"]["message"]
+    err = capsys.readouterr().err
+    assert "pre-flight worker" not in err
+    assert "leaving out broken: its first boot failed (error): worker exited with status 1: failed to load" in err
+    assert "To fix: reinstall it" in err
+    # every guest failing: nothing sealed, said as a failed pre-flight says it
+    with pytest.raises(runner.PreflightError, match="nothing measured: no environment passed"):
+        _broken_only(tmp_path, monkeypatch, broken)
+    # asked for by name, a guest still boots a pre-flight first: nothing is measured when it fails
+    with pytest.raises(runner.PreflightError, match="nothing measured: environment broken: its pre-flight worker"):
+        _measure(tmp_path / "named", "broken", probes=["null_syscall"], runs=2)
+
+
+def _broken_only(tmp_path, monkeypatch, broken):
+    monkeypatch.setattr(environments.REGISTRY, "_envs", {"native": environments.get("native"), "broken": broken})
+    return _measure(tmp_path / "again", "all-guests", probes=["null_syscall"], runs=2)
+
+
 def test_all_guests_then_all_timed_measure_every_environment_in_two_rounds_by_kind(tmp_path, registered,
                                                                                    monkeypatch, capsys):
     """make all: the guests counting instructions first (while the set-up still builds), the environments

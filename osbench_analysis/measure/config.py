@@ -43,6 +43,9 @@ class CampaignConfig:
     # deterministic up to a few timer-interrupt instructions, so 3 boots show whether they repeat and
     # give the range; more cost ~10-20 s of emulation each and tell nothing new.  Capped by `runs`.
     guest_boots: int = 3
+    # Measured batches per boot of such a guest; None: `batches`.  A count is the same boot after boot, but
+    # some probes' counts settle over a boot's first batches: the median depends on how many are measured
+    guest_batches: int | None = None
     # The guests' memory-system model (environments/memevents.py): "" off, "warm" (caches as the batch finds
     # them), "polluted" (emptied before each one-operation batch); one boot more, without it, checks the counts
     memory_events: str = ""
@@ -99,7 +102,7 @@ class CampaignConfig:
         plus the environment's start-up time."""
         if self.timeout_s is not None:
             return float(self.timeout_s)
-        planned = (self.warmup + self.batches + 20) * self.min_batch_ms / 1000.0
+        planned = (self.warmup + max(self.batches, self.guest_batches or 0) + 20) * self.min_batch_ms / 1000.0
         return 30.0 + 5.0 * planned + startup_s
 
 
@@ -115,13 +118,19 @@ PROFILES: dict[str, dict] = {
     # Both derive their parameter sets from the registry (views.profile_variants):
     # quick: every primitive (each probe's variants) at the first point of each
     # sweep, both placements; measuring stays under 5 minutes on 2 cores
-    "quick": dict(batches=10, warmup=1, min_batch_ms=10.0, **_precision_settings("quick"),
+    # 5 batches of 10 ms per run: within a run batches agree to ~1 %, run medians differ by ~15 % (CV,
+    # stats/precision.py), so the interval is over runs (6 to 12): 10 batches narrowed a run median's own noise only
+    # from ~0.4 % to ~0.3 %, far below the runs' spread
+    "quick": dict(batches=5, warmup=1, min_batch_ms=10.0, **_precision_settings("quick"),
                   variants=views.profile_variants("quick"),
                   # in sandboxes, the architecture primitives only: all environments stay ~10 minutes
                   sandbox_probes=list(registry.ARCHITECTURE_PROBES),
                   # two boots show whether a guest's counts repeat (xen-linux needs two for its minima); the
                   # five guests' third boots cost ~30 s of a fresh machine's `make all` and tell nothing new
-                  guest_boots=2),
+                  # guest_batches stays `batches` (10 here, not 5): a guest's count repeats from boot to boot but
+                  # not from batch to batch for every probe (thread_create_join, mmap_touch, fork_exit settle
+                  # over the first ~8 batches): 3 batches moved 13 of 80 medians by 0.1-1.8 % (2026-11-28)
+                  guest_boots=2, guest_batches=10),
     # full: every sweep point too, and the unpinned placement
     # full: the guests' memory events too (one boot more per guest, the model's boots 4-6x slower)
     "full": dict(batches=30, warmup=2, min_batch_ms=20.0, **_precision_settings("full"), memory_events="warm",
@@ -204,7 +213,8 @@ def resolve_environments(spec: str) -> list[environments.Environment]:
 
 #: Upper bounds (issue 31): a value beyond them is a typo or an attack, never a campaign; refused before any
 #: worker starts, where an unbounded one sealed an empty campaign (every worker's timeout overflowed)
-LIMITS = {"runs": 1000, "max_runs": 1000, "batches": 10_000, "warmup": 1000, "guest_boots": 100}
+LIMITS = {"runs": 1000, "max_runs": 1000, "batches": 10_000, "guest_batches": 10_000, "warmup": 1000,
+          "guest_boots": 100}
 MAX_TIMEOUT_S = 86_400.0            # one worker: one day
 MAX_TIME_BUDGET_S = 7 * 86_400.0    # adding runs: one week
 
@@ -228,6 +238,8 @@ def _check_seconds(name: str, value, top: float) -> None:
 def _check_numbers(cfg: CampaignConfig) -> None:
     _check_int("runs", cfg.runs, 1)
     _check_int("batches", cfg.batches, 1)
+    if cfg.guest_batches is not None:
+        _check_int("guest_batches", cfg.guest_batches, 1)
     _check_int("warmup", cfg.warmup, 0)
     if not _number(cfg.min_batch_ms) or not 0.1 <= cfg.min_batch_ms <= 10_000:
         raise ConfigError(f"min_batch_ms must be between 0.1 and 10000 (got {cfg.min_batch_ms!r})")

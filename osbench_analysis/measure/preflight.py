@@ -29,6 +29,15 @@ PREFLIGHT_PROBE = "null_syscall"
 PREFLIGHT_TIMEOUT_S = 20.0
 
 
+def _first_boot_checks(p: _EnvRun, cfg: CampaignConfig) -> bool:
+    """Whether this environment's first measured boot is its pre-flight: a guest counting its instructions,
+    asked for by a selector ("all", "all-guests"): a boot of its own before its measured boots cost up to a
+    minute of emulation (xen-linux: 53-55 s) and told what its first measured boot tells.  One none of whose
+    boots measured anything is left out after them (`_judge_first_boots`), as a failed pre-flight leaves it
+    out; one asked for by name still boots a pre-flight first, so that nothing is measured when it fails."""
+    return p.env.time_unit != "ns" and is_selector(cfg.environment)
+
+
 def _preflight(parts: list[_EnvRun], cfg: CampaignConfig, jr: journal.Journal, progress: bool,
                scratch: Path) -> list[_EnvRun]:
     """One tiny worker end to end in every environment, through the same
@@ -56,10 +65,16 @@ def _preflight(parts: list[_EnvRun], cfg: CampaignConfig, jr: journal.Journal, p
     # workers: nothing is measured yet
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="osbench-preflight")
     # the longest boot first (xen-linux's ~20 s), so that the others' boots go on beside it, not after it
-    guests = sorted((p for p in parts if p.env.time_unit != "ns"), key=lambda p: -p.env.round_startup_s)
+    guests = sorted((p for p in parts if p.env.time_unit != "ns" and not _first_boot_checks(p, cfg)),
+                    key=lambda p: -p.env.round_startup_s)
     booting = {id(p): pool.submit(preflight, p) for p in guests}
     try:
         for p in parts:
+            if _first_boot_checks(p, cfg):   # judged by its first measured boot (_judge_first_boots)
+                results[p.env.name] = {"status": "first_boot", "wall_s": 0.0, "left_out": False,
+                                       "message": "its first measured boot is its pre-flight"}
+                kept.append(p)
+                continue
             outcome = booting[id(p)].result() if id(p) in booting else preflight(p)
             results[p.env.name] = {"status": outcome.status, "wall_s": round(outcome.wall_s, 3),
                                    "message": outcome.message, "left_out": outcome.status != "ok"}
@@ -103,6 +118,41 @@ def _preflight(parts: list[_EnvRun], cfg: CampaignConfig, jr: journal.Journal, p
     if not kept:
         raise PreflightError(f"nothing measured: no environment passed its pre-flight worker "
                              f"({', '.join(p.env.name for p in failed)}; see the lines above)")
+    return kept
+
+
+def _judge_first_boots(parts: list[_EnvRun], cfg: CampaignConfig, jr: journal.Journal,
+                       progress: bool) -> list[_EnvRun]:
+    """After the rounds: a guest whose first measured boot was its pre-flight (`_first_boot_checks`) and of
+    which no boot measured anything is left out, as a failed pre-flight would have left it out: one line
+    (which, its first worker's message, how to fix it), and its result in the journal and every manifest
+    (config["preflight"]); one that measured is recorded as passed, with its first boot's wall time.
+    PreflightError when no environment is left."""
+    results = jr.state.setdefault("preflight", {})
+    kept = []
+    for p in parts:
+        if not _first_boot_checks(p, cfg):
+            kept.append(p)
+            continue
+        first = next((r for r in p.runs if r.status == "ok"), None)
+        if first is not None:
+            results[p.env.name] = {"status": "ok", "wall_s": round(first.wall_s, 3), "left_out": False,
+                                   "message": "its first measured boot"}
+            kept.append(p)
+            continue
+        failed = p.runs[0] if p.runs else None
+        status, message = (failed.status, failed.message) if failed else ("error", "no worker ran")
+        results[p.env.name] = {"status": status, "wall_s": round(failed.wall_s, 3) if failed else 0.0,
+                               "message": message, "left_out": True}
+        if progress:
+            from osbench_analysis.measure import progress as progress_mod
+
+            progress_mod.say(f"leaving out {p.env.name}: its first boot failed ({status}): "
+                             f"{message or 'no message'}. To fix: {p.env.fix_hint}")
+    jr.save_state()
+    if not kept:
+        raise PreflightError(f"nothing measured: no environment passed its pre-flight worker or first boot "
+                             f"({', '.join(p.env.name for p in parts)}; see the lines above)")
     return kept
 
 

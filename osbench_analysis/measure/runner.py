@@ -55,7 +55,7 @@ from osbench_analysis.environments import Environment
 # the parts; some names only for those who read them as runner.X (progress_bar, _count_side_by_side, ...)
 from osbench_analysis.measure.plan import _EnvRun, _runs_to_go  # noqa: F401
 from osbench_analysis.measure.preflight import (PREFLIGHT_PROBE, PREFLIGHT_TIMEOUT_S,  # noqa: F401
-                                                PreflightError, _preflight, _replay)
+                                                PreflightError, _judge_first_boots, _preflight, _replay)
 from osbench_analysis.measure.rounds import _count_side_by_side, _measure_rounds, progress_bar  # noqa: F401
 from osbench_analysis.paths import default_workdir
 from osbench_analysis.store.records import PARTIAL_KEY, Manifest  # PARTIAL_KEY: why a campaign is partial
@@ -273,6 +273,7 @@ def _measure_and_seal(cfg, conditions, envs, ids, root, cpus, host_info, created
             parts = _preflight(parts, cfg, jr, progress, scratch_root)
             _replay(parts, jr)
             measuring_s = _measure_rounds(parts, cfg, cpus, progress, scratch_root, jr)
+            parts = _judge_first_boots(parts, cfg, jr, progress)
             infos = {p.env.name: p.session.facts() for p in parts}
     finally:
         shutil.rmtree(scratch_root, ignore_errors=True)
