@@ -65,8 +65,10 @@ def leftovers(owner_pid: int) -> dict[str, list]:
         if entry.isdigit() and int(entry) != os.getpid():
             pid = int(entry)
             exe, cmd = _exe(pid).removesuffix(" (deleted)"), _cmdline(pid)
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0] \
-                if os.path.exists(f"/proc/{pid}/stat") else "Z"
+            try:     # a process may end between the listing and this read: gone is as good as a zombie
+                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+            except OSError:
+                state = "Z"
             # only what carries this runner's tag: under pytest-xdist another test's runner may be
             # measuring now, and its runsc, FUSE server and mount are not this runner's leftovers
             if state != "Z" and tag.search(cmd) and (exe in ours or exe == os.path.realpath(uml.UML_KERNEL)

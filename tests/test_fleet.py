@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import dataclasses
 import os
+import shlex
 import socket
 import subprocess
 import sys
@@ -478,7 +479,7 @@ def test_one_sshcluster_call_starts_the_scheduler_and_three_hosts_that_measure(t
     with _machines(tmp_path, environments) as machines:
         t0 = time.monotonic()
         with SSHCluster(["127.0.0.1"] * 4, connect_options=[machines[m] for m in ("lab0", *hosts)],
-                        remote_python=sys.executable, worker_class="distributed.Worker",
+                        remote_python=shlex.quote(sys.executable), worker_class="distributed.Worker",
                         scheduler_options={"protocol": "tls", "host": "127.0.0.1", "port": 0,
                                            "dashboard_address": "127.0.0.1:0"},
                         worker_options={"nthreads": 1, "resources": {"MEASURE": 1}, "host": "127.0.0.1",

@@ -212,10 +212,11 @@ def test_explore_notebook_answers_its_questions_with_figures(notebook_campaign):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["analyze.ipynb", "explore.ipynb", "reference_comparisons.ipynb"])
-def test_a_bad_analysis_option_stops_a_notebook_with_one_line(name, tmp_path):
+def test_a_bad_analysis_option_stops_a_notebook_with_one_line(name, tmp_path, committed_root):
     import papermill as pm
 
-    parameters = {"analyze.ipynb": dict(level=1.5), "explore.ipynb": dict(probe="no_such_probe"),
+    # the explorer reads campaigns before it checks the probe: a store that has some (not the suite's empty one)
+    parameters = {"analyze.ipynb": dict(level=1.5), "explore.ipynb": dict(probe="no_such_probe", root=str(committed_root)),
                   "reference_comparisons.ipynb": dict(level=1.5)}[name]
     with pytest.raises(pm.PapermillExecutionError) as e:
         pm.execute_notebook(str(NOTEBOOKS / name), str(tmp_path / name), kernel_name="python3",
