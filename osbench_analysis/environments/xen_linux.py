@@ -35,7 +35,9 @@ XEN_ARGS = "console=com1 com1=115200,8n1 dom0_mem=384M,max:384M noreboot"
 DOM0_APPEND = ("console=hvc0", "panic=-1", "quiet", "nokaslr", "norandmaps")
 #: the Linux probes of the matched rows (catalog/matched.py), not linux-tcg's whole set: a Xen boot takes
 #: about 4 s of emulation per job, and the others (syscall_mix, service_pipe) match nothing here
-PROBES = tuple(sorted(matched.probes_of("xen")))
+# the matched primitives, and the memory model's known answers (hidden: run by name; analysis/memevents.py)
+KNOWN_ANSWERS = ("mem_line_pass", "mem_page_pass")
+PROBES = tuple(sorted(set(matched.probes_of("xen")) | set(KNOWN_ANSWERS)))
 
 
 def grub_cfg(xen_args: str = XEN_ARGS, append: Sequence[str] = DOM0_APPEND) -> str:
@@ -79,7 +81,7 @@ class XenLinux(GuestEnvironment):
 
     def serves_params(self, probe: str, params: dict) -> bool:
         """Only the parameters a matched row asks for (service_direct and service_shm at bytes=0, not 64)."""
-        return matched.asks(probe, params, "xen")
+        return probe in KNOWN_ANSWERS or matched.asks(probe, params, "xen")
 
     def files(self) -> dict[str, Path]:
         return {"Xen hypervisor": XEN, "vmlinuz": linux_tcg.VMLINUZ, "initramfs": linux_tcg.INITRAMFS,
