@@ -350,3 +350,19 @@ def test_the_guests_are_one_call_and_asking_samples_for_one_says_so(tmp_path):
         explore.samples("null_syscall", environments=["mach"])
     empty, none = explore.guests(tmp_path / "no-such-folder")
     assert empty.empty and none is None
+
+
+def test_two_campaigns_compares_the_newest_pair_and_a_single_round_gets_a_note_not_an_error(committed_store, tmp_path):
+    from osbench_analysis.store import campaigns as store
+    from osbench_analysis.store import synthetic
+
+    base = store.load_campaign(_committed("native"), committed_store)
+    synthetic.write_synthetic(tmp_path, "20300101T120000Z-vm-native", base=base, seed=1)
+    one = explore.two_campaigns("native", "null_syscall", placement="same_cpu", root=tmp_path)
+    assert one.pair == [] and one.table.empty and one.figure is None
+    assert one.note.startswith("nothing to compare yet: native has 1 campaign(s)") and "make measure" in one.note
+    synthetic.write_synthetic(tmp_path, "20300102T120000Z-vm-native", base=base, seed=2,
+                              created_utc="2030-01-02T12:00:00+00:00")
+    two = explore.two_campaigns("native", "null_syscall", placement="same_cpu", root=tmp_path)
+    assert two.pair == ["20300101T120000Z-vm-native", "20300102T120000Z-vm-native"] and two.note == ""
+    assert len(two.table) == 1 and two.figure is not None

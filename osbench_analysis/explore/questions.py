@@ -464,3 +464,28 @@ def versions(root: str | Path | None = None):
     shown = ch[["from", "to", "mitigations", "condition", "before", "after", "delta", "percent", "functions",
                 "profiled_delta", "confirmed"]]
     return shown, plots_versions.plot_history(hist, analysis_versions.version_order())
+
+
+@dataclass(frozen=True)
+class TwoCampaigns:
+    """Two campaigns of one environment compared (older first): the comparison table and the runs'
+    figure, or, with fewer than two to compare, an empty table, no figure and a note saying so."""
+    pair: list[str]
+    table: pd.DataFrame
+    figure: object | None
+    note: str
+
+
+def two_campaigns(environment: str, probe: str, *, placement: str | None = None, pair: list[str] | None = None,
+                  root: str | Path | None = None, host: str | None = None) -> TwoCampaigns:
+    """Did the newest campaign move against the one before it?  ``pair`` (two ids, older first), else
+    the two newest of ``environment`` on one host that measured ``probe`` there (newest()).  A machine
+    with one round has nothing to compare yet: the note says so and how to get a second, never an error."""
+    if pair is None:
+        try:
+            pair = newest(environment, 2, root, probe=probe, placement=placement, host=host)
+        except ExploreError as e:
+            return TwoCampaigns([], pd.DataFrame(), None,
+                                f"nothing to compare yet: {e}; measure another round (make measure) and run this again")
+    two = samples(probe, placement=placement, campaigns=pair, root=root)
+    return TwoCampaigns(list(pair), compare(two, "campaign_id", pair[1], pair[0]), plot_runs(two), "")
