@@ -239,23 +239,6 @@ def test_the_cross_host_figure_draws_every_host(two_hosts):
     assert names == list(cross.hosts["host_label"])
 
 
-def test_the_paper_files_of_the_hosts_hold_every_host_and_the_verdicts(two_hosts, tmp_path):
-    from osbench_analysis.report import hosts as report_hosts
-
-    cross = ah.cross_host(two_hosts)
-    table = ah.reproduction(cross, this=cross.hosts["host"].iloc[0])
-    written = report_hosts.write_hosts(cross, table, tmp_path)
-    assert sorted(p.name for p in written) == ["hosts_crossing.tex", "hosts_macros.tex", "hosts_ratios.tex",
-                                                "hosts_reproduce.tex"]
-    crossing = (tmp_path / "hosts_crossing.tex").read_text()
-    assert "Intel Xeon, 2 vCPU" in crossing and "AMD EPYC, 2 vCPU" in crossing and "\\textmu{}s" in crossing
-    assert crossing.count("\\\\\n") == 2 and " & no \\\\" in crossing     # header, gvisor: it differs
-    macros = (tmp_path / "hosts_macros.tex").read_text()
-    assert "\\newcommand{\\osbHostsCount}{2}" in macros
-    assert f"\\newcommand{{\\osbReproduceHeld}}{{{int(table['holds'].sum())}}}" in macros
-    assert f"\\newcommand{{\\osbReproduceTotal}}{{{len(table)}}}" in macros
-
-
 def test_mechanism_share_says_how_much_of_a_hosts_difference_the_pieces_explain():
     import pandas as pd
 
