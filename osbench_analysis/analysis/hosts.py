@@ -30,6 +30,7 @@ import pandas as pd
 
 from osbench_analysis.analysis.comparable import compared, like_with_like, with_software  # noqa: F401
 from osbench_analysis.errors import OsbenchError
+from osbench_analysis.store.campaigns import sealed_partial
 
 #: a campaign is complete when it measured at least this share of the primitives the fullest campaign
 #: of its (host, environment) measured (a failed probe or two does not make a round partial; 3 of 69 does)
@@ -110,13 +111,6 @@ def primitive_counts(cat: pd.DataFrame, probes=None, root=None) -> pd.Series:
                         for c in m.conditions if c["probe"] in wanted}))
     return pd.Series(out, index=cat.index, dtype=int)
 
-
-def sealed_partial(cat: pd.DataFrame) -> pd.Series:
-    """Per catalog row: whether its campaign was sealed as partial (store.catalog's ``partial``: its
-    environment stopped, or most runs failed; its planned primitives may all be there)."""
-    if "partial" not in cat:
-        return pd.Series(False, index=cat.index)
-    return cat["partial"].fillna("").astype(str) != ""
 
 
 def _complete(cat: pd.DataFrame, counts: pd.Series, by: list[str]) -> pd.Series:

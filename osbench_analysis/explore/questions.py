@@ -166,7 +166,7 @@ def newest(environment: str = "native", n: int = 2, root: str | Path | None = No
 
     cat = store.catalog(root)
     _one_of("environment", environment, campaigns(root)["environment"])
-    cat = cat[(cat["environment"] == environment) & (cat["partial"] == "")]
+    cat = cat[(cat["environment"] == environment) & ~store.sealed_partial(cat)]
     cat = cat.sort_values(["created_utc", "campaign_id"], ascending=False)
     if host is not None:
         from osbench_analysis.analysis.hosts import resolve_host

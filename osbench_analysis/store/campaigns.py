@@ -506,6 +506,14 @@ def catalog(root: str | Path | None = None) -> pd.DataFrame:
     return pd.DataFrame(seen[1], columns=CATALOG_COLUMNS)
 
 
+def sealed_partial(cat: pd.DataFrame) -> pd.Series:
+    """Per catalog row: whether its campaign was sealed as partial (store.catalog's ``partial``: its
+    environment stopped, or most runs failed; its planned primitives may all be there)."""
+    if "partial" not in cat:
+        return pd.Series(False, index=cat.index)
+    return cat["partial"].fillna("").astype(str) != ""
+
+
 def _catalog_rows(root: Path) -> tuple[list[dict], list[tuple[Path, str]]]:
     from osbench_analysis.catalog.registry import sweep_only
 
