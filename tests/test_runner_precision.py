@@ -35,8 +35,11 @@ def test_a_loose_target_stops_at_the_minimum_runs(campaigns_root):
         return
     assert p["stop_reason"] == "target_met"
     # 3 runs meet a loose target, unless they differ beyond batch noise: then the quoted typical
-    # run's [min, max] has 75 % (4 runs: 87.5 %), and only 6 runs reach a 95 % interval (stats.quote)
-    assert 3 <= c.samples["run"].nunique() <= stats.runs_for_level(0.95)
+    # run's [min, max] has 75 % (4 runs: 87.5 %), and only 6 runs reach a 95 % interval (stats.quote);
+    # more only where a slow minority's runs were added in one step (runs_needed_heterogeneity)
+    minority = [int(cond["runs_needed_heterogeneity"]) for cond in p["conditions"]
+                if cond.get("runs_needed_heterogeneity") is not None]
+    assert 3 <= c.samples["run"].nunique() <= max([stats.runs_for_level(0.95), *minority]), p
     assert all(cond["met"] and cond["halfwidth_rel"] <= 0.9 for cond in p["conditions"])
 
 
