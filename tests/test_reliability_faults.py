@@ -201,6 +201,14 @@ def test_a_campaign_of_no_measured_batch_is_not_sealed_and_fails_in_one_line(tmp
     assert list(tmp_path.iterdir()) == []      # no campaign, no journal
 
 
+def _cmdline(pid: str) -> bytes:
+    """A process's command line, or nothing when it exited between listing /proc and reading it."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (FileNotFoundError, ProcessLookupError):
+        return b""
+
+
 def _fuse_ready() -> bool:
     from osbench_analysis import environments
 
@@ -222,13 +230,17 @@ def test_killing_the_fuse_server_is_a_failed_run_and_the_campaign_goes_on(tmp_pa
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not (jfile.exists() and jfile.read_bytes().count(b"\n") >= 2):
         time.sleep(0.1)
-    servers = [int(p) for p in os.listdir("/proc") if p.isdigit() and f"osbench-campaign-{proc.pid}.".encode()
-               in Path(f"/proc/{p}/cmdline").read_bytes() if Path(f"/proc/{p}").exists()
-               and b"osbench-fuse" in Path(f"/proc/{p}/cmdline").read_bytes()]
-    assert servers, "no FUSE server found"
-    for pid in servers:
-        os.kill(pid, signal.SIGKILL)
-    _, err = proc.communicate(timeout=300)
+    try:
+        servers = [int(p) for p in os.listdir("/proc") if p.isdigit()
+                   and f"osbench-campaign-{proc.pid}.".encode() in _cmdline(p) and b"osbench-fuse" in _cmdline(p)]
+        assert servers, "no FUSE server found"
+        for pid in servers:
+            os.kill(pid, signal.SIGKILL)
+        _, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:          # a failed assertion must not leave the campaign holding the host lock
+            proc.kill()
+            proc.communicate()
     # issue 41: the dead server stops the environment (its remaining runs skipped, not 11 failures) and the
     # campaign is sealed as partial, named, the run failing
     assert proc.returncode != 0 and "PartialCampaign" in err and "osbench-fuse exited" in err, err[-2000:]
