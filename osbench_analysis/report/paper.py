@@ -402,7 +402,8 @@ def build_pdf(paper_dir: str | Path | None = None) -> str:
     check = check_paper(d / "paper.pdf", figures_dir=d / "generated")
     if not check.ok:
         raise PaperCheckError(f"{d / 'paper.pdf'} built but fails its check: " + "; ".join(check.problems))
-    return f"built {d / 'paper.pdf'}: {check.pages} pages, the body {check.body_pages}"
+    return (f"built {d / 'paper.pdf'}: {check.pages} pages, the body {check.body_pages} "
+            f"(pages as PNG in {d / 'paper-pages'})")
 
 
 class PaperCheckError(OsbenchError):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -330,7 +329,8 @@ def check_paper(pdf: str | Path, figures_dir: str | Path | None = None, render_d
                 dpi: int = 60, max_body_pages: int = MAX_BODY_PAGES) -> PaperCheck:
     """Render every page to PNG (pdftoppm), search the text (pdftotext) for '??'
     and forbidden words, check every generated figure shows something, and read
-    the LaTeX log beside the PDF for overfull boxes and its .aux for the body's length."""
+    the LaTeX log beside the PDF for overfull boxes and its .aux for the body's length. The pages go to
+    ``render_dir``, by default a folder ``<stem>-pages`` beside the PDF."""
     pdf = Path(pdf)
     result = PaperCheck(pdf)
     missing = [t for t in ("pdftoppm", "pdftotext", "pdfinfo") if not shutil.which(t)]
@@ -365,8 +365,10 @@ def check_paper(pdf: str | Path, figures_dir: str | Path | None = None, render_d
         result.body_pages = body
         if body is not None and body > max_body_pages:
             result.problems.append(f"the body runs to page {body}; at most {max_body_pages} pages before the references")
-    out = Path(render_dir) if render_dir else Path(tempfile.mkdtemp(prefix="osbench-paper-pages-"))
+    out = Path(render_dir) if render_dir else pdf.with_name(f"{pdf.stem}-pages")   # beside the PDF, not in /tmp
     out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("page*.png"):        # a shorter PDF than last time leaves no stale page behind
+        old.unlink()
     subprocess.run(["pdftoppm", "-r", str(dpi), "-png", str(pdf), str(out / "page")], check=True)
     result.page_images = sorted(out.glob("page*.png"))
     if len(result.page_images) != result.pages:
