@@ -178,6 +178,8 @@ def matched(tab: pd.DataFrame) -> pd.DataFrame:
             r = m.iloc[0]
             line[f"{mode}:instructions"] = r["mem_insns"]
             line[f"{mode}:L1 misses"] = r["l1i_misses"] + r["l1d_misses"]
+            line[f"{mode}:L1I misses"] = r["l1i_misses"]
+            line[f"{mode}:L1D misses"] = r["l1d_misses"]
             line[f"{mode}:L2 misses"] = r["l2_misses"]
             line[f"{mode}:TLB misses"] = r["itlb_misses"] + r["dtlb_misses"]
             line[f"{mode}:page walks"] = r["stlb_misses"]
@@ -202,6 +204,34 @@ def matched(tab: pd.DataFrame) -> pd.DataFrame:
     out["_r"] = out["row"].map(order)
     out["_e"] = out["environment"].map(envs.index)
     return out.sort_values(["_r", "_e"]).drop(columns=["_r", "_e"]).reset_index(drop=True)
+
+
+#: the round trips the body's table shows (catalog/matched.py rows): a null entry, and request-reply between
+#: two address spaces and within one
+ROUND_TRIPS = ("null_entry", "rtt_spaces", "rtt_threads")
+#: the kernels it shows, in its order (seL4 without its fastpath: the appendix's full table)
+KERNELS = ("linux-tcg", "linux-tcg-pti", "xen-linux", "mach", "sel4")
+
+
+def round_trips(tab: pd.DataFrame, rows=ROUND_TRIPS, kernels=KERNELS) -> pd.DataFrame:
+    """matched() cut to the round trips of `rows` on `kernels`, one entry per (row, kernel): the entry with
+    the fewest warm instructions, Linux's choice (linux-tcg) taken by Linux with PTI and on Xen too, so the
+    three Linux columns run the same probe."""
+    if tab.empty:
+        return tab
+    part = tab[tab["row"].isin(rows) & tab["environment"].isin(kernels) & tab["warm:instructions"].notna()]
+    out = []
+    for row in rows:
+        r = part[part["row"] == row]
+        linux = r[r["environment"] == "linux-tcg"]
+        linux_probe = linux.loc[linux["warm:instructions"].astype(float).idxmin(), "probe"] if len(linux) else None
+        for env in kernels:
+            e = r[r["environment"] == env]
+            if env.startswith("linux") or env == "xen-linux":
+                e = e[e["probe"] == linux_probe] if linux_probe is not None else e.iloc[0:0]
+            if len(e):
+                out.append(e.loc[e["warm:instructions"].astype(float).idxmin()])
+    return pd.DataFrame(out).reset_index(drop=True) if out else tab.iloc[0:0]
 
 
 def matched_screen(tab: pd.DataFrame) -> pd.DataFrame:
@@ -269,8 +299,13 @@ def from_campaigns(campaigns: list[str], root=None) -> dict[str, pd.DataFrame]:
     manifests, samples = store.load_campaigns(campaigns, root)
     modes = {cid: (m.config or {}).get("memory_events", "") or "warm" for cid, m in manifests.items()}
     tab = per_op(samples, modes)
+    m = matched(tab)
+    # the model's geometry and global pages, as each campaign's manifest records them
+    m.attrs["model"] = {mf.environment: dict((mf.environment_facts or {}).get("memory_model") or {})
+                        for mf in manifests.values()}
+    m.attrs["campaigns"] = {cid: (mf.environment, modes[cid]) for cid, mf in manifests.items()}
     return {"per_op": tab, "count_check": count_check(samples), "known_answers": known_answers(tab),
-            "matched": matched(tab), "pti": pti(tab), "slowdown": slowdown(manifests)}
+            "matched": m, "pti": pti(tab), "slowdown": slowdown(manifests)}
 
 
 def memory_campaigns(root=None) -> list[str]:
@@ -296,6 +331,7 @@ def write_files(tabs: dict[str, pd.DataFrame], out_dir, calibration: pd.DataFram
     """The tables as CSV (memory_*.csv, counts_to_time.csv) and the two figures (memory_matched.pdf,
     counts_to_time.pdf) in `out_dir`: what from_campaigns (and counts_to_time.table) computed."""
     from osbench_analysis.plots import memevents as plots
+    from osbench_analysis.plots.forest import save_figure
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -305,10 +341,9 @@ def write_files(tabs: dict[str, pd.DataFrame], out_dir, calibration: pd.DataFram
             tabs[name].to_csv(out / f"memory_{name}.csv", index=False)
             written.append(out / f"memory_{name}.csv")
     if len(tabs.get("matched", ())):
-        plots.plot_memory_matched(tabs["matched"]).savefig(out / "memory_matched.pdf", bbox_inches="tight")
-        written.append(out / "memory_matched.pdf")
+        written += save_figure(plots.plot_memory_matched(tabs["matched"]), out, "memory_matched", formats=("pdf",))
     if calibration is not None and len(calibration):
         calibration.to_csv(out / "counts_to_time.csv", index=False)
-        plots.plot_counts_to_time(calibration).savefig(out / "counts_to_time.pdf", bbox_inches="tight")
-        written += [out / "counts_to_time.csv", out / "counts_to_time.pdf"]
+        written.append(out / "counts_to_time.csv")
+        written += save_figure(plots.plot_counts_to_time(calibration), out, "counts_to_time", formats=("pdf",))
     return written
