@@ -170,3 +170,21 @@ def test_the_memory_models_campaigns_are_no_round_of_the_instruction_counts():
     assert list(store.memory_model(cat)) == [False, True, True]
     assert kernels.newest_round(cat) == ["a-sel4"]
     assert not store.memory_model(cat.drop(columns="memory_events")).any()   # an older catalog: none
+
+
+def test_guest_counts_are_set_against_another_campaigns_batch_by_batch():
+    def frame(elapsed, iterations=(1, 100, 7000), model=None):
+        return pd.DataFrame([{"environment": "sel4", "probe": "sel4_call_space", "params_json": "{}", "run": 0,
+                              "batch": b, "iterations": it, "elapsed_ns": e, "mem_insns": model}
+                             for b, (it, e) in enumerate(zip(iterations, elapsed))])
+    ours = frame([500, 43300, 3024300])
+    ref = frame([500, 43301, 4000000], iterations=(1, 100, 9000))     # batch 2 ran another size: not compared
+    same = memevents.same_batches(ours, ref).iloc[0]
+    assert (same["batches"], same["same"]) == (2, 1) and same["max_relative_difference"] == pytest.approx(1 / 43301)
+    # the model's boots are not the boot without it
+    assert memevents.same_batches(frame([500, 43300, 1], model=1.0), ref).empty
+    t = memevents.same_batches(ours, ref)
+    t.attrs.update(same_probe_code={"sel4": False}, same_host=False)
+    words = memory.host_words(t)
+    assert "seL4 1 of 2 (a later probe code; the others within 0.00231\\%)" in words and "on two hosts" in words
+    assert memory.host_words(None) == "" and memory.host_words(t.iloc[0:0]) == ""

@@ -273,6 +273,25 @@ def pti(tab: pd.DataFrame, base: str = "linux-tcg", other: str = "linux-tcg-pti"
     return pd.DataFrame(rows)
 
 
+def same_batches(samples: pd.DataFrame, reference: pd.DataFrame) -> pd.DataFrame:
+    """Guest counts against another campaign's (another host's, another day's), batch by batch: per
+    environment and probe, the batches both campaigns ran with the same (params, boot, batch, iterations) --
+    the model's boots left out, the guest's calibration sets the later batches' iterations by its clock --
+    how many there are and how many counted exactly the same instructions (`same`), and the largest relative
+    difference of the others.  Counts under -icount depend on the guest's code and inputs, not on the host."""
+    keys = ["probe", "params_json", "run", "batch", "iterations"]
+    plain = samples[samples["mem_insns"].isna()] if "mem_insns" in samples else samples
+    both = plain[["environment", *keys, "elapsed_ns"]].merge(
+        reference[["environment", *keys, "elapsed_ns"]], on=["environment", *keys], suffixes=("", "_ref"))
+    rows = []
+    for (env, probe), g in both.groupby(["environment", "probe"], sort=False):
+        a, b = g["elapsed_ns"].astype("float64"), g["elapsed_ns_ref"].astype("float64")
+        rel = ((a - b).abs() / b).max()
+        rows.append({"environment": env, "probe": probe, "batches": len(g), "same": int((a == b).sum()),
+                     "max_relative_difference": float(rel)})
+    return pd.DataFrame(rows, columns=["environment", "probe", "batches", "same", "max_relative_difference"])
+
+
 def slowdown(manifests: dict) -> pd.DataFrame:
     """Per memory-events campaign: the wall time of its boot without the model (run 0) and the mean of its
     model boots, and their ratio (boots side by side on a shared host: a rough figure)."""
@@ -292,8 +311,10 @@ def slowdown(manifests: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def from_campaigns(campaigns: list[str], root=None) -> dict[str, pd.DataFrame]:
-    """Every table of this module from sealed campaigns (their manifests say each one's mode)."""
+def from_campaigns(campaigns: list[str], root=None, reference: list[str] | None = None) -> dict[str, pd.DataFrame]:
+    """Every table of this module from sealed campaigns (their manifests say each one's mode); with
+    `reference` (guest campaigns without the model, e.g. the paper's round of the four designs) also
+    same_batches() against them, its attrs saying per environment whether both ran the same probe code."""
     from osbench_analysis.store import campaigns as store
 
     manifests, samples = store.load_campaigns(campaigns, root)
@@ -304,8 +325,23 @@ def from_campaigns(campaigns: list[str], root=None) -> dict[str, pd.DataFrame]:
     m.attrs["model"] = {mf.environment: dict((mf.environment_facts or {}).get("memory_model") or {})
                         for mf in manifests.values()}
     m.attrs["campaigns"] = {cid: (mf.environment, modes[cid]) for cid, mf in manifests.items()}
-    return {"per_op": tab, "count_check": count_check(samples), "known_answers": known_answers(tab),
-            "matched": m, "pti": pti(tab), "slowdown": slowdown(manifests)}
+    out = {"per_op": tab, "count_check": count_check(samples), "known_answers": known_answers(tab),
+           "matched": m, "pti": pti(tab), "slowdown": slowdown(manifests)}
+    envs = {mf.environment for mf in manifests.values()}
+    if reference:
+        ref_m, ref_s = store.load_campaigns(reference, root)
+        ref_m = {c: mf for c, mf in ref_m.items() if mf.environment in envs}
+        same = same_batches(samples, ref_s[ref_s["campaign_id"].isin(ref_m)])
+
+        def code(mf) -> str:
+            return str(((mf.host or {}).get("probes") or {}).get("source_sha256", ""))
+        same.attrs["same_probe_code"] = {mf.environment: all(code(mf) == code(o) for o in manifests.values()
+                                                            if o.environment == mf.environment)
+                                         for mf in ref_m.values()}
+        same.attrs["same_host"] = ({mf.host_identity.key for mf in ref_m.values()}
+                                   == {mf.host_identity.key for mf in manifests.values()})
+        out["same_batches"] = same
+    return out
 
 
 def memory_campaigns(root=None) -> list[str]:
