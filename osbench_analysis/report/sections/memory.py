@@ -39,6 +39,13 @@ def _n(v) -> str:
     return sig3(v) if abs(v) < 10 else f"{v:.0f}"
 
 
+def _label(env: str) -> str:
+    """A guest's printable name (catalog/matched.py COLUMN_LABELS), never its environment id, in prose."""
+    from osbench_analysis.catalog.matched import COLUMN_LABELS
+
+    return tex_escape(COLUMN_LABELS.get(env, env))
+
+
 def _plain(v) -> str:
     return _n(v).replace("\\,", ",")
 
@@ -240,23 +247,29 @@ def checks_words(tabs: dict) -> str:
         bad = ev[~ev["agrees"].astype(bool)]
         out.append(f"The known-answer probes (a pass over $N$ pages, a stride over $S$ bytes) gave "
                    f"{int(ev['agrees'].sum())} of {len(ev)} predicted miss counts within 2\\% plus two per pass"
-                   + (": " + "; ".join(f"{tex_escape(r['environment'])} {tex_escape(plain_name(r['probe']))} "
+                   + (": " + "; ".join(f"{_label(r['environment'])} {tex_escape(plain_name(r['probe']))} "
                                        f"{r['bytes'] // 1024}~KiB {tex_escape(r['event'])} {_plain(r['measured'])} "
                                        f"for {_plain(r['predicted'])}" for _, r in bad.iterrows()) + " missed"
                       if len(bad) else "") + ".")
+        pages = ka[ka["event"] == "pages_touched"]
+        if len(pages):
+            off = sorted(set(pages.loc[~pages["agrees"].astype(bool), "environment"]))
+            out.append(f"A window's distinct pages covered its buffer with at most 32 pages more in "
+                       f"{int(pages['agrees'].sum())} of {len(pages)} known-answer windows"
+                       + (f" (not in {', '.join(_label(e) for e in off)})" if off else "") + ".")
     if len(cc):
         same = cc["same_counts"].astype(bool)
         envs = sorted(set(cc.loc[~same, "environment"]))
         out.append(f"In {int(same.sum())} of {len(cc)} conditions the boot without the model counted, batch by "
                    "batch, the instructions the model's boots counted"
-                   + (f"; the others ({tex_escape(', '.join(envs))}) differ by at most "
+                   + (f"; the others ({', '.join(_label(e) for e in envs)}) differ by at most "
                       f"{sig3(cc.loc[~same, 'max_relative_difference'].max() * 100)}\\% of a batch" if len(envs) else "")
                    + ".")
     if len(per):
         two = per[per["boots"] > 1]
         out.append(f"Two boots with the model gave the same events batch by batch in {int(two['exact'].sum())} of "
                    f"{len(two)} conditions"
-                   + (f" (not in {tex_escape(', '.join(sorted(set(two.loc[~two['exact'].astype(bool), 'environment']))))})"
+                   + (f" (not in {', '.join(_label(e) for e in sorted(set(two.loc[~two['exact'].astype(bool), 'environment'])))})"
                       if (~two["exact"].astype(bool)).any() else "") + ".")
     return " ".join(out)
 
@@ -265,15 +278,13 @@ def host_words(same: pd.DataFrame | None) -> str:
     """The boots without the model against the paper's round of the four designs, batch by batch."""
     if same is None or same.empty:
         return ""
-    from osbench_analysis.catalog.matched import COLUMN_LABELS
-
     parts = []
     for env, g in same.groupby("environment", sort=False):
         code = "the same probe code" if same.attrs.get("same_probe_code", {}).get(env) else "a later probe code"
-        parts.append(f"{tex_escape(COLUMN_LABELS.get(env, env))} {int(g['same'].sum())} of {int(g['batches'].sum())} "
+        parts.append(f"{_label(env)} {int(g['same'].sum())} of {int(g['batches'].sum())} "
                      f"({code}; the others within {sig3(g['max_relative_difference'].max() * 100)}\%)"
                      if g["same"].sum() < g["batches"].sum() else
-                     f"{tex_escape(COLUMN_LABELS.get(env, env))} all {int(g['batches'].sum())} ({code})")
+                     f"{_label(env)} all {int(g['batches'].sum())} ({code})")
     return ("Set against the round of the four designs that Table~\ref{tab:kernels-matched} reads, the boots "
             "without the model counted exactly the same instructions in these batches of the same size, boot and "
             "probe: " + "; ".join(parts) + ". The two campaigns ran other lists of jobs in their boots"
