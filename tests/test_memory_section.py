@@ -77,18 +77,21 @@ def test_the_round_trips_run_linuxs_cheapest_probe_on_every_linux_and_one_entry_
 def test_the_table_prints_whole_counts_whole_and_marks_a_window_holding_other_work():
     rt = memevents.round_trips(tabs()["matched"])
     tex = memory.table_tex(rt)
-    sel4 = next(ln for ln in tex.splitlines() if "& seL4 &" in ln and "432" in ln)
+    sel4 = next(ln for ln in tex.splitlines() if ln.startswith("seL4 &") and "432" in ln)
     cells = [c.strip() for c in sel4.rstrip(" \\").split("&")]
     # instructions, lines, pages; warm L1I L1D L2 TLB; cold L1I L1D L2 TLB; CR3, entries
-    assert cells[2:] == ["432", "63", "18", "0", "0", "0", "8", "38", "25", "63", "18", "2", "2"]
-    linux = next(ln for ln in tex.splitlines() if "Linux &" in ln and "9\\,540" in ln)
+    assert cells[1:] == ["432", "63", "18", "0", "0", "0", "8", "38", "25", "63", "18", "2", "2"]
+    linux = next(ln for ln in tex.splitlines() if ln.startswith("Linux &") and "9\\,540" in ln)
+    # one group line per operation, spanning every column
+    assert tex.count(r"\multicolumn{14}{l}") == 2 and r"\emph{request-reply round trip, two address spaces}" in tex
     assert "1\\,770$^{4.83\\times}$" in linux            # 46100 / 9540: the window holds more than the operation
     assert "$^" not in sel4                                # 467 / 432 = 1.08: no mark
     assert memory._n(0.02) == "0" and memory._n(0.111) == "0.111" and memory._n(2.0004) == "2"
     assert memory._n(np.nan) == "--" and memory._n(23700.0) == "23\\,700"
     full = memory.table_tex(tabs()["matched"], probe_column=True)
     assert "seL4 call, other space, 8 words" in full or "sel4" in full.lower()
-    assert full.count(r"\\") - 2 == len(tabs()["matched"])   # a line per matched entry (and two of headings)
+    m = tabs()["matched"]        # a line per matched entry, one per operation, two of headings
+    assert full.count(r"\\") == len(m) + m["row"].nunique() + 2 and r"\multicolumn{15}{l}" in full
 
 
 def test_the_sentences_quote_the_table_and_leave_out_what_is_missing():
@@ -187,4 +190,5 @@ def test_guest_counts_are_set_against_another_campaigns_batch_by_batch():
     t.attrs.update(same_probe_code={"sel4": False}, same_host=False)
     words = memory.host_words(t)
     assert "seL4 1 of 2 (a later probe code; the others within 0.00231\\%)" in words and "on two hosts" in words
+    assert "Table~\\ref{tab:kernels-matched}" in words
     assert memory.host_words(None) == "" and memory.host_words(t.iloc[0:0]) == ""

@@ -92,8 +92,9 @@ def calibration(result, tabs: dict | None) -> pd.DataFrame:
     return counts_to_time.from_native(native, tabs["per_op"])
 
 
-def geometry_words(model: dict) -> str:
-    """The model's geometry as its manifests record it (environment_facts.memory_model), in one clause."""
+def geometry_words(model: dict, short: bool = False) -> str:
+    """The model's geometry as its manifests record it (environment_facts.memory_model), in one clause
+    (`short`: the sizes alone)."""
     if not model:
         return ""
     m = next(iter(model.values()))
@@ -102,6 +103,9 @@ def geometry_words(model: dict) -> str:
         return tex_escape(" ".join(str(m.get(key, "")).split(" (")[0].split(", ")[:2])).replace(" KiB", "~KiB") \
             .replace(" MiB", "~MiB")
     flush = tex_escape(str(m.get("tlb_flush", "")).split(",")[0])
+    if short:
+        return (f"L1I and L1D of {size('l1i')}, L2 of {size('l2')}, L1 TLBs of {size('itlb')} and "
+                f"{size('dtlb')}, no PCID")
     return (f"L1I and L1D of {size('l1i')}, a unified L2 of {size('l2')}, {m.get('line_bytes', 64)}~B lines, LRU; "
             f"L1 TLBs of {size('itlb')} (instructions) and {size('dtlb')} (data), a shared second-level TLB of "
             f"{size('stlb')}, {int(m.get('page_bytes', 4096)) // 1024}~KiB pages; {flush}")
@@ -112,25 +116,34 @@ def _window_mark(r) -> str:
     return f"$^{{{sig3(w)}\\times}}$" if np.isfinite(w) and w > WINDOW_MARK else ""
 
 
+#: the matched rows' short names, for the tables' group lines
+SHORT = {"null_entry": "null kernel entry", "kernel_query": "trivial kernel query",
+         "rtt_spaces": "request-reply round trip, two address spaces",
+         "rtt_threads": "request-reply round trip, one address space", "map_page": "map, touch and unmap a page",
+         "thread_create": "thread create to first run", "space_create": "address space create and destroy",
+         "msg_self": "message to oneself"}
+
+
 def table_tex(rt: pd.DataFrame, *, probe_column: bool = False) -> str:
-    """The tabular of round_trips() (or of matched() whole, with its probe column): per operation and kernel
-    instructions, the footprint (lines, pages), L1I/L1D/L2/TLB misses warm and with the caches emptied first,
-    CR3 writes and kernel entries."""
-    lead = "ll" + ("l" if probe_column else "")
-    head = ["Operation", "Kernel"] + (["Probe"] if probe_column else [])
+    """The tabular of round_trips() (or of matched() whole, with its probe column): per operation (a group
+    line) and kernel instructions, the footprint (lines, pages), L1I/L1D/L2/TLB misses warm and with the
+    caches emptied first, CR3 writes and kernel entries."""
+    lead = "l" + ("l" if probe_column else "")
+    width = len(lead) + 13
+    head = ["Kernel"] + (["Probe"] if probe_column else [])
     lines = [r"\begin{tabular}{" + lead + "r@{\\hspace{4pt}}rr@{\\hspace{6pt}}rrrr@{\\hspace{6pt}}rrrr@{\\hspace{6pt}}rr}",
              r"\toprule",
              " & ".join([""] * len(head)) + r" & & \multicolumn{2}{c}{footprint} & \multicolumn{4}{c}{misses, warm}"
              r" & \multicolumn{4}{c}{misses, emptied first} & & \\",
              " & ".join(head) + r" & instr. & lines & pages & " + " & ".join(h for _, h in MISSES) + " & "
-             + " & ".join(h for _, h in MISSES) + r" & CR3 & entries \\", r"\midrule"]
+             + " & ".join(h for _, h in MISSES) + r" & CR3 & entries \\"]
     last = None
     for _, r in rt.iterrows():
-        if last is not None and r["row"] != last:
-            lines.append(r"\addlinespace")
-        title = tex_escape(str(r["title"])) if r["row"] != last else ""
+        if r["row"] != last:
+            lines += [r"\midrule" if last is None else r"\addlinespace",
+                      f"\\multicolumn{{{width}}}{{l}}{{\\emph{{{tex_escape(SHORT.get(r['row'], str(r['title'])))}}}}} \\\\"]
         last = r["row"]
-        cells = [title, tex_escape(str(r["label"]))] + ([tex_escape(plain_name(r["probe"]))] if probe_column else [])
+        cells = [tex_escape(str(r["label"]))] + ([tex_escape(plain_name(r["probe"]))] if probe_column else [])
         cells += [_n(r.get("warm:instructions")), _n(r.get("footprint lines")) + _window_mark(r),
                   _n(r.get("footprint pages"))]
         cells += [_n(r.get(f"warm:{c}")) for c, _ in MISSES] + [_n(r.get(f"polluted:{c}")) for c, _ in MISSES]
@@ -207,6 +220,16 @@ def calibration_words(cal: pd.DataFrame, summary: dict) -> str:
             f"{sig3(summary['count_ratio_max'])}).")
 
 
+def price_words(cal: pd.DataFrame, summary: dict) -> str:
+    """The body's one sentence of calibration: what native Linux says a counted instruction costs."""
+    if cal.empty or not summary:
+        return ""
+    return (f"Priced by native Linux's times of the same probes, a counted instruction costs "
+            f"{sig3(summary['ns_per_insn_min'])} to {sig3(summary['ns_per_insn_max'])}~ns, by primitive "
+            f"across {summary['primitives']} primitives, whose native times the counts rank with Spearman's "
+            f"$\\rho$ {summary['count_spearman']:.2f}.")
+
+
 def body_tex(tabs: dict, cal: pd.DataFrame) -> str:
     """memory.tex: a paragraph, the round trips' table and the short figure."""
     from osbench_analysis.analysis import counts_to_time, memevents
@@ -216,14 +239,14 @@ def body_tex(tabs: dict, cal: pd.DataFrame) -> str:
         return ""
     summary = counts_to_time.summary(cal) if len(cal) else {}
     return "\n".join([
-        r"\paragraph{In memory terms.} Instructions leave the memory system out, so every guest memory access "
-        r"and instruction fetch was also fed to a model of one cache hierarchy (a QEMU plugin of ours: "
-        + geometry_words(tabs["matched"].attrs.get("model", {})) + "), counting events, never pricing them. "
-        r"Table~\ref{tab:memory} and Figure~\ref{fig:memory} give per round trip the lines and pages one "
-        r"operation touches and its misses with the caches as the previous operation left them (warm), and "
-        r"emptied before it, as a partner touching more than the L2 and the TLBs' reach would leave them. "
-        + findings_tex(rt, tabs.get("pti", pd.DataFrame())) + " " + calibration_words(cal, summary)
-        + r" Appendix~\ref{sec:memory} gives every matched row, the model's checks and the calibration.",
+        r"\paragraph{In memory terms.} Instructions leave the memory system out, so every guest's instruction "
+        r"fetches and memory accesses were also fed to a cache and TLB model of ours (a QEMU plugin: "
+        + geometry_words(tabs["matched"].attrs.get("model", {}), short=True) + "), which counts events and prices "
+        r"none. Table~\ref{tab:memory} and Figure~\ref{fig:memory} give per round trip the lines and pages one "
+        r"operation touches and its misses with the caches warm, and emptied before it, as a partner touching "
+        r"more than the L2 would leave them. " + findings_tex(rt, tabs.get("pti", pd.DataFrame())) + " "
+        + price_words(cal, summary)
+        + r" Appendix~\ref{sec:memory} gives every matched row, the model's geometry and checks, and the calibration.",
         "",
         r"\begin{table}[t]", r"\centering", r"\scriptsize", r"\setlength{\tabcolsep}{2.5pt}",
         r"\resizebox{\linewidth}{!}{" + table_tex(rt) + "}",
@@ -238,6 +261,15 @@ def body_tex(tabs: dict, cal: pd.DataFrame) -> str:
         r"first (open), logarithmic.}", r"\label{fig:memory}", r"\end{figure}", ""])
 
 
+#: the known answers' events in words
+EVENT_WORDS = {"l1d_misses": "L1D misses", "l2_misses": "L2 misses", "dtlb_misses": "data-TLB misses",
+               "stlb_misses": "second-level TLB misses"}
+
+
+def _pass(probe: str) -> str:
+    return "a page pass" if "page_pass" in probe else "a line pass"
+
+
 def checks_words(tabs: dict) -> str:
     """The model's checks: the known answers, the counts with and without the model, boot to boot."""
     ka, cc, per = tabs.get("known_answers", pd.DataFrame()), tabs.get("count_check", pd.DataFrame()), tabs["per_op"]
@@ -247,9 +279,10 @@ def checks_words(tabs: dict) -> str:
         bad = ev[~ev["agrees"].astype(bool)]
         out.append(f"The known-answer probes (a pass over $N$ pages, a stride over $S$ bytes) gave "
                    f"{int(ev['agrees'].sum())} of {len(ev)} predicted miss counts within 2\\% plus two per pass"
-                   + (": " + "; ".join(f"{_label(r['environment'])} {tex_escape(plain_name(r['probe']))} "
-                                       f"{r['bytes'] // 1024}~KiB {tex_escape(r['event'])} {_plain(r['measured'])} "
-                                       f"for {_plain(r['predicted'])}" for _, r in bad.iterrows()) + " missed"
+                   + (": " + "; ".join(f"{_label(r['environment'])}, {_pass(r['probe'])} over "
+                                       f"{r['bytes'] // 1024}~KiB, {EVENT_WORDS.get(r['event'], 'misses')} "
+                                       f"{_plain(r['measured'])} for {_plain(r['predicted'])}"
+                                       for _, r in bad.iterrows()) + " missed"
                       if len(bad) else "") + ".")
         pages = ka[ka["event"] == "pages_touched"]
         if len(pages):
@@ -282,10 +315,10 @@ def host_words(same: pd.DataFrame | None) -> str:
     for env, g in same.groupby("environment", sort=False):
         code = "the same probe code" if same.attrs.get("same_probe_code", {}).get(env) else "a later probe code"
         parts.append(f"{_label(env)} {int(g['same'].sum())} of {int(g['batches'].sum())} "
-                     f"({code}; the others within {sig3(g['max_relative_difference'].max() * 100)}\%)"
+                     f"({code}; the others within {sig3(g['max_relative_difference'].max() * 100)}\\%)"
                      if g["same"].sum() < g["batches"].sum() else
                      f"{_label(env)} all {int(g['batches'].sum())} ({code})")
-    return ("Set against the round of the four designs that Table~\ref{tab:kernels-matched} reads, the boots "
+    return ("Set against the round of the four designs that Table~\\ref{tab:kernels-matched} reads, the boots "
             "without the model counted exactly the same instructions in these batches of the same size, boot and "
             "probe: " + "; ".join(parts) + ". The two campaigns ran other lists of jobs in their boots"
             + ("" if same.attrs.get("same_host", True) else ", on two hosts") + ".")
@@ -358,8 +391,8 @@ def conclusion_sentence(tabs: dict | None, cal: pd.DataFrame | None = None) -> s
     summary = counts_to_time.summary(cal) if cal is not None and len(cal) else {}
     if summary:
         out += (f" A counted instruction costs {sig3(summary['ns_per_insn_min'])} to "
-                f"{sig3(summary['ns_per_insn_max'])}~ns on native Linux depending on the primitive, so counts "
-                "rank costs but do not convert to times.")
+                f"{sig3(summary['ns_per_insn_max'])}~ns on native Linux depending on the primitive: a count is "
+                "not a time.")
     return out
 
 
