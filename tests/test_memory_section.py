@@ -192,3 +192,62 @@ def test_guest_counts_are_set_against_another_campaigns_batch_by_batch():
     assert "seL4 1 of 2 (a later probe code; the others within 0.00231\\%)" in words and "on two hosts" in words
     assert "Table~\\ref{tab:kernels-matched}" in words
     assert memory.host_words(None) == "" and memory.host_words(t.iloc[0:0]) == ""
+
+
+#: the committed memory-events campaigns the paper reads (data/paper_campaigns.txt)
+COMMITTED = {"warm": ["20261128T105812Z-vm-linux-tcg", "20261128T105812Z-vm-linux-tcg-pti", "20261128T105812Z-vm-mach",
+                      "20261128T105812Z-vm-sel4", "20261128T105812Z-vm-sel4-slowpath", "20261128T105831Z-vm-xen-linux"],
+             "polluted": ["20261128T110925Z-vm-linux-tcg", "20261128T110925Z-vm-linux-tcg-pti",
+                          "20261128T110925Z-vm-mach", "20261128T110925Z-vm-sel4", "20261128T110925Z-vm-sel4-slowpath",
+                          "XEN_POLLUTED"]}
+
+
+@pytest.mark.slow  # reads twelve committed campaigns
+def test_the_committed_memory_campaigns_hold_their_checks(committed_root):
+    ids = COMMITTED["warm"] + COMMITTED["polluted"]
+    assert sorted(memevents.memory_campaigns(committed_root)) == sorted(ids)   # the newest of each guest and mode
+    assert not set(ids) & set(kernels.newest_round(store.catalog(committed_root)))   # never the counts' round
+    t = memory.load(committed_root)
+    # every guest but Xen's: the boot without the model counted what the model's boots did, and two boots agree
+    cc = t["count_check"]
+    assert cc[cc["environment"] != "xen-linux"]["same_counts"].all()
+    per = t["per_op"]
+    assert per[per["environment"] != "xen-linux"]["exact"].all()
+    # GNU Mach's and seL4's known answers all hold
+    ka = t["known_answers"]
+    assert ka[ka["environment"].isin(["mach", "sel4"])]["agrees"].all()
+    # the matched round trips on all five kernels, warm and emptied first
+    rt = memevents.round_trips(t["matched"])
+    spaces = rt[rt["row"] == "rtt_spaces"].set_index("environment")
+    assert list(spaces.index) == list(memevents.KERNELS)
+    assert spaces[["warm:L1 misses", "polluted:L1 misses", "footprint lines"]].notna().all().all()
+    # seL4's fastpath round trip between address spaces: two CR3 writes, no L1 miss warm
+    assert spaces.loc["sel4", "warm:CR3 writes"] == 2 and spaces.loc["sel4", "warm:L1 misses"] < 0.05
+    # its counts against the round of the four designs (another host, older probe code): seL4's batches of
+    # the same size counted the same
+    same = t["same_batches"].groupby("environment")[["batches", "same"]].sum()
+    assert same.loc["sel4", "same"] >= same.loc["sel4", "batches"] - 2
+
+
+def test_the_native_side_is_the_papers_estimates_named_by_their_parameters():
+    from types import SimpleNamespace
+
+    est = pd.DataFrame([
+        {"campaign_id": "n", "environment": "native", "host": "h", "placement": "same_cpu", "probe": "service_shm",
+         "variant": "bytes=0", "estimate_ns": 1500.0, "ci_low_ns": 1400.0, "ci_high_ns": 1600.0},
+        {"campaign_id": "n", "environment": "native", "host": "h", "placement": "same_cpu", "probe": "null_syscall",
+         "variant": "", "estimate_ns": 100.0, "ci_low_ns": 99.0, "ci_high_ns": 104.0},
+        {"campaign_id": "o", "environment": "native", "host": "other", "placement": "same_cpu",
+         "probe": "null_syscall", "variant": "", "estimate_ns": 50.0, "ci_low_ns": 49.0, "ci_high_ns": 51.0}])
+    samples = pd.DataFrame({"environment": ["native"] * 3, "probe": ["service_shm", "null_syscall", "null_syscall"],
+                            "variant": ["bytes=0", "", ""],
+                            "params_json": ['{"bytes": 0}', "{}", "{}"]})
+    result = SimpleNamespace(primary_estimates=est, samples=samples, baseline_id="n",
+                             campaigns=[SimpleNamespace(campaign_id="n", host="h"),
+                                        SimpleNamespace(campaign_id="o", host="other")],
+                             settings=SimpleNamespace(baseline="native"))
+    native = memory.native_estimates(result).set_index("probe")
+    assert native.loc["service_shm", "params_json"] == '{"bytes": 0}' and native.loc["null_syscall", "native_ns"] == 100
+    cal = memory.calibration(result, tabs())
+    assert set(cal["probe"]) == {"service_shm", "null_syscall"}
+    assert memory.calibration(None, tabs()).empty and memory.calibration(result, None).empty

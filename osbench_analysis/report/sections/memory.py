@@ -76,6 +76,11 @@ def native_estimates(result) -> pd.DataFrame:
     first = next((c.host for c in result.campaigns if c.campaign_id == result.baseline_id), None)
     if first is not None and "host" in est.columns:
         est = est[est["host"] == first]
+    if "params_json" not in est.columns and {"probe", "variant", "params_json"} <= set(result.samples.columns):
+        # an estimate names its parameters by variant; the guests' per-operation table by params_json
+        names = result.samples[["environment", "probe", "variant", "params_json"]].drop_duplicates(
+            ["environment", "probe", "variant"])
+        est = est.merge(names, on=["environment", "probe", "variant"], how="left")
     return counts_to_time.native_from_estimates(est, result.settings.baseline)
 
 
