@@ -199,7 +199,7 @@ COMMITTED = {"warm": ["20261128T105812Z-vm-linux-tcg", "20261128T105812Z-vm-linu
                       "20261128T105812Z-vm-sel4", "20261128T105812Z-vm-sel4-slowpath", "20261128T105831Z-vm-xen-linux"],
              "polluted": ["20261128T110925Z-vm-linux-tcg", "20261128T110925Z-vm-linux-tcg-pti",
                           "20261128T110925Z-vm-mach", "20261128T110925Z-vm-sel4", "20261128T110925Z-vm-sel4-slowpath",
-                          "XEN_POLLUTED"]}
+                          "20261128T111424Z-vm-xen-linux"]}
 
 
 @pytest.mark.slow  # reads twelve committed campaigns
