@@ -72,7 +72,7 @@ def plot_round_trips(tab: pd.DataFrame) -> Figure:
     kernel: L1 and TLB misses per operation, filled with the caches warm (below 0.1 drawn at 0.1), open with
     them emptied before the operation; a logarithmic axis."""
     rows = list(dict.fromkeys(tab["row"]))
-    fig = Figure(figsize=(7.0, 1.9))
+    fig = Figure(figsize=(7.0, 1.7))
     axes = np.atleast_1d(fig.subplots(1, max(len(rows), 1), sharey=True))
     for ax, row in zip(axes, rows):
         part = tab[tab["row"] == row].reset_index(drop=True)

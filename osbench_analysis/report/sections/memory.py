@@ -163,10 +163,6 @@ def _get(rt: pd.DataFrame, row: str, env: str) -> pd.Series | None:
     return None if part.empty else part.iloc[0]
 
 
-def _cold(r) -> float:
-    return float(sum(r.get(f"polluted:{c}", np.nan) for c in ("L1 misses", "L2 misses", "TLB misses")))
-
-
 def findings_tex(rt: pd.DataFrame, pti: pd.DataFrame) -> str:
     """What the round trips show, each sentence only where its numbers are there."""
     out = []
@@ -180,9 +176,8 @@ def findings_tex(rt: pd.DataFrame, pti: pd.DataFrame) -> str:
                if mach is not None else "")
             + f", and Linux's {tex_escape(plain_name(lx['probe']))} {_plain(lx['footprint lines'])} lines on "
             f"{_plain(lx['footprint pages'])} pages"
-            + (f", a window {sig3(w)} times the warm operation's instructions: it holds the partner's and the "
-               "guest's own work between operations too, so Linux's cold figures bound its operation from above"
-               if np.isfinite(w) and w > WINDOW_MARK else "") + ".")
+            + (f" (an upper bound: its window also holds the guest's other work, {sig3(w)} times the operation's "
+               "instructions)" if np.isfinite(w) and w > WINDOW_MARK else "") + ".")
         warm = {k: r for k, r in (("seL4", s4), ("GNU Mach", mach), ("Linux", lx)) if r is not None}
         words = [f"{k} {_plain(r['warm:L1 misses'])} L1 and {_plain(r['warm:TLB misses'])} TLB misses"
                  for k, r in warm.items()]
@@ -229,10 +224,10 @@ def price_words(cal: pd.DataFrame, summary: dict) -> str:
     """The body's one sentence of calibration: what native Linux says a counted instruction costs."""
     if cal.empty or not summary:
         return ""
-    return (f"Priced by native Linux's times of the same probes, a counted instruction costs "
-            f"{sig3(summary['ns_per_insn_min'])} to {sig3(summary['ns_per_insn_max'])}~ns, by primitive "
-            f"across {summary['primitives']} primitives, whose native times the counts rank with Spearman's "
-            f"$\\rho$ {summary['count_spearman']:.2f}.")
+    return (f"Priced by the paper's native Linux times of the same {summary['primitives']} probes, a counted "
+            f"instruction costs {sig3(summary['ns_per_insn_min'])} to {sig3(summary['ns_per_insn_max'])}~ns "
+            f"depending on the primitive; the counts rank those times with Spearman's $\\rho$ "
+            f"{summary['count_spearman']:.2f}.")
 
 
 def body_tex(tabs: dict, cal: pd.DataFrame) -> str:
@@ -244,24 +239,22 @@ def body_tex(tabs: dict, cal: pd.DataFrame) -> str:
         return ""
     summary = counts_to_time.summary(cal) if len(cal) else {}
     return "\n".join([
-        r"\paragraph{In memory terms.} Instructions leave the memory system out, so every guest's instruction "
-        r"fetches and memory accesses were also fed to a cache and TLB model of ours (a QEMU plugin: "
-        + geometry_words(tabs["matched"].attrs.get("model", {}), short=True) + "), which counts events and prices "
-        r"none. Table~\ref{tab:memory} and Figure~\ref{fig:memory} give per round trip the lines and pages one "
-        r"operation touches and its misses with the caches warm, and emptied before it, as a partner touching "
-        r"more than the L2 would leave them. " + findings_tex(rt, tabs.get("pti", pd.DataFrame())) + " "
-        + price_words(cal, summary)
-        + r" Appendix~\ref{sec:memory} gives every matched row, the model's geometry and checks, and the calibration.",
+        r"\paragraph{In memory terms.} Every guest's fetches and memory accesses also went through a cache and "
+        r"TLB model of ours (a QEMU plugin: " + geometry_words(tabs["matched"].attrs.get("model", {}), short=True)
+        + r"), which counts events and prices none. Table~\ref{tab:memory} and Figure~\ref{fig:memory} give per "
+        r"round trip the lines and pages one operation touches and its misses, warm and with the caches emptied "
+        r"first (what a partner touching more than the L2 leaves). " + findings_tex(rt, tabs.get("pti", pd.DataFrame()))
+        + " " + price_words(cal, summary) + r" Appendix~\ref{sec:memory} has the rest.",
         "",
         r"\begin{table}[t]", r"\centering", r"\scriptsize", r"\setlength{\tabcolsep}{2.5pt}",
         r"\resizebox{\linewidth}{!}{" + table_tex(rt) + "}",
-        r"\caption{The matched round trips in memory terms (per operation, from the memory model: counts, not "
-        r"times). Footprint: distinct lines and pages of a one-operation window with the caches emptied first; "
-        r"a superscript gives that window's instructions over the operation's where it holds other work too. "
-        r"Linux with page-table isolation and on Xen run Linux's probe.}",
+        r"\caption{The matched round trips in memory terms, per operation (the model's counts, not times). "
+        r"Footprint: distinct lines and pages of a one-operation window, caches emptied first; superscript: "
+        r"that window's instructions over the operation's where it holds other work too. Linux with page-table "
+        r"isolation and on Xen run Linux's probe.}",
         r"\label{tab:memory}", r"\end{table}",
         r"\begin{figure}[t]", r"\centering",
-        r"\includegraphics[width=\linewidth]{generated/memory_round_trips}",
+        r"\includegraphics[width=0.9\linewidth]{generated/memory_round_trips}",
         r"\caption{Table~\ref{tab:memory} drawn: misses per operation, warm (filled) and with the caches emptied "
         r"first (open), logarithmic.}", r"\label{fig:memory}", r"\end{figure}", ""])
 
@@ -320,7 +313,7 @@ def host_words(same: pd.DataFrame | None) -> str:
     for env, g in same.groupby("environment", sort=False):
         code = "the same probe code" if same.attrs.get("same_probe_code", {}).get(env) else "a later probe code"
         parts.append(f"{_label(env)} {int(g['same'].sum())} of {int(g['batches'].sum())} "
-                     f"({code}; the others within {sig3(g['max_relative_difference'].max() * 100)}\\%)"
+                     f"({code}; the others differ by up to {sig3(g['max_relative_difference'].max() * 100)}\\%)"
                      if g["same"].sum() < g["batches"].sum() else
                      f"{_label(env)} all {int(g['batches'].sum())} ({code})")
     return ("Set against the round of the four designs that Table~\\ref{tab:kernels-matched} reads, the boots "
@@ -364,7 +357,7 @@ def appendix_tex(tabs: dict, cal: pd.DataFrame) -> str:
              r"\caption{Every matched row of Table~\ref{tab:kernels-matched} in memory terms, as in "
              r"Table~\ref{tab:memory}.}", r"\label{tab:memory-all}", r"\end{table}", ""]
     if len(cal):
-        parts += [("Table~\\ref{tab:counts-to-time} sets the paper's native times beside linux-tcg's counts of the "
+        parts += [("Table~\\ref{tab:counts-to-time} sets the paper's native times beside the Linux guest's counts of the "
                    "same probes. The cost model prices an instruction at "
                    f"{costs['ns_per_insn']}~ns, an L1 miss that hits the L2 at {costs['l2_hit_ns']}~ns, an L2 miss at "
                    f"{costs['memory_ns']}~ns and a page walk at {costs['walk_ns']}~ns (typical figures, stated, not "
