@@ -72,7 +72,7 @@ def plot_round_trips(tab: pd.DataFrame) -> Figure:
     kernel: L1 and TLB misses per operation, filled with the caches warm (below 0.1 drawn at 0.1), open with
     them emptied before the operation; a logarithmic axis."""
     rows = list(dict.fromkeys(tab["row"]))
-    fig = Figure(figsize=(7.0, 1.7))
+    fig = Figure(figsize=(7.0, 1.45))
     axes = np.atleast_1d(fig.subplots(1, max(len(rows), 1), sharey=True))
     for ax, row in zip(axes, rows):
         part = tab[tab["row"] == row].reset_index(drop=True)
@@ -92,7 +92,7 @@ def plot_round_trips(tab: pd.DataFrame) -> Figure:
         ax.set_yscale("log")
         ax.grid(axis="y", color="0.9", linewidth=0.5)
         ax.tick_params(axis="y", labelsize=6)
-    axes[0].set_ylabel("misses per operation", fontsize=7)
+    axes[0].set_ylabel("misses / op.", fontsize=7)
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, fontsize=6, ncol=4, loc="upper center", bbox_to_anchor=(0.5, 0.02), frameon=False)
     fig.tight_layout()

@@ -241,9 +241,9 @@ def body_tex(tabs: dict, cal: pd.DataFrame) -> str:
     return "\n".join([
         r"\paragraph{In memory terms.} Every guest's fetches and memory accesses also went through a cache and "
         r"TLB model of ours (a QEMU plugin: " + geometry_words(tabs["matched"].attrs.get("model", {}), short=True)
-        + r"), which counts events and prices none. Table~\ref{tab:memory} and Figure~\ref{fig:memory} give per "
-        r"round trip the lines and pages one operation touches and its misses, warm and with the caches emptied "
-        r"first (what a partner touching more than the L2 leaves). " + findings_tex(rt, tabs.get("pti", pd.DataFrame()))
+        + r"), which counts events and prices none: Table~\ref{tab:memory} and Figure~\ref{fig:memory}, warm and "
+        r"with the caches emptied first, as a partner touching more than the L2 leaves them. "
+        + findings_tex(rt, tabs.get("pti", pd.DataFrame()))
         + " " + price_words(cal, summary) + r" Appendix~\ref{sec:memory} has the rest.",
         "",
         r"\begin{table}[t]", r"\centering", r"\scriptsize", r"\setlength{\tabcolsep}{2.5pt}",
@@ -255,8 +255,8 @@ def body_tex(tabs: dict, cal: pd.DataFrame) -> str:
         r"\label{tab:memory}", r"\end{table}",
         r"\begin{figure}[t]", r"\centering",
         r"\includegraphics[width=0.9\linewidth]{generated/memory_round_trips}",
-        r"\caption{Table~\ref{tab:memory} drawn: misses per operation, warm (filled) and with the caches emptied "
-        r"first (open), logarithmic.}", r"\label{fig:memory}", r"\end{figure}", ""])
+        r"\caption{Table~\ref{tab:memory}'s misses per operation, warm (filled) and caches emptied first (open).}",
+        r"\label{fig:memory}", r"\end{figure}", ""])
 
 
 #: the known answers' events in words
