@@ -72,7 +72,7 @@ def plot_round_trips(tab: pd.DataFrame) -> Figure:
     kernel: L1 and TLB misses per operation, filled with the caches warm (below 0.1 drawn at 0.1), open with
     them emptied before the operation; a logarithmic axis."""
     rows = list(dict.fromkeys(tab["row"]))
-    fig = Figure(figsize=(7.0, 1.45))
+    fig = Figure(figsize=(7.0, 1.6))
     axes = np.atleast_1d(fig.subplots(1, max(len(rows), 1), sharey=True))
     for ax, row in zip(axes, rows):
         part = tab[tab["row"] == row].reset_index(drop=True)
@@ -87,14 +87,14 @@ def plot_round_trips(tab: pd.DataFrame) -> Figure:
                 y = np.where(y < 0.1, 0.1, y) if filled else y
                 ax.scatter(x + dx, y, marker=marker, s=16, color="0.15" if filled else "white", edgecolor="0.15",
                            linewidth=0.7, label=f"{label}, {'warm' if filled else 'emptied first'}")
-        ax.set_xticks(x, [str(v).replace(", ", "\n").replace(" on ", "\non ") for v in part["label"]], fontsize=6)
-        ax.set_title(TITLES.get(row, row), fontsize=7)
+        ax.set_xticks(x, [str(v).replace(", ", "\n").replace(" on ", "\non ").replace("GNU ", "GNU\n") for v in part["label"]], fontsize=6.5)
+        ax.set_title(TITLES.get(row, row), fontsize=8)
         ax.set_yscale("log")
         ax.grid(axis="y", color="0.9", linewidth=0.5)
-        ax.tick_params(axis="y", labelsize=6)
-    axes[0].set_ylabel("misses / op.", fontsize=7)
+        ax.tick_params(axis="y", labelsize=7)
+    axes[0].set_ylabel("misses / op.", fontsize=8)
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, fontsize=6, ncol=4, loc="upper center", bbox_to_anchor=(0.5, 0.02), frameon=False)
+    fig.legend(handles, labels, fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, 0.02), frameon=False)
     fig.tight_layout()
     return fig
 
