@@ -288,20 +288,20 @@ def checks_words(tabs: dict) -> str:
             off = sorted(set(pages.loc[~pages["agrees"].astype(bool), "environment"]))
             out.append(f"A window's distinct pages covered its buffer with at most 32 pages more in "
                        f"{int(pages['agrees'].sum())} of {len(pages)} known-answer windows"
-                       + (f" (not in {', '.join(_label(e) for e in off)})" if off else "") + ".")
+                       + (f" (not in {'; '.join(_label(e) for e in off)})" if off else "") + ".")
     if len(cc):
         same = cc["same_counts"].astype(bool)
         envs = sorted(set(cc.loc[~same, "environment"]))
         out.append(f"In {int(same.sum())} of {len(cc)} conditions the boot without the model counted, batch by "
                    "batch, the instructions the model's boots counted"
-                   + (f"; the others ({', '.join(_label(e) for e in envs)}) differ by at most "
+                   + (f"; the others ({'; '.join(_label(e) for e in envs)}) differ by at most "
                       f"{sig3(cc.loc[~same, 'max_relative_difference'].max() * 100)}\\% of a batch" if len(envs) else "")
                    + ".")
     if len(per):
         two = per[per["boots"] > 1]
         out.append(f"Two boots with the model gave the same events batch by batch in {int(two['exact'].sum())} of "
                    f"{len(two)} conditions"
-                   + (f" (not in {', '.join(_label(e) for e in sorted(set(two.loc[~two['exact'].astype(bool), 'environment'])))})"
+                   + (f" (not in {'; '.join(_label(e) for e in sorted(set(two.loc[~two['exact'].astype(bool), 'environment'])))})"
                       if (~two["exact"].astype(bool)).any() else "") + ".")
     return " ".join(out)
 
