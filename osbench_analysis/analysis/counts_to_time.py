@@ -56,7 +56,25 @@ def table(native_samples: pd.DataFrame, per_op: pd.DataFrame, environment: str =
     """Per probe measured both natively and in `environment` (warm model): native ns per operation, guest
     instructions and events per operation, ns per instruction, the cost model's ns (`modelled_ns`) and
     the bare count's (instructions at the median ns per instruction: `count_ns`), each over the native."""
-    native = native_ns(native_samples)
+    return from_native(native_ns(native_samples), per_op, environment, costs)
+
+
+def native_from_estimates(est: pd.DataFrame, environment: str = "native", placement: str = "same_cpu") -> pd.DataFrame:
+    """The native side from an analysis' estimates (the paper's, with their intervals): per (probe,
+    params_json) of `environment` at `placement`, native_ns and its interval (native_low, native_high)."""
+    need = {"environment", "placement", "probe", "params_json", "estimate_ns", "ci_low_ns", "ci_high_ns"}
+    if est.empty or not need <= set(est.columns):
+        return pd.DataFrame(columns=["probe", "params_json", "native_ns", "native_low", "native_high"])
+    e = est[(est["environment"] == environment) & (est["placement"] == placement)]
+    out = e[["probe", "params_json", "estimate_ns", "ci_low_ns", "ci_high_ns"]].rename(columns={
+        "estimate_ns": "native_ns", "ci_low_ns": "native_low", "ci_high_ns": "native_high"})
+    return out.drop_duplicates(["probe", "params_json"]).reset_index(drop=True)
+
+
+def from_native(native: pd.DataFrame, per_op: pd.DataFrame, environment: str = "linux-tcg",
+                costs: dict = COSTS) -> pd.DataFrame:
+    """table() from a native side already per (probe, params_json) (native_ns, or native_from_estimates with
+    its interval: then ns per instruction has one too, `ns_per_insn_low` and `ns_per_insn_high`)."""
     counted = per_op[(per_op["environment"] == environment) & (per_op["mode"] == "warm")]
     both = native.merge(counted, on=["probe", "params_json"])
     price = entry_price(native, counted, costs)
@@ -68,7 +86,9 @@ def table(native_samples: pd.DataFrame, per_op: pd.DataFrame, environment: str =
         rows.append({"probe": r["probe"], "params_json": r["params_json"], "native_ns": r["native_ns"],
                      "instructions": r["mem_insns"], "kernel_entries": r["kernel_entries"],
                      "l1_misses": r["l1i_misses"] + r["l1d_misses"], "l2_misses": mem, "page_walks": walks,
-                     "ns_per_insn": r["native_ns"] / r["mem_insns"], "modelled_ns": modelled})
+                     "ns_per_insn": r["native_ns"] / r["mem_insns"], "modelled_ns": modelled,
+                     **({"ns_per_insn_low": r["native_low"] / r["mem_insns"],
+                         "ns_per_insn_high": r["native_high"] / r["mem_insns"]} if "native_low" in r else {})})
     out = pd.DataFrame(rows)
     if out.empty:
         return out

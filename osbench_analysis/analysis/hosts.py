@@ -374,7 +374,8 @@ def cross_host(root=None, *, hosts: list[str] | None = None, probes: list[str] |
         else:
             pooled = []
         # the four designs' guests (the kernel-version sweep's: analysis/versions.py)
-        g = guests_cat[(guests_cat["host"] == h) & guests_cat["environment"].isin(microkernel.DESIGN_GUESTS)]
+        g = guests_cat[(guests_cat["host"] == h) & guests_cat["environment"].isin(microkernel.DESIGN_GUESTS)
+                       & ~store.memory_model(guests_cat)]     # the memory model's campaigns: analysis/memevents.py
         if len(g):
             tab, _ = microkernel.from_campaigns(list(g["campaign_id"]), root)
             if len(tab):

@@ -176,13 +176,14 @@ def newest_round(cat: pd.DataFrame) -> list[str]:
     with each other (campaigns of other days may count otherwise: another build of a guest, another
     set of jobs before a probe in the same boot)."""
     from osbench_analysis.catalog.guests import DESIGN_GUESTS
-    from osbench_analysis.store.campaigns import sealed_partial
+    from osbench_analysis.store.campaigns import memory_model, sealed_partial
 
     if not len(cat):
         return []
     # the four designs' guests; the kernel-version sweep's are analysed by versions.py
     guests = cat[cat["environment"].isin(DESIGN_GUESTS)].sort_values(["created_utc", "campaign_id"])
     guests = guests[~sealed_partial(guests)]     # a campaign sealed as partial is no round's
+    guests = guests[~memory_model(guests)]       # nor one of the memory model's (analysis/memevents.py)
     return list(guests.groupby("environment")["campaign_id"].last())
 
 

@@ -178,6 +178,8 @@ def matched(tab: pd.DataFrame) -> pd.DataFrame:
             r = m.iloc[0]
             line[f"{mode}:instructions"] = r["mem_insns"]
             line[f"{mode}:L1 misses"] = r["l1i_misses"] + r["l1d_misses"]
+            line[f"{mode}:L1I misses"] = r["l1i_misses"]
+            line[f"{mode}:L1D misses"] = r["l1d_misses"]
             line[f"{mode}:L2 misses"] = r["l2_misses"]
             line[f"{mode}:TLB misses"] = r["itlb_misses"] + r["dtlb_misses"]
             line[f"{mode}:page walks"] = r["stlb_misses"]
@@ -202,6 +204,34 @@ def matched(tab: pd.DataFrame) -> pd.DataFrame:
     out["_r"] = out["row"].map(order)
     out["_e"] = out["environment"].map(envs.index)
     return out.sort_values(["_r", "_e"]).drop(columns=["_r", "_e"]).reset_index(drop=True)
+
+
+#: the round trips the body's table shows (catalog/matched.py rows): a null entry, and request-reply between
+#: two address spaces and within one
+ROUND_TRIPS = ("null_entry", "rtt_spaces", "rtt_threads")
+#: the kernels it shows, in its order (seL4 without its fastpath: the appendix's full table)
+KERNELS = ("linux-tcg", "linux-tcg-pti", "xen-linux", "mach", "sel4")
+
+
+def round_trips(tab: pd.DataFrame, rows=ROUND_TRIPS, kernels=KERNELS) -> pd.DataFrame:
+    """matched() cut to the round trips of `rows` on `kernels`, one entry per (row, kernel): the entry with
+    the fewest warm instructions, Linux's choice (linux-tcg) taken by Linux with PTI and on Xen too, so the
+    three Linux columns run the same probe."""
+    if tab.empty:
+        return tab
+    part = tab[tab["row"].isin(rows) & tab["environment"].isin(kernels) & tab["warm:instructions"].notna()]
+    out = []
+    for row in rows:
+        r = part[part["row"] == row]
+        linux = r[r["environment"] == "linux-tcg"]
+        linux_probe = linux.loc[linux["warm:instructions"].astype(float).idxmin(), "probe"] if len(linux) else None
+        for env in kernels:
+            e = r[r["environment"] == env]
+            if env.startswith("linux") or env == "xen-linux":
+                e = e[e["probe"] == linux_probe] if linux_probe is not None else e.iloc[0:0]
+            if len(e):
+                out.append(e.loc[e["warm:instructions"].astype(float).idxmin()])
+    return pd.DataFrame(out).reset_index(drop=True) if out else tab.iloc[0:0]
 
 
 def matched_screen(tab: pd.DataFrame) -> pd.DataFrame:
@@ -243,6 +273,25 @@ def pti(tab: pd.DataFrame, base: str = "linux-tcg", other: str = "linux-tcg-pti"
     return pd.DataFrame(rows)
 
 
+def same_batches(samples: pd.DataFrame, reference: pd.DataFrame) -> pd.DataFrame:
+    """Guest counts against another campaign's (another host's, another day's), batch by batch: per
+    environment and probe, the batches both campaigns ran with the same (params, boot, batch, iterations) --
+    the model's boots left out, the guest's calibration sets the later batches' iterations by its clock --
+    how many there are and how many counted exactly the same instructions (`same`), and the largest relative
+    difference of the others.  Counts under -icount depend on the guest's code and inputs, not on the host."""
+    keys = ["probe", "params_json", "run", "batch", "iterations"]
+    plain = samples[samples["mem_insns"].isna()] if "mem_insns" in samples else samples
+    both = plain[["environment", *keys, "elapsed_ns"]].merge(
+        reference[["environment", *keys, "elapsed_ns"]], on=["environment", *keys], suffixes=("", "_ref"))
+    rows = []
+    for (env, probe), g in both.groupby(["environment", "probe"], sort=False):
+        a, b = g["elapsed_ns"].astype("float64"), g["elapsed_ns_ref"].astype("float64")
+        rel = ((a - b).abs() / b).max()
+        rows.append({"environment": env, "probe": probe, "batches": len(g), "same": int((a == b).sum()),
+                     "max_relative_difference": float(rel)})
+    return pd.DataFrame(rows, columns=["environment", "probe", "batches", "same", "max_relative_difference"])
+
+
 def slowdown(manifests: dict) -> pd.DataFrame:
     """Per memory-events campaign: the wall time of its boot without the model (run 0) and the mean of its
     model boots, and their ratio (boots side by side on a shared host: a rough figure)."""
@@ -262,15 +311,37 @@ def slowdown(manifests: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def from_campaigns(campaigns: list[str], root=None) -> dict[str, pd.DataFrame]:
-    """Every table of this module from sealed campaigns (their manifests say each one's mode)."""
+def from_campaigns(campaigns: list[str], root=None, reference: list[str] | None = None) -> dict[str, pd.DataFrame]:
+    """Every table of this module from sealed campaigns (their manifests say each one's mode); with
+    `reference` (guest campaigns without the model, e.g. the paper's round of the four designs) also
+    same_batches() against them, its attrs saying per environment whether both ran the same probe code."""
     from osbench_analysis.store import campaigns as store
 
     manifests, samples = store.load_campaigns(campaigns, root)
     modes = {cid: (m.config or {}).get("memory_events", "") or "warm" for cid, m in manifests.items()}
     tab = per_op(samples, modes)
-    return {"per_op": tab, "count_check": count_check(samples), "known_answers": known_answers(tab),
-            "matched": matched(tab), "pti": pti(tab), "slowdown": slowdown(manifests)}
+    m = matched(tab)
+    # the model's geometry and global pages, as each campaign's manifest records them
+    m.attrs["model"] = {mf.environment: dict((mf.environment_facts or {}).get("memory_model") or {})
+                        for mf in manifests.values()}
+    m.attrs["campaigns"] = {cid: (mf.environment, modes[cid]) for cid, mf in manifests.items()}
+    out = {"per_op": tab, "count_check": count_check(samples), "known_answers": known_answers(tab),
+           "matched": m, "pti": pti(tab), "slowdown": slowdown(manifests)}
+    envs = {mf.environment for mf in manifests.values()}
+    if reference:
+        ref_m, ref_s = store.load_campaigns(reference, root)
+        ref_m = {c: mf for c, mf in ref_m.items() if mf.environment in envs}
+        same = same_batches(samples, ref_s[ref_s["campaign_id"].isin(ref_m)])
+
+        def code(mf) -> str:
+            return str(((mf.host or {}).get("probes") or {}).get("source_sha256", ""))
+        same.attrs["same_probe_code"] = {mf.environment: all(code(mf) == code(o) for o in manifests.values()
+                                                            if o.environment == mf.environment)
+                                         for mf in ref_m.values()}
+        same.attrs["same_host"] = ({mf.host_identity.key for mf in ref_m.values()}
+                                   == {mf.host_identity.key for mf in manifests.values()})
+        out["same_batches"] = same
+    return out
 
 
 def memory_campaigns(root=None) -> list[str]:
@@ -296,6 +367,7 @@ def write_files(tabs: dict[str, pd.DataFrame], out_dir, calibration: pd.DataFram
     """The tables as CSV (memory_*.csv, counts_to_time.csv) and the two figures (memory_matched.pdf,
     counts_to_time.pdf) in `out_dir`: what from_campaigns (and counts_to_time.table) computed."""
     from osbench_analysis.plots import memevents as plots
+    from osbench_analysis.plots.forest import save_figure
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -305,10 +377,9 @@ def write_files(tabs: dict[str, pd.DataFrame], out_dir, calibration: pd.DataFram
             tabs[name].to_csv(out / f"memory_{name}.csv", index=False)
             written.append(out / f"memory_{name}.csv")
     if len(tabs.get("matched", ())):
-        plots.plot_memory_matched(tabs["matched"]).savefig(out / "memory_matched.pdf", bbox_inches="tight")
-        written.append(out / "memory_matched.pdf")
+        written += save_figure(plots.plot_memory_matched(tabs["matched"]), out, "memory_matched", formats=("pdf",))
     if calibration is not None and len(calibration):
         calibration.to_csv(out / "counts_to_time.csv", index=False)
-        plots.plot_counts_to_time(calibration).savefig(out / "counts_to_time.pdf", bbox_inches="tight")
-        written += [out / "counts_to_time.csv", out / "counts_to_time.pdf"]
+        written.append(out / "counts_to_time.csv")
+        written += save_figure(plots.plot_counts_to_time(calibration), out, "counts_to_time", formats=("pdf",))
     return written

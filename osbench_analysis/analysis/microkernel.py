@@ -234,6 +234,7 @@ def from_campaigns(campaigns: list[str] | None = None, root: str | Path | None =
     asked = campaigns is not None
     if not asked:
         cat = cat[~store.sealed_partial(cat)] if len(cat) else cat     # sealed as partial: only when named
+        cat = cat[~store.memory_model(cat)] if len(cat) else cat       # the memory model's: analysis/memevents.py
         campaigns = list(cat[cat["environment"].isin([MACH, LINUX, LINUX_NOMITIG])]["campaign_id"]) if len(cat) else []
     # each campaign's boots are its own: kept on disk (values_cache); a damaged one left out, named (issue 31),
     # unless asked for by name

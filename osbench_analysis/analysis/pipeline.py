@@ -198,7 +198,7 @@ def select_guest_campaigns(root: str | Path | None = None, *, host: str | None =
     cat = store.catalog(root)
     key = host_choice.choose_host(cat, host, baseline) if len(cat) else None
     chosen, _ = host_choice.newest_complete(host_choice.recorded_first(
-        cat[(cat["host"] == key) & cat["environment"].isin([MACH, LINUX, LINUX_NOMITIG])]))
+        cat[(cat["host"] == key) & cat["environment"].isin([MACH, LINUX, LINUX_NOMITIG]) & ~store.memory_model(cat)]))
     return list(chosen.sort_values(["created_utc", "campaign_id"])["campaign_id"]) if len(chosen) else []
 
 

@@ -59,6 +59,46 @@ def plot_memory_matched(tab: pd.DataFrame) -> Figure:
     return fig
 
 
+#: the events the round-trip figure draws: (matched() column suffix, marker, label); its L2 misses are the
+#: footprint's lines emptied first and none warm, which the table prints
+EVENTS = (("L1 misses", "o", "L1 (I + D)"), ("TLB misses", "^", "L1 TLBs (I + D)"))
+#: the panels' titles
+TITLES = {"null_entry": "null kernel entry", "rtt_spaces": "round trip, two address spaces",
+          "rtt_threads": "round trip, one address space"}
+
+
+def plot_round_trips(tab: pd.DataFrame) -> Figure:
+    """`tab`: analysis.memevents.round_trips(); one panel per round trip (its row), one column of markers per
+    kernel: L1 and TLB misses per operation, filled with the caches warm (below 0.1 drawn at 0.1), open with
+    them emptied before the operation; a logarithmic axis."""
+    rows = list(dict.fromkeys(tab["row"]))
+    fig = Figure(figsize=(7.0, 1.6))
+    axes = np.atleast_1d(fig.subplots(1, max(len(rows), 1), sharey=True))
+    for ax, row in zip(axes, rows):
+        part = tab[tab["row"] == row].reset_index(drop=True)
+        x = np.arange(len(part))
+        for k, (event, marker, label) in enumerate(EVENTS):
+            dx = (k - 0.5) * 0.3
+            for mode, filled in (("warm", True), ("polluted", False)):
+                col = f"{mode}:{event}"
+                if col not in part:
+                    continue
+                y = part[col].astype("float64").to_numpy()
+                y = np.where(y < 0.1, 0.1, y) if filled else y
+                ax.scatter(x + dx, y, marker=marker, s=16, color="0.15" if filled else "white", edgecolor="0.15",
+                           linewidth=0.7, label=f"{label}, {'warm' if filled else 'emptied first'}")
+        ax.set_xticks(x, [str(v).replace(", ", "\n").replace(" on ", "\non ").replace("GNU ", "GNU\n") for v in part["label"]], fontsize=6.5)
+        ax.set_title(TITLES.get(row, row), fontsize=8)
+        ax.set_yscale("log")
+        ax.grid(axis="y", color="0.9", linewidth=0.5)
+        ax.tick_params(axis="y", labelsize=7)
+    axes[0].set_ylabel("misses / op.", fontsize=8)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, 0.02), frameon=False)
+    fig.tight_layout()
+    return fig
+
+
 def plot_counts_to_time(tab: pd.DataFrame) -> Figure:
     """`tab`: analysis.counts_to_time.table(); per primitive the native ns (x) against two predictions (y):
     the bare count at the median ns per instruction (open) and the stated cost model (filled), with the

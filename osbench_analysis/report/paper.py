@@ -227,9 +227,11 @@ def write_generated(result, out_dir: str | Path | None = None, campaigns_root: s
         plots.close(fig)
     micro = microkernel.from_campaigns(root=campaigns_root)
     four = kernels.from_campaigns(root=campaigns_root)     # four designs, matched: section (a) when measured
+    from osbench_analysis.report.sections import memory as memory_section
+
     written += paper_sections.write_sections(result, out, microkernel_table=micro[0],
                                              other_campaigns=other_campaigns(result, campaigns_root),
-                                             kernels_table=four[0])
+                                             kernels_table=four[0], memory=memory_section.load(campaigns_root))
     written += write_reproducibility(result, out)
     written += microkernel.write_section(out, loaded=micro)
     written += kernels.write_files(*four, out)

@@ -413,7 +413,7 @@ CATALOG_COLUMNS = ["campaign_id", "created_utc", "environment", "arch_class", "h
                    "derived", "host_merge", "hostname",
                    "profile", "probes", "primitives",
                    "n_samples", "n_errors", "kernel_release", "kernel_inside", "virtualization", "git_commit", "sweep_only",
-                   "partial", "path"]
+                   "partial", "memory_events", "path"]
 
 
 @functools.lru_cache(maxsize=256)
@@ -514,6 +514,15 @@ def sealed_partial(cat: pd.DataFrame) -> pd.Series:
     return cat["partial"].fillna("").astype(str) != ""
 
 
+def memory_model(cat: pd.DataFrame) -> pd.Series:
+    """Per catalog row: whether its campaign loaded the guests' memory-system model (``--memory-events``):
+    one boot without the model and boots with it, fewer batches, a polluted mode's one-operation batches;
+    analysis/memevents.py reads them, the instruction-count comparisons only when they are named."""
+    if "memory_events" not in cat:
+        return pd.Series(False, index=cat.index)
+    return cat["memory_events"].fillna("").astype(str) != ""
+
+
 def _catalog_rows(root: Path) -> tuple[list[dict], list[tuple[Path, str]]]:
     from osbench_analysis.catalog.registry import sweep_only
 
@@ -552,6 +561,9 @@ def _catalog_rows(root: Path) -> tuple[list[dict], list[tuple[Path, str]]]:
             "sweep_only": sweep_only(man.config),
             # why it was sealed as partial ('' when complete): never a primary nor a pooled campaign unless named
             "partial": man.partial,
+            # the guests' memory-system model loaded ('warm', 'polluted'; '' without): its counts are read by
+            # analysis/memevents.py, never as a round of the instruction-count comparison
+            "memory_events": (man.config or {}).get("memory_events") or "",
             "path": str(d),
         })
         idents.append(ident)

@@ -9,7 +9,8 @@ from osbench_analysis.report.sections.factors import SectionInputs
 from osbench_analysis.report.sections.service import _ipc_range, _service_sentence, load_published_ipc
 
 
-def conclusion_tex(inp: SectionInputs, micro: pd.DataFrame | None = None, four: pd.DataFrame | None = None) -> str:
+def conclusion_tex(inp: SectionInputs, micro: pd.DataFrame | None = None, four: pd.DataFrame | None = None,
+                   memory: str = "") -> str:
     """The Conclusion: the findings, each with its interval, generated from the same numbers as the abstract;
     `micro`: GNU Mach against Linux (microkernel.comparison), `four`: the four designs (kernels.matched)."""
     from osbench_analysis.analysis import microkernel
@@ -35,5 +36,6 @@ def conclusion_tex(inp: SectionInputs, micro: pd.DataFrame | None = None, four: 
                "(Section~\\ref{sec:microkernel}) answer the question in path length."
                + ((" " + rtt) if (rtt := (rtt_sentence(four) if four is not None and len(four) else ""))
                   else microkernel.conclusion_sentence(micro))
-               + (" These are path lengths without caches or TLBs, not times." if rtt else ""))
+               + (" These are path lengths without caches or TLBs, not times." if rtt else "")
+               + (" " + memory if memory else ""))   # memory: sections/memory.conclusion_sentence
     return "\n".join(out) + "\n"

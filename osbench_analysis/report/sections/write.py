@@ -32,10 +32,13 @@ def figures(inp: SectionInputs) -> dict:
 
 
 def write_sections(result, out_dir: str | Path, reference_root=None, microkernel_table=None,
-                   other_campaigns: dict | None = None, kernels_table=None) -> list[Path]:
+                   other_campaigns: dict | None = None, kernels_table=None, memory: dict | None = None) -> list[Path]:
     """Write every generated section and its figures into out_dir (microkernel_table: GNU Mach against Linux,
     kernels_table: the four designs' matched table (analysis.kernels.matched), section (a)'s findings for the
-    abstract and the Conclusion; other_campaigns: for the reproduction table, see reproduce_tex)."""
+    abstract and the Conclusion; other_campaigns: for the reproduction table, see reproduce_tex; memory: the
+    matched rows in memory terms, sections/memory.load, for memory.tex, its appendix and the Conclusion)."""
+    from osbench_analysis.report.sections import memory as memory_section
+
     from osbench_analysis.plots import forest as plots
 
     out = Path(out_dir)
@@ -44,7 +47,8 @@ def write_sections(result, out_dir: str | Path, reference_root=None, microkernel
     texts = {"abstract": abstract_tex(inp, microkernel_table, kernels_table),
              "background_studies": background_tex(inp, reference_root),
              "results": results_tex(result), "architectures": architectures_tex(inp),
-             "scalability": scalability_tex(result), "conclusion": conclusion_tex(inp, microkernel_table, kernels_table),
+             "scalability": scalability_tex(result), "conclusion": conclusion_tex(inp, microkernel_table, kernels_table, memory_section.conclusion_sentence(
+                 memory, memory_section.calibration(result, memory))),
              "architectures_figure": architectures_figure_tex(inp), "related_crossings": related_crossings_tex(inp),
              "environments": environments_tex(result), "reproduce": reproduce_tex(result, other_campaigns),
              "validation": validation_tex(load_validation()), "published_ipc_table": published_ipc_tex(reference_root)}
@@ -53,6 +57,7 @@ def write_sections(result, out_dir: str | Path, reference_root=None, microkernel
         (out / f"{name}.tex").write_text(text)
         written.append(out / f"{name}.tex")
     written.append(write_points(result, out))          # the measured sweep values, for the PDF check
+    written += memory_section.write_section(result, out, memory)   # section (a) in memory terms, or no stale file
     for name, fig in figures(inp).items():
         written += plots.save_figure(fig, out, name)
         plots.close(fig)
