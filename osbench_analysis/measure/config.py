@@ -135,10 +135,12 @@ PROFILES: dict[str, dict] = {
                   sandbox_probes=list(registry.ARCHITECTURE_PROBES),
                   # two boots show whether a guest's counts repeat (xen-linux needs two for its minima); the
                   # five guests' third boots cost ~30 s of a fresh machine's `make all` and tell nothing new
-                  # guest_batches stays `batches` (10 here, not 5): a guest's count repeats from boot to boot but
-                  # not from batch to batch for every probe (thread_create_join, mmap_touch, fork_exit settle
-                  # over the first ~8 batches): 3 batches moved 13 of 80 medians by 0.1-1.8 % (2026-11-28)
-                  guest_boots=2, guest_batches=10,
+                  # guest_batches 5, as the host's: a guest's count repeats from boot to boot but not from batch
+                  # to batch for every probe (thread_create_join, mmap_touch, fork_exit settle over the first
+                  # batches): the median of the first 5 of 10 moved 7 of 80 medians by 0.1-0.74 % (none of mach's
+                  # or seL4's), that of 3 13 of 80 by 0.1-1.9 % (2026-11-28, benchmarks/quick_batches.py), while
+                  # 10 cost about 40 % more emulation per boot (xen-linux's two boots are the guests' longest path)
+                  guest_boots=2, guest_batches=5,
                   selectors_leave_out=list(QUICK_LEAVES_OUT)),
     # full: every sweep point too, and the unpinned placement
     # full: the guests' memory events too (one boot more per guest, the model's boots 4-6x slower)
