@@ -64,6 +64,7 @@ $(VENV)/.installed: pyproject.toml setup.py $(LOCK) $(wildcard probes/*.c probes
 	@$(PY) -m pip check >/dev/null || { $(PY) -m pip check; \
 	  echo "$(LOCK) lacks what pyproject.toml asks for: run make lock"; exit 1; }
 	touch $@
+	$(call phase,installed: $(VENV))
 
 install: $(VENV)/.installed
 
