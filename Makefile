@@ -101,7 +101,7 @@ kernels: install
 	$(PY) -m osbench_analysis.measure.kernel_sweep --cpus $(KERNEL_CPUS)
 	$(PY) -m osbench_analysis.analysis.versions
 
-# What `make all` and `make test` set up, side by side on a fresh machine: the venv's pip install,
+# What `make all` and `make test` set up, side by side on a fresh machine: the venv's install (uv or pip),
 # the Debian packages (the environments' and the paper's TeX, one apt-get) and runsc's Go build;
 # then what is built from them (C helpers, guests: not booted here, the campaign's pre-flight boots
 # each, `make envs` boots them once); then the report.  The first two steps need only the system's
@@ -137,7 +137,7 @@ endef
 # interleaved as always.  Any other ENVIRONMENT: one round after the set-up.
 measure:
 ifeq ($(strip $(ENVIRONMENT)),all)
-	$(call phase,set-up: pip + Debian packages + runsc's build + the guests; the guests measure once built)
+	$(call phase,set-up: the venv's install + Debian packages + runsc's build + the guests; the guests measure once built)
 	@$(MAKE) --no-print-directory -j4 env-runsc measure-guests
 	@$(PY) -m osbench_analysis.environments.install --report
 	$(call phase,set-up done)
