@@ -138,7 +138,8 @@ PROFILES: dict[str, dict] = {
                   # guest_batches 5, as the host's: a guest's count repeats from boot to boot but not from batch
                   # to batch for every probe (thread_create_join, mmap_touch, fork_exit settle over the first
                   # batches): the median of the first 5 of 10 moved 7 of 80 medians by 0.1-0.74 % (none of mach's
-                  # or seL4's), that of 3 13 of 80 by 0.1-1.9 % (2026-11-28, benchmarks/quick_batches.py), while
+                  # or seL4's), that of 3 13 of 80 by 0.1-1.9 % (2026-11-28, benchmarks/quick_batches.py); a round
+                  # measured with 5 beside one with 10 on one host: 5 of 66 moved, by 0.15-0.96 %; while
                   # 10 cost about 40 % more emulation per boot (xen-linux's two boots are the guests' longest path)
                   guest_boots=2, guest_batches=5,
                   selectors_leave_out=list(QUICK_LEAVES_OUT)),
