@@ -83,7 +83,7 @@ lock:
 	CUSTOM_COMPILE_COMMAND="make lock" $(LOCK_VENV)/bin/pip-compile --quiet --generate-hashes \
 	  --allow-unsafe --all-build-deps --extra test --extra fleet --strip-extras --no-emit-find-links \
 	  $(if $(UPGRADE),--upgrade) --output-file $(LOCK) pyproject.toml
-	echo uv | CUSTOM_COMPILE_COMMAND="make lock" $(LOCK_VENV)/bin/pip-compile --quiet --generate-hashes \
+	echo uv | CUSTOM_COMPILE_COMMAND="make lock" $(LOCK_VENV)/bin/pip-compile --quiet --generate-hashes --strip-extras \
 	  --no-emit-find-links $(if $(UPGRADE),--upgrade) --output-file $(UV_LOCK) -
 
 # gVisor, User-mode Linux, FUSE, and GNU Mach + Linux under QEMU (mach, linux-tcg) into build/envs
