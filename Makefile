@@ -71,7 +71,7 @@ install: $(VENV)/.installed
 # uv for `make install`; where it cannot be installed (no index reachable for it, another platform), pip is used
 $(UV): $(UV_LOCK)
 	@{ test -x $(UV_VENV)/bin/python || $(PYTHON) -m venv $(UV_VENV); } \
-	  && $(UV_VENV)/bin/python -m pip install -q --require-hashes -r $(UV_LOCK) && touch $@ \
+	  && $(UV_VENV)/bin/python -m pip install -q --require-hashes -r $(UV_LOCK) && test -x $@ && touch $@ \
 	  || echo "uv could not be installed from $(UV_LOCK): make install uses pip"
 
 # After editing pyproject.toml's dependencies: keeps every pin that still fits and adds what
