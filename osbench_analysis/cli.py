@@ -60,8 +60,8 @@ def add_campaign_parameters(p):
                         "profiles have one) precision may add runs, up to --max-runs per condition")
     p.add_argument("--batches", type=int, help="measured batches per worker")
     p.add_argument("--guest-batches", type=int,
-                   help="measured batches per boot of a guest counting instructions, whose count repeats batch "
-                        "after batch (the quick profile's 3; default: --batches)")
+                   help="measured batches per boot of a guest counting instructions, whose count repeats boot "
+                        "after boot (the profile's: quick 5, full its --batches)")
     p.add_argument("--warmup", type=int, help="extra warm-up batches per worker (kept, flagged)")
     p.add_argument("--min-batch-ms", type=float, help="calibration target for one batch")
     p.add_argument("--placements", type=_csv(), help="same_cpu,cross_cpu,unpinned")

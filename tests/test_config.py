@@ -97,7 +97,7 @@ def test_quick_sizes_its_batches_to_what_runs_and_repeating_counts_need_and_full
     boot (some counts settle over a boot's first batches: the median depends on how many); the full profile's 30
     batches everywhere are unchanged."""
     quick, full = config.make_config("quick"), config.make_config("full")
-    assert (quick.batches, quick.guest_batches, quick.min_batch_ms, quick.runs) == (5, 10, 10.0, 6)
+    assert (quick.batches, quick.guest_batches, quick.min_batch_ms, quick.runs) == (5, 5, 10.0, 6)
     assert (full.batches, full.guest_batches) == (30, None)
     assert config.make_config("quick", guest_batches=3).guest_batches == 3
     # a worker's timeout covers the longer of the two plans

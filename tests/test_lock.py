@@ -1,6 +1,7 @@
 """requirements.lock pins what pyproject.toml asks for, and the paper says which versions it was built with."""
 import re
 
+import pytest
 from packaging.requirements import Requirement
 
 from osbench_analysis.report import environment_versions as pe
@@ -25,13 +26,17 @@ def test_every_declared_requirement_is_pinned_by_the_lock_within_its_range():
                                          f"outside the range {outside}; run `make lock`")
 
 
-def test_every_pin_is_exact_and_hashed():
-    """pip install --require-hashes refuses a lock with a loose or unhashed line."""
-    blocks = re.split(r"\n(?=[A-Za-z0-9])", LOCK_FILE.read_text())
+@pytest.mark.parametrize("lock", [LOCK_FILE, LOCK_FILE.with_name("requirements-uv.lock")], ids=lambda p: p.name)
+def test_every_pin_is_exact_and_hashed(lock):
+    """pip install --require-hashes (and uv's) refuses a lock with a loose or unhashed line; requirements-uv.lock
+    pins uv alone, the installer `make install` uses (pip where it cannot be had)."""
+    blocks = re.split(r"\n(?=[A-Za-z0-9])", lock.read_text())
     pins = [b for b in blocks if re.match(r"[A-Za-z0-9]", b)]
-    assert len(pins) == len(pe.locked_versions(LOCK_FILE)) > 0
+    assert len(pins) == len(pe.locked_versions(lock)) > 0
     loose = [b.split()[0] for b in pins if "==" not in b.split()[0] or "--hash=sha256:" not in b]
     assert loose == []
+    if lock.name == "requirements-uv.lock":
+        assert list(pe.locked_versions(lock)) == ["uv"]
 
 
 def test_locked_versions_normalise_names_and_are_empty_without_a_lock(tmp_path):

@@ -13,7 +13,7 @@ import pytest
 from osbench_analysis import environments
 from osbench_analysis.worker import launch
 from osbench_analysis.report import run_report
-from osbench_analysis.measure import rounds, runner
+from osbench_analysis.measure import config, rounds, runner
 from osbench_analysis.store import campaigns as store
 from osbench_analysis.environments import Environment, Launch, Session
 
@@ -200,6 +200,27 @@ def test_all_guests_then_all_timed_measure_every_environment_in_two_rounds_by_ki
     monkeypatch.setattr(environments.REGISTRY, "_envs", {"native": environments.get("native")})
     with pytest.raises(runner.ConfigError, match="environment 'all-guests': no such environment is available here"):
         _measure(tmp_path, "all-guests", probes=["null_syscall"])
+
+
+def test_a_profiles_selectors_leave_out_an_environment_measured_when_named(tmp_path, registered, monkeypatch,
+                                                                           capsys):
+    """Issue 37: the quick profile's selectors leave out linux-tcg-pti (a quarter of the guests' emulation in a
+    fresh make all; the full profile measures it): left out in one line and in every manifest, measured when
+    named."""
+    assert config.make_config("quick").selectors_leave_out == ["linux-tcg-pti"]
+    assert config.make_config("full").selectors_leave_out == []
+    monkeypatch.setattr(environments.REGISTRY, "_envs", {"native": environments.get("native")})
+    registered(_counting("counting"), _counting("costly"))
+    (c,) = _measure(tmp_path, "all-guests", probes=["null_syscall"], selectors_leave_out=["costly"])
+    assert c.environment == "counting"
+    pre = c.manifest.config["preflight"]["costly"]
+    assert (pre["status"], pre["left_out"]) == ("profile", True) and "measured when named" in pre["message"]
+    assert c.manifest.config["selectors_leave_out"] == ["costly"]
+    assert "leaving out costly: the quick profile leaves it out" in capsys.readouterr().err
+    (named,) = _measure(tmp_path, "costly", probes=["null_syscall"], selectors_leave_out=["costly"])
+    assert named.environment == "costly" and all(r.status == "ok" for r in named.manifest.runs)
+    with pytest.raises(runner.ConfigError, match="selectors_leave_out must be a list of environment names"):
+        _measure(tmp_path, "all-guests", probes=["null_syscall"], selectors_leave_out="costly")
 
 
 def test_a_guest_whose_boots_repeat_only_roughly_boots_as_often_as_it_needs(tmp_path, registered):

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 
 from osbench_analysis import environments
-from osbench_analysis.catalog import registry, views
+from osbench_analysis.catalog import guests, registry, views
 from osbench_analysis.environments import PLACEMENTS
 from osbench_analysis.errors import ConfigError
 from osbench_analysis.paths import default_workdir  # noqa: F401  (part of this module's API: __all__)
@@ -61,6 +61,11 @@ class CampaignConfig:
     precision_target: float = 0.0       # relative CI half-width, e.g. 0.05
     max_runs: int = 10
     time_budget_s: float = 240.0        # measuring time the campaign may spend adding runs
+    # Environments a selector ("all", "all-guests", ...) leaves out in this profile: measured when named, and
+    # recorded as left out in every manifest (config["preflight"]).  The quick profile leaves out
+    # linux-tcg-pti: its two boots were a quarter of the guests' emulation in a fresh `make all`, and what it
+    # adds (page-table isolation's cost, analysis/memevents.py) is read from the full profile's memory events
+    selectors_leave_out: list[str] = field(default_factory=list)
     # Host-state canaries (issue #20) in every round and environment: None = when the campaign measures
     # the default probes (a profile's campaign; a campaign of probes named by hand, e.g. a test's, skips them)
     canaries: bool | None = None
@@ -114,6 +119,9 @@ def _precision_settings(profile: str) -> dict:
     return dict(runs=t.min_runs, precision_target=t.target_rel, max_runs=t.max_runs, time_budget_s=t.budget_s)
 
 
+#: what the quick profile's selectors leave out (CampaignConfig.selectors_leave_out): the full profile measures it
+QUICK_LEAVES_OUT = (guests.LINUX_PTI,)
+
 PROFILES: dict[str, dict] = {
     # Both derive their parameter sets from the registry (views.profile_variants):
     # quick: every primitive (each probe's variants) at the first point of each
@@ -127,10 +135,14 @@ PROFILES: dict[str, dict] = {
                   sandbox_probes=list(registry.ARCHITECTURE_PROBES),
                   # two boots show whether a guest's counts repeat (xen-linux needs two for its minima); the
                   # five guests' third boots cost ~30 s of a fresh machine's `make all` and tell nothing new
-                  # guest_batches stays `batches` (10 here, not 5): a guest's count repeats from boot to boot but
-                  # not from batch to batch for every probe (thread_create_join, mmap_touch, fork_exit settle
-                  # over the first ~8 batches): 3 batches moved 13 of 80 medians by 0.1-1.8 % (2026-11-28)
-                  guest_boots=2, guest_batches=10),
+                  # guest_batches 5, as the host's: a guest's count repeats from boot to boot but not from batch
+                  # to batch for every probe (thread_create_join, mmap_touch, fork_exit settle over the first
+                  # batches): the median of the first 5 of 10 moved 7 of 80 medians by 0.1-0.74 % (none of mach's
+                  # or seL4's), that of 3 13 of 80 by 0.1-1.9 % (2026-11-28, benchmarks/quick_batches.py); a round
+                  # measured with 5 beside one with 10 on one host: 5 of 66 moved, by 0.15-0.96 %; while
+                  # 10 cost about 40 % more emulation per boot (xen-linux's two boots are the guests' longest path)
+                  guest_boots=2, guest_batches=5,
+                  selectors_leave_out=list(QUICK_LEAVES_OUT)),
     # full: every sweep point too, and the unpinned placement
     # full: the guests' memory events too (one boot more per guest, the model's boots 4-6x slower)
     "full": dict(batches=30, warmup=2, min_batch_ms=20.0, **_precision_settings("full"), memory_events="warm",
@@ -188,17 +200,18 @@ def is_selector(spec: str) -> bool:
     return isinstance(spec, str) and spec.strip() in SELECTORS
 
 
-def resolve_environments(spec: str) -> list[environments.Environment]:
+def resolve_environments(spec: str, leave_out=()) -> list[environments.Environment]:
     """'native', 'gvisor,uml', or a selector (SELECTORS): 'all' (native and every available environment),
     'all-guests' (every available guest counting instructions), 'all-timed' (native and every available
     environment timed in ns).  A selector never picks the kernel-version sweep's guests (Environment.in_all:
-    measured when named, by make kernels)."""
+    measured when named, by make kernels), nor those named in `leave_out` (a profile's selectors_leave_out)."""
     if not isinstance(spec, str) or not spec.strip():
         raise ConfigError(f"environment must name an environment or one of {', '.join(map(repr, SELECTORS))} "
                           f"(got {spec!r}; known: {', '.join(environments.names())})")
     if is_selector(spec):
         kind = SELECTORS[spec.strip()]
-        return [e for e in environments.REGISTRY if kind(e) and e.in_all and (e.name == "native" or e.availability())]
+        return [e for e in environments.REGISTRY if kind(e) and e.in_all and e.name not in leave_out
+                and (e.name == "native" or e.availability())]
     names = [n.strip() for n in spec.split(",") if n.strip()]
     if len(set(names)) != len(names):
         raise ConfigError(f"environment lists a name twice: {spec!r}")
@@ -392,7 +405,10 @@ def validate(cfg: CampaignConfig) -> list[Condition]:
     if not conditions:
         raise ConfigError("no condition to measure: cross_cpu applies only to two-party probes "
                           f"({[n for n, p in registry.PROBES.items() if p.two_party and not p.hidden]})")
-    envs = resolve_environments(cfg.environment)
+    if isinstance(cfg.selectors_leave_out, str) or not isinstance(cfg.selectors_leave_out, (list, tuple)) \
+            or not all(isinstance(n, str) for n in cfg.selectors_leave_out):
+        raise ConfigError(f"selectors_leave_out must be a list of environment names (got {cfg.selectors_leave_out!r})")
+    envs = resolve_environments(cfg.environment, cfg.selectors_leave_out)
     if not envs:
         raise ConfigError(f"environment {cfg.environment.strip()!r}: no such environment is available here "
                           "(`osbench envs` says why; `make envs` installs them)")

@@ -106,6 +106,15 @@ def _preflight(parts: list[_EnvRun], cfg: CampaignConfig, jr: journal.Journal, p
             # the kernel-version sweep's (Environment.in_all False) are measured when named, never by a selector
             if env.name in results or not env.in_all or not SELECTORS[cfg.environment.strip()](env):
                 continue
+            if env.name in cfg.selectors_leave_out:
+                results[env.name] = {"status": "profile", "wall_s": 0.0, "left_out": True,
+                                     "message": f"the {cfg.profile} profile leaves it out (selectors_leave_out); "
+                                                f"measured when named or by the full profile"}
+                if progress:
+                    from osbench_analysis.measure import progress as progress_mod
+
+                    progress_mod.say(f"leaving out {env.name}: {results[env.name]['message']}")
+                continue
             ok = env.availability()
             results[env.name] = {"status": "unavailable", "wall_s": 0.0, "message": ok.reason, "left_out": True}
             if progress:

@@ -187,7 +187,7 @@ def run_campaigns(cfg: CampaignConfig, progress: bool = True, resume: str | None
     environment and return them (loaded back from disk).  resume: the id of an
     interrupted campaign whose journal holds cfg (see measure)."""
     conditions = validate(cfg)
-    envs = resolve_environments(cfg.environment)
+    envs = resolve_environments(cfg.environment, cfg.selectors_leave_out)
     root = Path(cfg.output) if cfg.output else store.default_root()
     if resume:
         ids = journal.open_to_resume(root, resume).state["campaign_ids"]
