@@ -19,7 +19,11 @@ from osbench_analysis.paths import REPO_ROOT
 
 COUNTS_DIR = REPO_ROOT / "data" / "crossing_counts"
 COLUMNS = ["host", "host_label", "environment", "probe", "counter", "median", "min", "max", "n_pairs",
-           "n_low", "n_high", "source", "started_utc", "probe_source", "tool"]
+           "n_low", "n_high", "source", "started_utc", "probe_source", "tool", "software"]
+
+
+#: the environment fact that names the sandbox's software in a record's provenance, first found
+SOFTWARE_FACTS = ("runsc_version", "uml_kernel_version", "libfuse_version")
 
 
 class CountsError(OsbenchError, ValueError):
@@ -45,15 +49,18 @@ def record_table(record: dict, source: str = "") -> pd.DataFrame:
     prov = record.get("provenance", {})
     ident = identity.host_identity(prov.get("host", {}))
     probe_source = str(((prov.get("host") or {}).get("probes") or {}).get("source_sha256", ""))[:8]
+    facts = prov.get("environment_facts") or {}
     rows = []
     for r in record.get("records", []):
+        f = facts.get(r["environment"]) or {}
+        software = next((f"{k.split('_')[0]} {f[k]}" for k in SOFTWARE_FACTS if f.get(k)), "")
         for counter, s in (r.get("per_operation") or {}).items():
             rows.append({"host": ident.key, "host_label": ident.label, "environment": r["environment"],
                          "probe": r["probe"], "counter": counter, "median": float(s["median"]),
                          "min": float(s["min"]), "max": float(s["max"]), "n_pairs": int(s["n"]),
                          "n_low": r.get("n_low"), "n_high": r.get("n_high"), "source": source,
                          "started_utc": prov.get("started_utc", ""), "probe_source": probe_source,
-                         "tool": prov.get("perf_version", "")})
+                         "tool": prov.get("perf_version", ""), "software": software})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -108,3 +115,13 @@ def counts_host_for(counts: pd.DataFrame, host: str, environment: str, probe: st
 def host_label(counts: pd.DataFrame, host: str) -> str:
     m = counts.loc[counts["host"] == host, "host_label"]
     return str(m.iloc[0]) if len(m) else host
+
+
+def record_facts(counts: pd.DataFrame, host: str) -> dict:
+    """{"probe_source", "tool", "software": {environment: version}} of ``host``'s counts ({} without any)."""
+    m = counts[counts["host"] == host]
+    if m.empty:
+        return {}
+    sw = m[m["software"].fillna("") != ""].drop_duplicates("environment")
+    return {"probe_source": str(m["probe_source"].iloc[-1]), "tool": str(m["tool"].iloc[-1]),
+            "software": dict(zip(sw["environment"], sw["software"]))}
