@@ -255,3 +255,29 @@ def test_a_named_call_whose_native_probe_was_not_measured_is_unpriced():
     assert r["host_calls_unpriced"] == pytest.approx(5.0) and "read 1" in r["unpriced_calls"]
     # the switch falls back to the pipe round trip less four getpids
     assert t.loc["context switch", "price_ns"] == pytest.approx(1100, rel=0.03)
+
+
+def test_the_paper_says_how_host_calls_were_priced_where_they_were_counted_and_against_this_hosts_own():
+    from osbench_analysis.report import mechanism as paper_mechanism
+
+    # counted by name on 'other' (probe code abc12345, runsc 1); this host 'h' has its own totals only
+    mine = counts(host="h").assign(probe_source="0ld0ld00", software=lambda d: d["environment"].map(
+        {"gvisor": "runsc 1"}).fillna(""))
+    theirs = named_counts(host="other").assign(probe_source="abc12345", software=lambda d: d["environment"].map(
+        {"gvisor": "runsc 1"}).fillna(""))
+    both = pd.concat([mine, theirs], ignore_index=True)
+    summary, terms = mechanism.decompose(named_samples(10_000.0), both, host="h")
+    prices = paper_mechanism._prices(terms)
+    assert "each host system call, counted by name, at the native call that is it" in prices
+    assert "\\texttt{read}" in prices and "\\texttt{futex}, which no native probe makes alone, unpriced" in prices
+    where = paper_mechanism._where(both, summary, "h")
+    assert "on another machine, label of other with probe code abc12345" in where
+    assert "cannot be chosen to count again" in where and "runsc 1" in where
+    moved = paper_mechanism._transfer(both, summary, terms, "h", "native")
+    # by name: 5 calls beyond native's against this host's total 3; switches 2 against 2
+    assert "with probe code 0ld0ld00" in moved and "host system calls by at most 2 per operation" in moved
+    assert "switches by at most 0 per operation" in moved
+    cap = paper_mechanism._unpriced_caption(summary)
+    assert "counted by name" in cap and "futex 4" in cap
+    old = mechanism.decompose(named_samples(10_000.0), counts(host="h"), host="h")[0]
+    assert "priced as a native getpid" in paper_mechanism._unpriced_caption(old)
