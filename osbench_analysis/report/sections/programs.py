@@ -68,10 +68,9 @@ def paragraph_tex(t: pd.DataFrame, mix: dict) -> str:
     text = (f"\\paragraph{{Predicted from their calls.}} Counted by name with \\texttt{{strace -c -f}} "
             f"{_counted_where(mix)}, a run of each workload makes {calls} system calls"
             + (f"; {agree}" if agree else "") + ". "
-            "Each call is priced by the primitive that makes it, the environment's time less native's in the same "
-            "round: an open with its close, a stat or another path walk, a process created and executed, an mmap; "
-            "a call no probe measured in the sandbox makes (a read, a write, \\texttt{brk}...) is left unpriced, "
-            f"never priced as another call: {_share_range(share)} of a workload's calls"
+            "Each call is priced by the primitive that makes it, environment less native in the same round; "
+            "one no probe measured in the sandbox makes (a read, a write...) is left unpriced, not priced as "
+            f"another call: {_share_range(share)} of a workload's calls"
             + _none_words(none) + (f". So priced, the calls predict {len(within)} of {len(t)} measured slowdowns "
                                    "within 25\\% (Table~\\ref{tab:apps-predicted} in the appendix)" if len(t) else
                                    ". No slowdown is predicted"))
