@@ -158,6 +158,19 @@ def _unpriced_caption(summary: pd.DataFrame) -> str:
             + (": " + "; ".join(un) if un else "") + ".")
 
 
+def _counted_caption(counts: pd.DataFrame, summary: pd.DataFrame, host: str) -> str:
+    """' Counts taken on <other machine> (probe code ...), not on this host: it cannot be chosen to count again.'"""
+    done = summary[summary["status"] != "not decomposed"]
+    other = [h for h in dict.fromkeys(done["counts_host"]) if h and h != host]
+    if not other:
+        return ""
+    return " Counts taken on " + "; ".join(
+        tex_escape(crossing_counts.host_label(counts, h)) + (f" (probe code {tex_escape(f['probe_source'])})"
+                                                            if (f := crossing_counts.record_facts(counts, h)).get(
+                                                                "probe_source") else "")
+        for h in other) + ", another machine, not on this host: it cannot be chosen to count again."
+
+
 def _where(counts: pd.DataFrame, done: pd.DataFrame, host: str) -> str:
     """Where the counts were taken, and when not on this host, why and what is the same."""
     parts = []
@@ -265,6 +278,7 @@ def mechanism_tex(result, counts: pd.DataFrame | None = None) -> str:
         "scale, so it is symmetric; the appendix tables give one condition's interval on the log scale, so the same "
         "estimate has slightly different bounds there. Where the priced events exceed "
         "the crossing the table says so instead of printing a negative rest." + _unpriced_caption(summary)
+        + _counted_caption(counts, summary, host)
         + "}", r"\label{tab:mechanism}",
         r"\end{table}"])
     return text + "\n" + table + "\n"
