@@ -52,12 +52,12 @@ def _named(counts: pd.DataFrame, host: str, environment: str, probe: str) -> pd.
 
 
 def differences(counts: pd.DataFrame, host: str, environment: str, probe: str, baseline: str
-                ) -> dict[str, tuple[float, float, float]]:
+                ) -> dict[str, tuple[float, float, float]] | None:
     """{call name: (median, min, max) per operation}, the environment's processes (and server) minus the
-    baseline's, both counted by name on ``host``; a difference below FLOOR left out; {} when not counted
-    by name."""
+    baseline's, both counted by name on ``host``; a difference below FLOOR left out ({} when none is left);
+    None when not counted by name."""
     if not (has_names(counts, host, environment, probe) and has_names(counts, host, baseline, probe)):
-        return {}
+        return None
     e, b = _named(counts, host, environment, probe), _named(counts, host, baseline, probe)
     out = {}
     for name in sorted(set(e.index) | set(b.index)):
@@ -89,7 +89,8 @@ def split(named: dict[str, tuple[float, float, float]], signals: float) -> dict:
     return {"priced": priced, "inside": inside, "unpriced": unpriced}
 
 
-def words(calls: dict[str, float], k: int = 3) -> str:
-    """'futex 4.07, nanosleep 0.05': the largest calls per operation first (by size, then name)."""
-    top = sorted(calls.items(), key=lambda kv: (-abs(kv[1]), kv[0]))[:k]
+def words(calls: dict[str, float], k: int = 3, floor: float = 0.0) -> str:
+    """'futex 4.07, nanosleep 0.05': the largest calls per operation first (by size, then name), those of at
+    least ``floor`` per operation."""
+    top = [kv for kv in sorted(calls.items(), key=lambda kv: (-abs(kv[1]), kv[0])) if abs(kv[1]) >= floor][:k]
     return ", ".join(f"{n} {v:.3g}" for n, v in top)

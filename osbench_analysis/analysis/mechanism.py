@@ -307,7 +307,7 @@ def _specs(counts, chost, env, probe, baseline, events, parts_of, measured):
     named = host_calls.differences(counts, chost, env, probe, baseline)
     shown_only = [(name, events[name], "not priced") for name in SHOWN_ONLY.values()]
     total = events["host system call"]
-    if not named:
+    if named is None:
         return ([(p.name, events[p.name], p.price, p.priced_as) for p in PIECES],
                 {"by_name": False, "host_calls": total[0], "host_calls_unpriced": 0.0, "unpriced_calls": "",
                  "rows": shown_only})
@@ -327,6 +327,7 @@ def _specs(counts, chost, env, probe, baseline, events, parts_of, measured):
                   host_calls.SWITCH_BY_NAME_WORDS if by_name_switch else switch.priced_as))
     specs.append(("signal delivered", sig, host_calls.SIGNAL_BY_NAME, host_calls.SIGNAL_BY_NAME_WORDS))
     n_un = sum(unpriced.values())
+    total = tuple(sum(v[i] for v in named.values()) for i in range(3))   # the calls by name, beyond native's
     rows = [("host system call", total, "by name: each call priced by the native probe that makes it"),
             ("host system call, unpriced", (n_un, n_un, n_un),
              "not priced (no native probe makes it alone): " + host_calls.words(unpriced, 6))] + shown_only

@@ -9,7 +9,7 @@ import math
 
 import pandas as pd
 
-from osbench_analysis.analysis import crossing_counts, mechanism
+from osbench_analysis.analysis import crossing_counts, host_calls, mechanism
 from osbench_analysis.catalog import registry
 from osbench_analysis.analysis.pipeline import without_fs
 from osbench_analysis.analysis.architectures import CROSSING_PROBE, CROSSING_PROBES
@@ -130,15 +130,18 @@ def _prices(terms: pd.DataFrame) -> str:
         p = m.iloc[0]
         cost = _t(p.price_ns, p.price_low_ns, p.price_high_ns)
         if name.startswith("host ") and name != "host system call":
-            calls.append(f"\\texttt{{{tex_escape(name.removeprefix('host '))}}} {cost}")
+            calls.append((name.removeprefix("host "), f"\\texttt{{{tex_escape(name.removeprefix('host '))}}} {cost}"))
         else:
             out.append(f"a {name} at {tex_escape(p.priced_as)} ({cost})")
     unpriced = terms[terms["piece"] == "host system call, unpriced"]
     if calls or len(unpriced):
         names = sorted({n.split()[0] for t in unpriced["priced_as"] for n in
-                        str(t).split(": ", 1)[-1].split(", ") if n})
+                        str(t).split(": ", 1)[-1].split(", ") if n and float(n.split()[-1]) >= 0.05})
+        order = list(host_calls.PRICES)
+        calls = [c for _, c in sorted(dict(calls).items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99)]
         out.insert(0, "each host system call, counted by name, at the native call that is it ("
-                   + ", ".join(dict.fromkeys(calls)) + ")" + (
+                   + ", ".join(dict.fromkeys(calls)) + "; a read or write at a 1-byte one, a floor for one that "
+                   "waits or copies more)" + (
                        "; " + ", ".join(f"\\texttt{{{tex_escape(n)}}}" for n in names)
                        + ", which no native probe makes alone, unpriced" if names else ""))
     return "; ".join(out)
@@ -155,7 +158,13 @@ def _unpriced_caption(summary: pd.DataFrame) -> str:
           for r in named.itertuples() if r.unpriced_calls]
     return (" System calls: host calls per operation counted by name, each priced by the native call that is it; "
             "in parentheses those no native probe makes alone, left unpriced (in the rest)"
+            + ("; the getpid native Linux makes and the sandbox does not counts $-1$, priced"
+               if (named["crossing_probe"] == CROSSING_PROBE).any() else "")
             + (": " + "; ".join(un) if un else "") + ".")
+
+
+def _label(counts: pd.DataFrame, h: str) -> str:
+    return tex_escape(crossing_counts.host_label(counts, h).replace(" · ", ", "))
 
 
 def _counted_caption(counts: pd.DataFrame, summary: pd.DataFrame, host: str) -> str:
@@ -165,7 +174,7 @@ def _counted_caption(counts: pd.DataFrame, summary: pd.DataFrame, host: str) -> 
     if not other:
         return ""
     return " Counts taken on " + "; ".join(
-        tex_escape(crossing_counts.host_label(counts, h)) + (f" (probe code {tex_escape(f['probe_source'])})"
+        _label(counts, h) + (f" (probe code {tex_escape(f['probe_source'])})"
                                                             if (f := crossing_counts.record_facts(counts, h)).get(
                                                                 "probe_source") else "")
         for h in other) + ", another machine, not on this host: it cannot be chosen to count again."
@@ -183,7 +192,7 @@ def _where(counts: pd.DataFrame, done: pd.DataFrame, host: str) -> str:
         mine = crossing_counts.record_facts(counts, host)
         same = [e for e, v in f.get("software", {}).items() if mine.get("software", {}).get(e) == v]
         sw = sorted(set(f["software"][e] for e in same))
-        parts.append(f"on another machine, {tex_escape(crossing_counts.host_label(counts, h))}{code}, because this "
+        parts.append(f"on another machine, {_label(counts, h)}{code}, because this "
                      "host cannot be chosen to count again" + (
                          f" (the sandboxes' software the same as in this host's own counts: {tex_escape(', '.join(sw))})"
                          if sw else ""))
@@ -211,7 +220,8 @@ def _transfer(counts: pd.DataFrame, summary: pd.DataFrame, terms: pd.DataFrame, 
                    f"{_n(used)} against {_n(theirs)})")
     return (" This host's own counts, of totals only" + (f" and with probe code {tex_escape(f['probe_source'])}"
                                                          if f.get("probe_source") else "")
-            + ", differ from these in " + " and in ".join(out) + ": counts of the same software, not the same.")
+            + ", differ from these in " + " and in ".join(out) + ": the same software's counts vary between machines "
+            "and runs, and the priced events with them.")
 
 
 def mechanism_tex(result, counts: pd.DataFrame | None = None) -> str:

@@ -46,7 +46,10 @@ def _agreement(mix: dict) -> str:
         if a.empty:
             continue
         worst = a.loc[(a["abs_diff"] / a["calls_a"]).idxmax()]
-        parts.append(f"counted again on another machine with the same kernel build and programs, the calls per run "
+        kernel = str(mix.get("host_label", "")).rpartition(" · ")[2]
+        same = kernel and kernel == str(other.get("host_label", "")).rpartition(" · ")[2]
+        parts.append("counted again on another machine" + (f" with the same kernel build ({tex_escape(kernel)})"
+                                                          if same else "") + ", the calls per run "
                      f"differ by at most {percent_tex(float(worst['abs_diff'] / worst['calls_a']))} of a workload's "
                      f"(summed over the calls; {print_name(worst['probe'])}: most in \\texttt{{{tex_escape(worst['largest'])}}}, "
                      f"{_calls(worst['largest_a'])} here against {_calls(worst['largest_b'])})")
