@@ -23,7 +23,7 @@ COLUMNS = ["host", "host_label", "environment", "probe", "counter", "median", "m
 
 
 #: the environment fact that names the sandbox's software in a record's provenance, first found
-SOFTWARE_FACTS = ("runsc_version", "uml_kernel_version", "libfuse_version")
+SOFTWARE_FACTS = {"runsc_version": "runsc", "uml_kernel_version": "UML kernel", "libfuse_version": "libfuse"}
 
 
 class CountsError(OsbenchError, ValueError):
@@ -53,7 +53,7 @@ def record_table(record: dict, source: str = "") -> pd.DataFrame:
     rows = []
     for r in record.get("records", []):
         f = facts.get(r["environment"]) or {}
-        software = next((f"{k.split('_')[0]} {f[k]}" for k in SOFTWARE_FACTS if f.get(k)), "")
+        software = next((f"{SOFTWARE_FACTS[k]} {f[k]}" for k in SOFTWARE_FACTS if f.get(k)), "")
         for counter, s in (r.get("per_operation") or {}).items():
             rows.append({"host": ident.key, "host_label": ident.label, "environment": r["environment"],
                          "probe": r["probe"], "counter": counter, "median": float(s["median"]),
