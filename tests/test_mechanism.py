@@ -278,7 +278,7 @@ def test_the_paper_says_how_host_calls_were_priced_where_they_were_counted_and_a
     assert "with probe code 0ld0ld00" in moved and "host system calls by at most 2 per operation" in moved
     assert "switches by at most 0 per operation" in moved
     cap = paper_mechanism._unpriced_caption(summary)
-    assert "counted by name" in cap and "futex 4" in cap
+    assert "counted by name" in cap and "left unpriced (in the rest: gVisor: futex)" in cap
     assert "Counts taken on label of other (probe code abc12345), another machine, not on this host: it cannot be " \
         "chosen to count again." == paper_mechanism._counted_caption(both, summary, "h").strip()
     old = mechanism.decompose(named_samples(10_000.0), counts(host="h"), host="h")[0]

@@ -154,13 +154,19 @@ def _unpriced_caption(summary: pd.DataFrame) -> str:
     if named.empty:
         return (" Every host system call is priced as a native getpid: these counts are totals, not by name."
                 if len(summary[summary["status"] != "not decomposed"]) else "")
-    un = [f"{_env(r.environment)}'s {_op(r.crossing_probe)}, {tex_escape(r.unpriced_calls)}"
-          for r in named.itertuples() if r.unpriced_calls]
+    groups: dict[str, list[str]] = {}     # the unpriced calls' names (largest first) -> the environments making them
+    for r in named.itertuples():
+        if r.unpriced_calls:
+            names = ", ".join(n.split()[0] for n in str(r.unpriced_calls).split(", ")[:2])
+            groups.setdefault(names, [])
+            if _env(r.environment) not in groups[names]:
+                groups[names].append(_env(r.environment))
+    un = [f"{' and '.join(envs)}: {tex_escape(names)}" for names, envs in groups.items()]
     return (" System calls: host calls per operation counted by name, each priced by the native call that is it; "
-            "in parentheses those no native probe makes alone, left unpriced (in the rest)"
+            "in parentheses those no native probe makes alone, left unpriced (in the rest"
+            + (": " + "; ".join(un) if un else "") + ")"
             + ("; the getpid native Linux makes and the sandbox does not counts $-1$, priced"
-               if (named["crossing_probe"] == CROSSING_PROBE).any() else "")
-            + (": " + "; ".join(un) if un else "") + ".")
+               if (named["crossing_probe"] == CROSSING_PROBE).any() else "") + ".")
 
 
 def _label(counts: pd.DataFrame, h: str) -> str:
