@@ -72,6 +72,19 @@ def test_perf_is_asked_one_event_per_counter_with_its_filter():
     assert "opcode == 3" in argv     # GETATTR counted on its own
 
 
+def test_host_system_calls_by_name_parse_beside_the_counters_and_sum_to_their_total():
+    # captured here: perf_argv(by_name=True) around `ls /usr` (every syscalls:sys_enter_<name> after COUNTERS)
+    argv = counting.perf_argv(Path("/x.csv"), by_name=True)
+    assert argv[-2:] == ["-e", counting.BY_NAME_EVENTS] and argv.count("-e") == len(counting.COUNTERS) + 1
+    text, named = counting._split_by_name((FIXTURES / "ls_by_name.csv").read_text())
+    c = counting.parse_perf_csv(text)                 # the counters alone, in their order
+    assert sum(named.values()) == c["syscalls"] == 145
+    assert named["sc_openat"] == 34 and named["sc_close"] == 23 and named["sc_getpid"] == 0
+    rows = [{"low": {"sc_getpid": 0, "sc_read": 1, "syscalls": 3}, "high": {"sc_getpid": 0, "sc_read": 5, "syscalls": 9}}]
+    assert counting._by_name_zero("sc_getpid", rows) and not counting._by_name_zero("sc_read", rows)
+    assert not counting._by_name_zero("syscalls", [{"low": {}, "high": {}}])
+
+
 @pytest.mark.slow
 def test_counted_on_native_and_under_fuse_without_a_cache():
     ok, why = counting.perf_available()

@@ -200,3 +200,86 @@ def test_applications_sit_beside_their_environments_micro_factor():
     assert mechanism.applications_table(pd.DataFrame()).empty
 
 
+
+
+# ------------------------------------------------------------------ host system calls by name (issue 42 item 5)
+
+def named_samples(gvisor_ns):
+    """samples() plus the native probes that price calls by name: a 1-byte read 150 ns, a 1-byte write 130 ns
+    (a switch: 2600/2 - 150 - 130 = 1020 ns), a breakpoint signal whole 1500 ns (its sigreturn inside)."""
+    s = samples(gvisor_ns)
+    extra = condition("native", "read_devzero", 150.0, campaign=NATIVE, seed=7)
+    extra += condition("native", "write_devnull", 130.0, campaign=NATIVE, seed=8)
+    return pd.concat([s, pd.DataFrame(extra)], ignore_index=True)
+
+
+def named_counts(host="h", started="2026-11-27T18:00:00Z"):
+    """gVisor's getpid counted by name: 4 futex, 1 rt_sigreturn, 1 read and no getpid per operation against
+    native's one getpid; 2 switches, 1 signal."""
+    c = counts({"syscalls": 6.0, "context_switches": 2.0, "signals_delivered": 1.0, "switches_voluntary": 1.7,
+                "switches_involuntary": 0.3, "sc_futex": 4.0, "sc_rt_sigreturn": 1.0, "sc_read": 1.0},
+               host=host, started=started)
+    native = c[c["environment"] == "native"].iloc[0].to_dict()
+    return pd.concat([c, pd.DataFrame([{**native, "counter": "sc_getpid", "median": 1.0, "min": 1.0, "max": 1.0}])],
+                     ignore_index=True)
+
+
+def test_host_calls_counted_by_name_are_priced_by_what_they_are_and_the_rest_left_unpriced():
+    summary, terms = mechanism.decompose(named_samples(10_000.0), named_counts())
+    r, t = row_of(summary), terms.set_index("piece")
+    # priced: the read as a native read (150), the getpid native made and gVisor did not (-1 x 100),
+    # 2 switches as a pipe round trip's half less its read and write (1020), a signal whole (1500, sigreturn inside)
+    assert t.loc["host read", "price_ns"] == pytest.approx(150, rel=0.03)
+    assert t.loc["host getpid", "count"] == pytest.approx(-1.0)
+    assert t.loc["context switch", "price_ns"] == pytest.approx(1020, rel=0.03)
+    assert t.loc["signal delivered", "price_ns"] == pytest.approx(1500, rel=0.03)
+    assert r["pieces_ns"] == pytest.approx(150 - 100 + 2 * 1020 + 1500, rel=0.03)
+    # the futex calls are counted and named, never priced as getpids
+    assert bool(r["by_name"]) and r["host_calls_unpriced"] == pytest.approx(4.0)
+    assert r["unpriced_calls"] == "futex 4" and "futex 4" in t.loc["host system call, unpriced", "priced_as"]
+    assert "host futex" not in t.index and "host rt_sigreturn" not in t.index
+    assert r["host_calls"] == pytest.approx(5.0)
+
+
+def test_counts_by_name_are_preferred_to_a_total_even_from_another_host():
+    both = pd.concat([counts(host="h"), named_counts(host="other")], ignore_index=True)
+    r = row_of(mechanism.decompose(named_samples(10_000.0), both, host="h")[0])
+    assert r["counts_host"] == "other" and not bool(r["counts_same_host"]) and bool(r["by_name"])
+    r = row_of(mechanism.decompose(named_samples(10_000.0), counts(host="h"), host="h")[0])
+    assert r["counts_host"] == "h" and not bool(r["by_name"]) and r["host_calls_unpriced"] == 0
+
+
+def test_a_named_call_whose_native_probe_was_not_measured_is_unpriced():
+    summary, terms = mechanism.decompose(samples(10_000.0), named_counts())   # no read, no write measured
+    r, t = row_of(summary), terms.set_index("piece")
+    assert r["host_calls_unpriced"] == pytest.approx(5.0) and "read 1" in r["unpriced_calls"]
+    # the switch falls back to the pipe round trip less four getpids
+    assert t.loc["context switch", "price_ns"] == pytest.approx(1100, rel=0.03)
+
+
+def test_the_paper_says_how_host_calls_were_priced_where_they_were_counted_and_against_this_hosts_own():
+    from osbench_analysis.report import mechanism as paper_mechanism
+
+    # counted by name on 'other' (probe code abc12345, runsc 1); this host 'h' has its own totals only
+    mine = counts(host="h").assign(probe_source="0ld0ld00", software=lambda d: d["environment"].map(
+        {"gvisor": "runsc 1"}).fillna(""))
+    theirs = named_counts(host="other").assign(probe_source="abc12345", software=lambda d: d["environment"].map(
+        {"gvisor": "runsc 1"}).fillna(""))
+    both = pd.concat([mine, theirs], ignore_index=True)
+    summary, terms = mechanism.decompose(named_samples(10_000.0), both, host="h")
+    prices = paper_mechanism._prices(terms)
+    assert "each host system call, counted by name, at the native call that is it" in prices
+    assert "\\texttt{read}" in prices and "\\texttt{futex}, which no native probe makes alone, unpriced" in prices
+    where = paper_mechanism._where(both, summary, "h")
+    assert "on another machine, label of other with probe code abc12345" in where
+    assert "cannot be chosen to count again" in where and "runsc 1" in where
+    moved = paper_mechanism._transfer(both, summary, terms, "h", "native")
+    # by name: 5 calls beyond native's against this host's total 3; switches 2 against 2
+    assert "with probe code 0ld0ld00" in moved and "host system calls by at most 2 per operation" in moved
+    assert "switches by at most 0 per operation" in moved
+    cap = paper_mechanism._unpriced_caption(summary)
+    assert "counted by name" in cap and "left unpriced (in the rest: gVisor: futex)" in cap
+    assert "Counts taken on label of other (probe code abc12345), another machine, not on this host: it cannot be " \
+        "chosen to count again." == paper_mechanism._counted_caption(both, summary, "h").strip()
+    old = mechanism.decompose(named_samples(10_000.0), counts(host="h"), host="h")[0]
+    assert "priced as a native getpid" in paper_mechanism._unpriced_caption(old)

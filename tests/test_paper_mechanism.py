@@ -11,7 +11,7 @@ from osbench_analysis.formatting import percent_tex
 from osbench_analysis import stats
 from osbench_analysis.analysis import pipeline as analysis
 from osbench_analysis.analysis import architectures
-from osbench_analysis.analysis import crossing_counts, mechanism
+from osbench_analysis.analysis import crossing_counts, host_calls, mechanism
 from osbench_analysis.report import paper
 from osbench_analysis.report import mechanism as paper_mechanism
 from osbench_analysis.catalog import registry
@@ -33,7 +33,9 @@ def result(committed_root):
         pytest.skip(f"campaign round {ROUND} not in this checkout")
     # what the section reads: the crossings, the native prices of every counted event and the workloads
     probes = {*architectures.CROSSING_PROBES, "open_close", *registry.APPLICATION_PROBES,
-              *(probe for piece in mechanism.PIECES for probe, _ in piece.price)}
+              *(probe for piece in mechanism.PIECES for probe, _ in piece.price),
+              *(p for p, _ in host_calls.PRICES.values()), *(p for p, _ in host_calls.SWITCH_BY_NAME),
+              *(p for p, _ in host_calls.SIGNAL_BY_NAME)}
     return analysis.analyze(ids, committed_root, pool=False, probes=sorted(probes))
 
 
@@ -56,7 +58,10 @@ def test_the_accounting_table_prints_the_analysis_figures_and_the_counts(result)
         assert time_with_ci_tex(r.pieces_ns, r.pieces_low_ns, r.pieces_high_ns) in row
         mine = terms[(terms["environment"] == r.environment) & (terms["crossing_probe"] == r.crossing_probe)]
         n = mine.set_index("piece")["count"]
-        assert f" & {paper_mechanism._n(n['host system call'])} & {paper_mechanism._n(n['context switch'])} (" in row
+        unpriced = (f" ({paper_mechanism._n(r.host_calls_unpriced)} unpriced)"
+                    if r.by_name is True and abs(r.host_calls_unpriced) >= 0.005 else "")
+        assert (f" & {paper_mechanism._n(n['host system call'])}{unpriced} & "
+                f"{paper_mechanism._n(n['context switch'])} (") in row
         # the priced events are the counts times the prices, and the rest is the crossing minus them
         assert r.pieces_ns == pytest.approx((mine["count"] * mine["price_ns"]).sum(), rel=1e-9)
         if r.status == "exceeds":
@@ -81,8 +86,8 @@ def test_an_excess_is_said_and_marked_never_printed_as_a_negative_rest(result):
     if counts.empty:
         pytest.skip("no crossing counts committed in this checkout")
     many = counts.copy()
-    m = (many["environment"] == "uml") & (many["counter"] == "syscalls")
-    many.loc[m, "median"] = 500.0        # 500 system calls per UML getpid: far more than its crossing
+    m = (many["environment"] == "uml") & (many["counter"] == "context_switches")
+    many.loc[m, "median"] = 500.0        # 500 switches per UML getpid: far more than its crossing
     summary, _ = paper_mechanism.decomposition(result, many)
     uml = summary[summary["environment"] == "uml"].iloc[0]
     assert uml["status"] == "exceeds" and pd.isna(uml["unexplained_ns"])

@@ -19,7 +19,11 @@ from osbench_analysis.paths import REPO_ROOT
 
 COUNTS_DIR = REPO_ROOT / "data" / "crossing_counts"
 COLUMNS = ["host", "host_label", "environment", "probe", "counter", "median", "min", "max", "n_pairs",
-           "n_low", "n_high", "source", "started_utc"]
+           "n_low", "n_high", "source", "started_utc", "probe_source", "tool", "software"]
+
+
+#: the environment fact that names the sandbox's software in a record's provenance, first found
+SOFTWARE_FACTS = {"runsc_version": "runsc", "uml_kernel_version": "UML kernel", "libfuse_version": "libfuse"}
 
 
 class CountsError(OsbenchError, ValueError):
@@ -44,14 +48,19 @@ def record_table(record: dict, source: str = "") -> pd.DataFrame:
     `not_counted`)."""
     prov = record.get("provenance", {})
     ident = identity.host_identity(prov.get("host", {}))
+    probe_source = str(((prov.get("host") or {}).get("probes") or {}).get("source_sha256", ""))[:8]
+    facts = prov.get("environment_facts") or {}
     rows = []
     for r in record.get("records", []):
+        f = facts.get(r["environment"]) or {}
+        software = next((f"{SOFTWARE_FACTS[k]} {f[k]}" for k in SOFTWARE_FACTS if f.get(k)), "")
         for counter, s in (r.get("per_operation") or {}).items():
             rows.append({"host": ident.key, "host_label": ident.label, "environment": r["environment"],
                          "probe": r["probe"], "counter": counter, "median": float(s["median"]),
                          "min": float(s["min"]), "max": float(s["max"]), "n_pairs": int(s["n"]),
                          "n_low": r.get("n_low"), "n_high": r.get("n_high"), "source": source,
-                         "started_utc": prov.get("started_utc", "")})
+                         "started_utc": prov.get("started_utc", ""), "probe_source": probe_source,
+                         "tool": prov.get("perf_version", ""), "software": software})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -79,20 +88,40 @@ def per_operation(counts: pd.DataFrame, host: str, environment: str, probe: str)
 
 
 def counts_host_for(counts: pd.DataFrame, host: str, environment: str, probe: str, baseline: str) -> str:
-    """The host whose counts stand for `host`'s: its own when it counted both the environment and the
-    baseline for `probe`, else the newest host that did ('' when none did).  Counts are events of the
-    software (sandbox, kernel), not times: another host's are used, and said to be, when this one has none."""
+    """The host whose counts stand for `host`'s: first one that counted the host system calls by name
+    (host_calls: calls priced by what they are), its own before the newest other's; else one that
+    counted their total, its own first ('' when none counted both the environment and the baseline for
+    `probe`).  Counts are events of the software (sandbox, kernel), not times: another host's are used,
+    and said to be, when this one has none by name."""
+    from osbench_analysis.analysis import host_calls
+
     def has(h):
         return bool(per_operation(counts, h, environment, probe)) and bool(per_operation(counts, h, baseline, probe))
 
-    if has(host):
-        return host
-    for h in counts.sort_values("started_utc", ascending=False)["host"].drop_duplicates():
-        if has(h):
-            return h
+    def named(h):
+        return has(h) and host_calls.has_names(counts, h, environment, probe) and \
+            host_calls.has_names(counts, h, baseline, probe)
+
+    newest = list(counts.sort_values("started_utc", ascending=False)["host"].drop_duplicates())
+    for ok in (named, has):
+        if ok(host):
+            return host
+        for h in newest:
+            if ok(h):
+                return h
     return ""
 
 
 def host_label(counts: pd.DataFrame, host: str) -> str:
     m = counts.loc[counts["host"] == host, "host_label"]
     return str(m.iloc[0]) if len(m) else host
+
+
+def record_facts(counts: pd.DataFrame, host: str) -> dict:
+    """{"probe_source", "tool", "software": {environment: version}} of ``host``'s counts ({} without any)."""
+    m = counts[counts["host"] == host]
+    if m.empty:
+        return {}
+    sw = m[m["software"].fillna("") != ""].drop_duplicates("environment")
+    return {"probe_source": str(m["probe_source"].iloc[-1]), "tool": str(m["tool"].iloc[-1]),
+            "software": dict(zip(sw["environment"], sw["software"]))}

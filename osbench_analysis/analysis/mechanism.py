@@ -35,7 +35,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from osbench_analysis import formatting, stats
-from osbench_analysis.analysis import crossing_counts
+from osbench_analysis.analysis import crossing_counts, host_calls
 from osbench_analysis.analysis.architectures import CROSSING_PROBE, CROSSING_PROBES, FILE_CROSSING_PROBE
 from osbench_analysis.catalog import registry
 from osbench_analysis.errors import OsbenchError
@@ -85,7 +85,8 @@ TERM_COLUMNS = ["environment", "crossing_probe", "placement", "piece", "count", 
 SUMMARY_COLUMNS = ["environment", "crossing_probe", "placement", "crossing_ns", "crossing_low_ns",
                    "crossing_high_ns", "pieces_ns", "pieces_low_ns", "pieces_high_ns", "unexplained_ns",
                    "unexplained_low_ns", "unexplained_high_ns", "adds_up", "status", "verdict", "counts_host",
-                   "counts_same_host", "excess_ns", "excess_low_ns", "excess_high_ns", "level"]
+                   "counts_same_host", "excess_ns", "excess_low_ns", "excess_high_ns", "level", "by_name",
+                   "host_calls", "host_calls_unpriced", "unpriced_calls"]
 
 
 class MechanismError(OsbenchError, ValueError):
@@ -245,36 +246,44 @@ def _one(samples, counts, host, env, probe, placement, baseline, level):
                                 f"and {_env_words(baseline)} Linux on any host", crossing=False), **row}, []
     row.update(counts_host=chost, counts_same_host=chost == host)
     events = event_counts(counts, chost, env, probe, baseline)
+    native = base["campaign_id"].iloc[0]
+
+    def parts_of(price):
+        return [(c, _condition(samples, baseline, p, _variant(p, {}), "same_cpu", native)) for p, c in price]
+
+    def measured(parts):
+        return all(d["run"].nunique() >= 2 for _, d in parts)
+
+    specs, shown = _specs(counts, chost, env, probe, baseline, events, parts_of, measured)
+    row.update(by_name=shown["by_name"], host_calls=shown["host_calls"],
+               host_calls_unpriced=shown["host_calls_unpriced"], unpriced_calls=shown["unpriced_calls"])
     prices, missing = {}, []
-    for piece in PIECES:
-        parts = [(c, _condition(samples, baseline, p, _variant(p, piece.params), "same_cpu",
-                                base["campaign_id"].iloc[0])) for p, c in piece.price]
-        if any(d["run"].nunique() < 2 for _, d in parts):
-            if abs(events[piece.name][0]) > 0.01:   # a piece that happens needs its price
-                missing += [p for (p, _), (_, d) in zip(piece.price, parts) if d["run"].nunique() < 2]
+    for name, (n, _, _), price, _ in specs:
+        parts = parts_of(price)
+        if not measured(parts):
+            if abs(n) > 0.01:   # a piece that happens needs its price
+                missing += [p for (p, _), (_, d) in zip(price, parts) if d["run"].nunique() < 2]
             continue
-        prices[piece.name] = parts
+        prices[name] = parts
     if missing:
         return {**_undecomposed(env, probe, placement, level, "native prices not measured on this host: "
                                 + ", ".join(dict.fromkeys(_words(m) for m in missing)), crossing=False), **row,
                 "counts_host": chost, "counts_same_host": chost == host}, []
     terms, pieces_terms = [], []
-    for piece in PIECES:
-        n, lo, hi = events[piece.name]
-        if piece.name not in prices:
+    for name, (n, lo, hi), _, priced_as in specs:
+        if name not in prices:
             continue
-        price = _ci(prices[piece.name], level)
-        cost = [(n * c, d) for c, d in prices[piece.name]]
+        price = _ci(prices[name], level)
+        cost = [(n * c, d) for c, d in prices[name]]
         pieces_terms += cost
-        cc = _ci(cost, level) if abs(n) > 1e-12 else Combination(0.0, 0.0, 0.0)
-        terms.append({"environment": env, "crossing_probe": probe, "placement": placement, "piece": piece.name,
+        cc = _ci(cost, level) if abs(n) > 1e-12 and _combine(cost) else Combination(0.0, 0.0, 0.0)
+        terms.append({"environment": env, "crossing_probe": probe, "placement": placement, "piece": name,
                       "count": n, "count_min": lo, "count_max": hi, "price_ns": price.value,
                       "price_low_ns": price.ci_low, "price_high_ns": price.ci_high, "cost_ns": cc.value,
-                      "cost_low_ns": cc.ci_low, "cost_high_ns": cc.ci_high, "priced_as": piece.priced_as})
-    for name in SHOWN_ONLY.values():
-        n, lo, hi = events[name]
+                      "cost_low_ns": cc.ci_low, "cost_high_ns": cc.ci_high, "priced_as": priced_as})
+    for name, (n, lo, hi), priced_as in shown["rows"]:
         terms.append({"environment": env, "crossing_probe": probe, "placement": placement, "piece": name,
-                      "count": n, "count_min": lo, "count_max": hi, "priced_as": "not priced"})
+                      "count": n, "count_min": lo, "count_max": hi, "priced_as": priced_as})
     nan = float("nan")
     ps = _ci(pieces_terms, level) if _combine(pieces_terms) else Combination(0.0, 0.0, 0.0)
     rest_terms = _combine(crossing + [(-c, d) for c, d in pieces_terms])
@@ -288,6 +297,42 @@ def _one(samples, counts, host, env, probe, placement, baseline, level):
     if status == "exceeds":   # the excess, kept (a finding), never as a negative rest
         row.update(excess_ns=-un.value, excess_low_ns=-un.ci_high, excess_high_ns=-un.ci_low)
     return row, terms
+
+
+def _specs(counts, chost, env, probe, baseline, events, parts_of, measured):
+    """The priced pieces of one crossing, [(piece, (count, min, max), price, priced_as)], and what is shown
+    beside them: by system call name when ``chost`` counted by name (host_calls: each call priced by the
+    native probe that makes it, the rest unpriced and named; a switch priced as a pipe round trip's calls
+    are), else PIECES (every host system call as a getpid, said so)."""
+    named = host_calls.differences(counts, chost, env, probe, baseline)
+    shown_only = [(name, events[name], "not priced") for name in SHOWN_ONLY.values()]
+    total = events["host system call"]
+    if named is None:
+        return ([(p.name, events[p.name], p.price, p.priced_as) for p in PIECES],
+                {"by_name": False, "host_calls": total[0], "host_calls_unpriced": 0.0, "unpriced_calls": "",
+                 "rows": shown_only})
+    sig = events["signal delivered"]
+    parts = host_calls.split(named, sig[0])
+    specs, unpriced = [], dict(parts["unpriced"])
+    for name, n in parts["priced"].items():
+        p, words = host_calls.PRICES[name]
+        if measured(parts_of(((p, 1.0),))):
+            specs.append((f"host {name}", named[name], ((p, 1.0),), words))
+        else:                                     # its probe not measured natively here: unpriced, said
+            unpriced[name] = n
+    by_name_switch = measured(parts_of(host_calls.SWITCH_BY_NAME))
+    switch = next(p for p in PIECES if p.name == "context switch")
+    specs.append(("context switch", events["context switch"],
+                  host_calls.SWITCH_BY_NAME if by_name_switch else switch.price,
+                  host_calls.SWITCH_BY_NAME_WORDS if by_name_switch else switch.priced_as))
+    specs.append(("signal delivered", sig, host_calls.SIGNAL_BY_NAME, host_calls.SIGNAL_BY_NAME_WORDS))
+    n_un = sum(unpriced.values())
+    total = tuple(sum(v[i] for v in named.values()) for i in range(3))   # the calls by name, beyond native's
+    rows = [("host system call", total, "by name: each call priced by the native probe that makes it"),
+            ("host system call, unpriced", (n_un, n_un, n_un),
+             "not priced (no native probe makes it alone): " + host_calls.words(unpriced, 6))] + shown_only
+    return specs, {"by_name": True, "host_calls": total[0], "host_calls_unpriced": n_un,
+                   "unpriced_calls": host_calls.words(unpriced), "rows": rows}
 
 
 def _words(probe: str) -> str:

@@ -80,18 +80,41 @@ COUNTERS: tuple[Counter, ...] = (
       for op, code in FUSE_OPCODES.items()),
 )
 DERIVED = {"switches_involuntary": "context_switches - switches_voluntary (preemptions; load-dependent)"}
+#: host system calls by name (issue 42 item 5): every ``syscalls:sys_enter_<name>`` tracepoint counted beside
+#: COUNTERS, each as ``BY_NAME_PREFIX + <name>`` (their sum equals ``syscalls``, raw_syscalls:sys_enter's, up to
+#: the calls with no tracepoint of their own)
+BY_NAME_EVENTS = "syscalls:sys_enter_*"
+BY_NAME_PREFIX = "sc_"
 
 
 class CountingError(OsbenchError):
     """perf cannot count here, or a counted run failed."""
 
 
-def perf_argv(output: Path, counters=COUNTERS, perf: str = "perf") -> list[str]:
-    """`perf stat` in CSV mode, one -e per counter in `counters` order (with its --filter)."""
+def perf_argv(output: Path, counters=COUNTERS, perf: str = "perf", by_name: bool = False) -> list[str]:
+    """`perf stat` in CSV mode, one -e per counter in `counters` order (with its --filter); ``by_name``:
+    then every system call's own enter tracepoint (BY_NAME_EVENTS), after them."""
     argv = [perf, "stat", "-x", ",", "-o", str(output)]
     for c in counters:
         argv += ["-e", c.event] + (["--filter", c.filter] if c.filter else [])
-    return argv
+    return argv + (["-e", BY_NAME_EVENTS] if by_name else [])
+
+
+def parse_by_name(text: str) -> dict[str, int]:
+    """The ``syscalls:sys_enter_<name>`` lines of perf stat -x, output -> {BY_NAME_PREFIX + name: count}
+    (counts of zero kept: a name asked and not made is a count too)."""
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        r = line.split(",")
+        if len(r) >= 3 and r[2].startswith("syscalls:sys_enter_") and r[0].replace(".", "", 1).isdigit():
+            out[BY_NAME_PREFIX + r[2].removeprefix("syscalls:sys_enter_")] = int(float(r[0]))
+    return out
+
+
+def _split_by_name(text: str) -> tuple[str, dict[str, int]]:
+    """perf's output without its by-name lines (for parse_perf_csv) and those lines parsed."""
+    keep = "\n".join(ln for ln in text.splitlines() if ",syscalls:sys_enter_" not in ln)
+    return keep, parse_by_name(text)
 
 
 def parse_perf_csv(text: str, counters=COUNTERS) -> dict[str, int | None]:
@@ -195,7 +218,7 @@ def _server_pid(sess) -> int | None:
 
 
 def counted_run(sess, probe: str, iterations: int, *, cpu: int = 0, timeout_s: float = 300.0,
-                perf: str = "perf") -> dict:
+                perf: str = "perf", by_name: bool = False) -> dict:
     """One worker running `probe` `iterations` times inside the open session `sess`, counted:
     {counter: count} of the worker's launch (everything it starts) plus the session's server, if any."""
     from osbench_analysis.catalog import registry
@@ -213,10 +236,10 @@ def counted_run(sess, probe: str, iterations: int, *, cpu: int = 0, timeout_s: f
                        cpu if env.pins_inside else None)
         how = sess.launch(launch.worker_argv(req), cpus={cpu}, output=scratch / "worker.jsonl")
         worker_csv, server_csv = scratch / "worker.csv", scratch / "server.csv"
-        how.argv = [*perf_argv(worker_csv, perf=perf), "--", *how.argv]
+        how.argv = [*perf_argv(worker_csv, perf=perf, by_name=by_name), "--", *how.argv]
         spid, server = _server_pid(sess), None
         if spid is not None:
-            server = subprocess.Popen([*perf_argv(server_csv, perf=perf), "-p", str(spid)],
+            server = subprocess.Popen([*perf_argv(server_csv, perf=perf, by_name=by_name), "-p", str(spid)],
                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             time.sleep(0.3)   # perf attaches to every thread before the worker starts
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -230,10 +253,12 @@ def counted_run(sess, probe: str, iterations: int, *, cpu: int = 0, timeout_s: f
         done = sum(int(b.get("iterations", 0)) for b in outcome.batches)
         if done != iterations:
             raise CountingError(f"{probe} in {env.name} ran {done} iterations, {iterations} were asked")
-        counts = {**with_derived(parse_perf_csv(worker_csv.read_text())), **rusage_delta(before, after)}
+        text, named = _split_by_name(worker_csv.read_text())
+        counts = {**with_derived(parse_perf_csv(text)), **named, **rusage_delta(before, after)}
         if server is not None:
-            counts = {**counts, **{f"server_{k}": v for k, v in with_derived(parse_perf_csv(
-                server_csv.read_text())).items() if not k.startswith("fuse")}}
+            text, named = _split_by_name(server_csv.read_text())
+            counts = {**counts, **{f"server_{k}": v for k, v in {**with_derived(parse_perf_csv(text)), **named}.items()
+                                   if not k.startswith("fuse")}}
         return counts
     finally:
         if private:
@@ -242,7 +267,7 @@ def counted_run(sess, probe: str, iterations: int, *, cpu: int = 0, timeout_s: f
 
 
 def count_environment(environment: str, probe: str, *, n_low: int = 2_000, n_high: int = 22_000, pairs: int = 3,
-                      cpu: int = 0, perf: str = "perf") -> dict:
+                      cpu: int = 0, perf: str = "perf", by_name: bool = True) -> dict:
     """Per-operation counts of `probe` in `environment`: `pairs` pairs of counted runs at n_low and n_high
     iterations in one session (a warm-up run first), each pair's difference per operation; the
     summary is min/median/max over the pairs."""
@@ -260,11 +285,22 @@ def count_environment(environment: str, probe: str, *, n_low: int = 2_000, n_hig
     with env.session(scratch) as sess:
         counted_run(sess, probe, n_low, cpu=cpu, perf=perf)   # warm-up: the server's threads, the caches
         for _ in range(pairs):
-            low = counted_run(sess, probe, n_low, cpu=cpu, perf=perf)
-            high = counted_run(sess, probe, n_high, cpu=cpu, perf=perf)
-            pair_rows.append({"low": low, "high": high, "per_operation": per_operation(low, high, n_low, n_high)})
+            low = counted_run(sess, probe, n_low, cpu=cpu, perf=perf, by_name=by_name)
+            high = counted_run(sess, probe, n_high, cpu=cpu, perf=perf, by_name=by_name)
+            pair_rows.append({"low": low, "high": high})
+    for row in pair_rows:   # by-name counts no run made are left out (the ~360 names a kernel has)
+        for side in ("low", "high"):
+            row[side] = {k: v for k, v in row[side].items() if not _by_name_zero(k, pair_rows)}
+        row["per_operation"] = per_operation(row["low"], row["high"], n_low, n_high)
     return {"environment": environment, "probe": probe, "n_low": n_low, "n_high": n_high, "cpus": [cpu],
             "pairs": pair_rows, "per_operation": summarize([p["per_operation"] for p in pair_rows])}
+
+
+def _by_name_zero(key: str, pair_rows: list[dict]) -> bool:
+    """A by-name counter (``sc_<name>``, ``server_sc_<name>``) that is zero in every counted run."""
+    if not key.removeprefix("server_").startswith(BY_NAME_PREFIX):
+        return False
+    return all(not r[side].get(key) for r in pair_rows for side in ("low", "high"))
 
 
 def provenance(argv: list[str], perf: str = "perf") -> dict:
@@ -285,6 +321,8 @@ def provenance(argv: list[str], perf: str = "perf") -> dict:
             "environment_facts": env_facts, "command": [sys.executable, "-m", "osbench_analysis.measure.counting", *argv],
             "counters": [{"name": c.name, "event": c.event, "filter": c.filter, "covers": c.covers}
                          for c in COUNTERS], "derived": DERIVED,
+            "by_name": {"event": BY_NAME_EVENTS, "prefix": BY_NAME_PREFIX,
+                        "covers": "host system calls entered, one counter per call name (zero in every run: left out)"},
             "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 

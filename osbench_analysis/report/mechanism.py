@@ -9,7 +9,7 @@ import math
 
 import pandas as pd
 
-from osbench_analysis.analysis import crossing_counts, mechanism
+from osbench_analysis.analysis import crossing_counts, host_calls, mechanism
 from osbench_analysis.catalog import registry
 from osbench_analysis.analysis.pipeline import without_fs
 from osbench_analysis.analysis.architectures import CROSSING_PROBE, CROSSING_PROBES
@@ -122,13 +122,112 @@ def _spread(terms: pd.DataFrame) -> str:
 
 
 def _prices(terms: pd.DataFrame) -> str:
-    out = []
-    for piece in mechanism.PIECES:
-        m = terms[(terms["piece"] == piece.name) & terms["price_ns"].notna()]
-        if len(m):
-            p = m.iloc[0]
-            out.append(f"a {piece.name} at {tex_escape(piece.priced_as)} ({_t(p.price_ns, p.price_low_ns, p.price_high_ns)})")
+    """The prices in words: host calls by name (each at the native call that is it, the unpriced named) or,
+    counted only as a total, every host call at a getpid (said so); a switch; a signal."""
+    out, calls = [], []
+    priced = terms[terms["price_ns"].notna()] if "price_ns" in terms else terms.iloc[0:0]
+    for name, m in priced.groupby("piece", sort=False):
+        p = m.iloc[0]
+        cost = _t(p.price_ns, p.price_low_ns, p.price_high_ns)
+        if name.startswith("host ") and name != "host system call":
+            calls.append((name.removeprefix("host "), f"\\texttt{{{tex_escape(name.removeprefix('host '))}}} {cost}"))
+        else:
+            out.append(f"a {name} at {tex_escape(p.priced_as)} ({cost})")
+    unpriced = terms[terms["piece"] == "host system call, unpriced"]
+    if calls or len(unpriced):
+        names = sorted({n.split()[0] for t in unpriced["priced_as"] for n in
+                        str(t).split(": ", 1)[-1].split(", ") if n and float(n.split()[-1]) >= 0.05})
+        order = list(host_calls.PRICES)
+        calls = [c for _, c in sorted(dict(calls).items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99)]
+        out.insert(0, "each host system call, counted by name, at the native call that is it ("
+                   + ", ".join(dict.fromkeys(calls)) + "; a read or write at a 1-byte one, a floor for one that "
+                   "waits or copies more)" + (
+                       "; " + ", ".join(f"\\texttt{{{tex_escape(n)}}}" for n in names)
+                       + ", which no native probe makes alone, unpriced" if names else ""))
     return "; ".join(out)
+
+
+def _unpriced_caption(summary: pd.DataFrame) -> str:
+    """' Host system calls counted by name, each priced by the native call that is it; unpriced per
+    operation: gVisor, futex 4.07; ...' ('' when none was counted by name)."""
+    named = summary[summary["by_name"].fillna(False).astype(bool)] if "by_name" in summary else summary.iloc[0:0]
+    if named.empty:
+        return (" Every host system call is priced as a native getpid: these counts are totals, not by name."
+                if len(summary[summary["status"] != "not decomposed"]) else "")
+    groups: dict[str, list[str]] = {}     # the unpriced calls' names (largest first) -> the environments making them
+    for r in named.itertuples():
+        if r.unpriced_calls:
+            names = ", ".join(n.split()[0] for n in str(r.unpriced_calls).split(", ")[:2])
+            groups.setdefault(names, [])
+            if _env(r.environment) not in groups[names]:
+                groups[names].append(_env(r.environment))
+    un = [f"{' and '.join(envs)}: {tex_escape(names)}" for names, envs in groups.items()]
+    return (" System calls: host calls per operation counted by name, each priced by the native call that is it; "
+            "in parentheses those no native probe makes alone, left unpriced (in the rest"
+            + (": " + "; ".join(un) if un else "") + ")"
+            + ("; the getpid native Linux makes and the sandbox does not counts $-1$, priced"
+               if (named["crossing_probe"] == CROSSING_PROBE).any() else "") + ".")
+
+
+def _label(counts: pd.DataFrame, h: str) -> str:
+    return tex_escape(crossing_counts.host_label(counts, h).replace(" · ", ", "))
+
+
+def _counted_caption(counts: pd.DataFrame, summary: pd.DataFrame, host: str) -> str:
+    """' Counts taken on <other machine> (probe code ...), not on this host: it cannot be chosen to count again.'"""
+    done = summary[summary["status"] != "not decomposed"]
+    other = [h for h in dict.fromkeys(done["counts_host"]) if h and h != host]
+    if not other:
+        return ""
+    return " Counts taken on " + "; ".join(
+        _label(counts, h) + (f" (probe code {tex_escape(f['probe_source'])})"
+                                                            if (f := crossing_counts.record_facts(counts, h)).get(
+                                                                "probe_source") else "")
+        for h in other) + ", another machine, not on this host: it cannot be chosen to count again."
+
+
+def _where(counts: pd.DataFrame, done: pd.DataFrame, host: str) -> str:
+    """Where the counts were taken, and when not on this host, why and what is the same."""
+    parts = []
+    for h in [h for h in dict.fromkeys(done["counts_host"]) if h]:
+        f = crossing_counts.record_facts(counts, h)
+        code = f" with probe code {tex_escape(f['probe_source'])}" if f.get("probe_source") else ""
+        if h == host:
+            parts.append("on this host" + code)
+            continue
+        mine = crossing_counts.record_facts(counts, host)
+        same = [e for e, v in f.get("software", {}).items() if mine.get("software", {}).get(e) == v]
+        sw = sorted(set(f["software"][e] for e in same))
+        parts.append(f"on another machine, {_label(counts, h)}{code}, because this "
+                     "host cannot be chosen to count again" + (
+                         f" (the sandboxes' software the same as in this host's own counts: {tex_escape(', '.join(sw))})"
+                         if sw else ""))
+    return "; ".join(parts)
+
+
+def _transfer(counts: pd.DataFrame, summary: pd.DataFrame, terms: pd.DataFrame, host: str, baseline: str) -> str:
+    """The counts used against this host's own (where both exist): the largest differences per operation."""
+    done = summary[(summary["status"] != "not decomposed") & (summary["counts_host"] != host)]
+    rows = []
+    for r in done.itertuples():
+        if not crossing_counts.per_operation(counts, host, r.environment, r.crossing_probe):
+            continue
+        own = mechanism.event_counts(counts, host, r.environment, r.crossing_probe, baseline)
+        for piece, words in (("host system call", "host system calls"), ("context switch", "switches")):
+            used = _count(terms, r, piece)
+            rows.append((abs(used - own[piece][0]), words, r, used, own[piece][0]))
+    if not rows:
+        return ""
+    f = crossing_counts.record_facts(counts, host)
+    out = []
+    for words in ("host system calls", "switches"):
+        d, _, r, used, theirs = max((x for x in rows if x[1] == words), key=lambda x: x[0])
+        out.append(f"{words} by at most {_n(d)} per operation ({_env(r.environment)}'s {_op(r.crossing_probe)}: "
+                   f"{_n(used)} against {_n(theirs)})")
+    return (" This host's own counts, of totals only" + (f" and with probe code {tex_escape(f['probe_source'])}"
+                                                         if f.get("probe_source") else "")
+            + ", differ from these in " + " and in ".join(out) + ": the same software's counts vary between machines "
+            "and runs, and the priced events with them.")
 
 
 def mechanism_tex(result, counts: pd.DataFrame | None = None) -> str:
@@ -140,10 +239,7 @@ def mechanism_tex(result, counts: pd.DataFrame | None = None) -> str:
     host = result.hosts[0]
     lvl = percent_tex(float(summary["level"].iloc[0]))
     done = summary[summary["status"] != "not decomposed"]
-    hosts = [h for h in dict.fromkeys(done["counts_host"]) if h]
-    where = "; ".join(("on this host" if h == host else
-                       f"on another host, {tex_escape(crossing_counts.host_label(counts, h))}, whose counts stand in "
-                       "for this one's (they are events of the software, not times)") for h in hosts)
+    where = _where(counts, done, host)
     text = ("\\paragraph{What one crossing is made of.} We counted the host events each sandbox's own processes "
             "make per operation (\\texttt{perf stat} over the kernel's scheduler, system-call and signal "
             "tracepoints, every process the sandbox starts and the FUSE server; two runs of "
@@ -151,6 +247,7 @@ def mechanism_tex(result, counts: pd.DataFrame | None = None) -> str:
                "that start-up cancels" if len(counts) else "two lengths, differenced")
             + (f"; counted {where}" if where else "") + _spread(terms) + ") and priced each at its cost measured alone on native "
             f"Linux here ({lvl} intervals): " + _prices(terms) + ". "
+            + _transfer(counts, summary, terms, host, result.settings.baseline)
             + " ".join(_sentence(r, terms) for r in summary.itertuples() if r.status in ("not decomposed", "exceeds"))
             + _rest_sentence(summary))
     fuse = [r for r in done.itertuples() if r.environment.startswith("fuse")]
@@ -177,7 +274,9 @@ def mechanism_tex(result, counts: pd.DataFrame | None = None) -> str:
         rest = (_t(r.unexplained_ns, r.unexplained_low_ns, r.unexplained_high_ns) if r.status != "exceeds" else
                 f"pieces exceed it by {_t(r.excess_ns, r.excess_low_ns, r.excess_high_ns)}")
         rows.append(cells[0] + f" & {_t(r.crossing_ns, r.crossing_low_ns, r.crossing_high_ns)} & "
-                    f"{_n(_count(terms, r, 'host system call'))} & "
+                    f"{_n(_count(terms, r, 'host system call'))}"
+                    + (f" ({_n(r.host_calls_unpriced)} unpriced)" if getattr(r, "by_name", False) is True
+                       and abs(r.host_calls_unpriced) >= 0.005 else "") + " & "
                     f"{_n(_count(terms, r, 'context switch'))} ({_n(vol)}/{_n(inv)}) & "
                     f"{_n(_count(terms, r, 'signal delivered'))} & {_n(req)} & "
                     f"{_t(r.pieces_ns, r.pieces_low_ns, r.pieces_high_ns)} & {rest} \\\\")
@@ -194,7 +293,9 @@ def mechanism_tex(result, counts: pd.DataFrame | None = None) -> str:
         "medians, Welch degrees of freedom; counts as fixed coefficients). A sum needs an interval on the time "
         "scale, so it is symmetric; the appendix tables give one condition's interval on the log scale, so the same "
         "estimate has slightly different bounds there. Where the priced events exceed "
-        "the crossing the table says so instead of printing a negative rest.}", r"\label{tab:mechanism}",
+        "the crossing the table says so instead of printing a negative rest." + _unpriced_caption(summary)
+        + _counted_caption(counts, summary, host)
+        + "}", r"\label{tab:mechanism}",
         r"\end{table}"])
     return text + "\n" + table + "\n"
 

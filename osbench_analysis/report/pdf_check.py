@@ -103,7 +103,11 @@ def reader_lines(lines: list[Line]) -> list[Line]:
 API_NAMES = frozenset({"posix_spawn", "clock_gettime", "mach_task_self", "vm_allocate", "vm_deallocate", "mach_msg",
                        "sched_yield", "pthread_create", "pthread_join", "pthread_mutex_lock", "pthread_cond_wait",
                        "mach_port_allocate", "thread_create", "task_create", "exit_group", "rt_sigaction",
-                       "rt_sigreturn", "process_vm_readv", "copy_file_range", "io_uring", "seccomp_unotify", "x86_64"})
+                       "rt_sigreturn", "process_vm_readv", "copy_file_range", "io_uring", "seccomp_unotify", "x86_64",
+                       # host system calls a sandbox makes, named in the accounting (analysis/host_calls.py)
+                       "epoll_pwait", "epoll_wait", "timer_settime", "clock_nanosleep", "rt_sigprocmask",
+                       "rt_sigtimedwait", "process_vm_writev", "set_robust_list", "set_tid_address",
+                       "arch_prctl", "close_range", "sched_getaffinity"})
 _CAMPAIGN_ID = re.compile(r"\b\d{8}T\d{6}Z\b")
 _SNAKE = re.compile(r"(?<![\w/.-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 _PATH = re.compile(r"(?<![\w/])(?:benchmarks|data|osbench_analysis|probes|tests|notebooks|paper|build)/[\w./-]*"
