@@ -51,18 +51,31 @@ def version_order() -> list[str]:
     return [k.name for k in sorted(kernels.KERNELS, key=lambda k: k.sort_key())]
 
 
+def newest_round(cat: pd.DataFrame) -> list[str]:
+    """The newest campaign (not sealed as partial) of each sweep environment in a catalog, oldest version
+    first: the sweep's newest round (a round measured later supersedes an earlier one environment by
+    environment; the earlier campaigns stay stored, raw data is never edited)."""
+    from osbench_analysis.store.campaigns import sealed_partial
+
+    if not len(cat):
+        return []
+    sweep = cat[[parse_environment(e) is not None for e in cat["environment"]]]
+    sweep = sweep[~sealed_partial(sweep)].sort_values(["created_utc", "campaign_id"])
+    last = sweep.groupby("environment")["campaign_id"].last()
+    order = {kernels.env_name(k, v): i for i, (k, v) in enumerate(
+        (k, v) for k in sorted(kernels.KERNELS, key=lambda k: k.sort_key()) for v in MITIGATIONS)}
+    return [last[e] for e in sorted(last.index, key=lambda e: order.get(e, len(order)))]
+
+
 def from_campaigns(root: str | Path | None = None, campaigns: list[str] | None = None) -> pd.DataFrame:
-    """The boots (microkernel.boot_counts) of the newest campaign of each sweep environment under root
-    (or of `campaigns`), with the condition's variant."""
+    """The boots (microkernel.boot_counts) of the sweep's newest round under root (`newest_round`; or of
+    `campaigns`), with the condition's variant."""
     from osbench_analysis.store import campaigns as store
     from osbench_analysis.store import values_cache
 
     cat = store.catalog(root)
     if campaigns is None:
-        if not len(cat):
-            return pd.DataFrame(columns=[*BOOT_KEYS, "variant"])
-        sweep = cat[[parse_environment(e) is not None for e in cat["environment"]]]
-        campaigns = list(sweep.sort_values("created_utc").groupby("environment").tail(1)["campaign_id"])
+        campaigns = newest_round(cat)
     parts = [values_cache.derived(_boots_with_variant, c, root, strict=False) for c in campaigns]
     parts = [p for p in parts if p is not None and len(p)]
     if not parts:

@@ -21,22 +21,25 @@ def _grid(hist: pd.DataFrame, mitigations: str, rows: list[str], cols: list[str]
     return g.reindex(index=rows, columns=cols).to_numpy(float)
 
 
-def plot_history(hist: pd.DataFrame, order: list[str] | None = None) -> Figure:
-    """`hist`: analysis.versions.history; `order`: the versions, oldest first (default: as they come)."""
+def plot_history(hist: pd.DataFrame, order: list[str] | None = None, compact: bool = False) -> Figure:
+    """`hist`: analysis.versions.history; `order`: the versions, oldest first (default: as they come).
+    `compact`: the paper's size (a text width, its fonts readable at print size: no digit in the cells)."""
     cols = order or list(dict.fromkeys(hist["version"]))
     rows = sorted(set(hist["condition"]))
     grids = [_grid(hist, m, rows, cols) for m, _ in PANELS]
     finite = np.concatenate([g[np.isfinite(g)] for g in grids]) if rows else np.array([1.0])
     span = max(float(np.nanmax(np.abs(np.log2(finite)))) if finite.size else 0.1, 0.1)
     norm = TwoSlopeNorm(vmin=-span, vcenter=0.0, vmax=span)
-    fig = Figure(figsize=(2.2 + 1.1 * len(cols), 0.34 * max(len(rows), 4) + 1.6), layout="constrained")
+    size = ((7.0, 0.17 * max(len(rows), 4) + 1.3) if compact else
+            (2.2 + 1.1 * len(cols), 0.34 * max(len(rows), 4) + 1.6))
+    fig = Figure(figsize=size, layout="constrained")
     axes = fig.subplots(1, 2, sharey=True)
     image = None
     for ax, (mit, title), g in zip(axes, PANELS, grids):
         image = ax.imshow(np.log2(g), cmap="RdBu_r", norm=norm, aspect="auto")
         for i in range(len(rows)):
             for j in range(len(cols)):
-                if np.isfinite(g[i, j]):
+                if np.isfinite(g[i, j]) and not compact:
                     ax.text(j, i, f"{g[i, j]:.2f}", ha="center", va="center", fontsize=6.5,
                             color="white" if abs(np.log2(g[i, j])) > 0.6 * span else "black")
         ax.set_xticks(range(len(cols)), cols, rotation=90, fontsize=7)

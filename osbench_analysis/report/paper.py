@@ -238,6 +238,9 @@ def write_generated(result, out_dir: str | Path | None = None, campaigns_root: s
     from osbench_analysis.report.sections import kernels as kernels_section
 
     written += kernels_section.write_section(*four, out)
+    from osbench_analysis.report.sections import versions as versions_section
+
+    written += versions_section.write_section(out, root=campaigns_root)   # Linux across its versions
     from osbench_analysis.report.sections import machines
 
     written += machines.write_section(result, out, root=campaigns_root)

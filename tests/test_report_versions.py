@@ -1,0 +1,132 @@
+"""The paper's "Linux across its versions" (report/sections/versions.py) on synthetic histories: which
+changes the body names, the numbers its sentences carry, the appendix table, the newest round, and no
+stale file without a sweep."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from osbench_analysis.analysis import versions
+from osbench_analysis.report.sections import versions as section
+
+
+def _boots(counts: dict) -> pd.DataFrame:
+    rows = []
+    for (env, probe), meds in counts.items():
+        for run, m in enumerate(meds):
+            rows.append({"environment": env, "probe": probe, "params_json": "{}", "campaign_id": f"c-{env}",
+                         "run": run, "min": m, "median": m, "mean": m, "batches": 3, "variant": ""})
+    return pd.DataFrame(rows)
+
+
+def _inputs() -> section.VersionsInputs:
+    hist = versions.history(_boots({
+        ("linux-tcg-5.10", "null_syscall"): [200, 200], ("linux-tcg-6.1", "null_syscall"): [260, 260],
+        ("linux-tcg-6.12", "null_syscall"): [240, 241],
+        ("linux-tcg-5.10-nomitig", "null_syscall"): [190, 190], ("linux-tcg-6.1-nomitig", "null_syscall"): [250, 250],
+        ("linux-tcg-6.12-nomitig", "null_syscall"): [240, 240],
+        ("linux-tcg-5.10", "mmap_touch"): [1000, 1000], ("linux-tcg-6.1", "mmap_touch"): [2000, 2000],
+        ("linux-tcg-6.12", "mmap_touch"): [2000, 2000],
+        ("linux-tcg-5.10-nomitig", "mmap_touch"): [1000, 1000], ("linux-tcg-6.1-nomitig", "mmap_touch"): [2000, 2000],
+        ("linux-tcg-6.12-nomitig", "mmap_touch"): [2000, 2000]}))
+    ch = versions.changes(hist)
+    # what explain adds, chosen: the profiles confirm all but the mitigations=off null_syscall step
+    funcs = {("null_syscall", "6.1", "default"): "x64_sys_call +26, do_syscall_64 +14, getpid +2",
+             ("null_syscall", "6.12", "default"): "(other kernel functions) -15, syscall_exit_to_user_mode -5",
+             ("mmap_touch", "6.1", "default"): "(other kernel functions) +600, mtree_range_walk +300, mas_next +100"}
+    ch["functions"] = [funcs.get((r["condition"], r["to"], r["mitigations"]), "") for _, r in ch.iterrows()]
+    ch["profiled_delta"] = ch["delta"]
+    ch["confirmed"] = ["" if not f else "yes" for f in ch["functions"]]
+    agree = pd.DataFrame([
+        {"lebench_test": "small-read", "probe": "null_syscall", "lebench_step_percent": 61.0,
+         "ours_newest_percent": 0.4, "verdict": "ours changes by under 1 %"},
+        {"lebench_test": "small-pagefault", "probe": "mmap_touch", "lebench_step_percent": 31.0,
+         "ours_newest_percent": 0.0, "verdict": "ours changes by under 1 %"},
+        {"lebench_test": "thrcreate", "probe": "thread_create_join", "lebench_step_percent": 22.0,
+         "ours_newest_percent": np.nan, "verdict": "not measured here"}])
+    hosts = pd.DataFrame({"probe": ["null_syscall", "mmap_touch"], "params_json": ["{}", "{}"],
+                          "sweep": [326.0, 2035.0], "other": [326.2, 2000.0], "percent": [-0.06, 1.75],
+                          "sweep_host": "h1", "other_host": "h2", "sweep_batch_ms": 2.0, "other_batch_ms": 10.0})
+    return section.VersionsInputs(hist, ch, agree, hosts, ("cryptomgr.notests=1",))
+
+
+def test_the_body_names_the_largest_confirmed_step_of_each_pair_of_versions_first():
+    inp = _inputs()
+    top = section.main_changes(inp.changes, n=2)
+    # 5.10 -> 6.1: mmap_touch +100 % before null_syscall +30 %; then 6.1 -> 6.12's null_syscall (-7.7 %), the
+    # largest of its pair, before the second of 5.10 -> 6.1; oldest pair first
+    assert [(r["condition"], r["from"], r["to"]) for _, r in top.iterrows()] == [
+        ("mmap_touch", "5.10", "6.1"), ("null_syscall", "6.1", "6.12")]
+    assert set(section.main_changes(inp.changes, n=9)["mitigations"]) == {"default"}
+
+
+def test_the_section_carries_the_numbers_of_its_inputs():
+    inp = _inputs()
+    tex = section.section_tex(inp)
+    assert r"\label{sec:versions}" in tex and r"\includegraphics[width=\linewidth]{generated/versions_history}" in tex
+    assert "3 Debian kernels, Linux 5.10, 6.1 and 6.12" in tex
+    # 12 counts of two boots, one (6.12's null_syscall: 240 and 241) not exact
+    assert "11 of the 12 counts" in tex
+    n = len(inp.changes)
+    # the profiles cover 3 of the 5 changes (the others have no profile: confirmed '') and confirm those 3
+    assert f"lists the {n} changes" in tex and n == 5 and "the profiles confirm 3 of the 3 they cover" in tex
+    # functions named without the profile's remainder row; counts with TeX's thousands separator
+    assert r"\texttt{mmap\_touch} +1{,}000 instructions (+100\,\%), in \texttt{mtree\_range\_walk} +300" in tex
+    assert r"\texttt{x64\_sys\_call} +26, \texttt{do\_syscall\_64} +14" in tex and "getpid" not in tex
+    assert "(other kernel functions)" not in tex
+    # mitigation cost over null_syscall (260/250, 200/190, 241/240... median 240.5/240) and nothing else solo
+    lo, hi, nv = section.mitigation_range(inp.hist)
+    assert nv == 3 and lo == pytest.approx(100 * (240.5 / 240 - 1)) and hi == pytest.approx(100 * (200 / 190 - 1))
+    assert f"{lo:+.1f}" in tex and f"{hi:+.1f}" in tex
+    # LEBench: the two tests measured here, not the third
+    assert r"+61\,\% on small-read, +31\,\% on small-pagefault; " in tex and "thrcreate" not in tex
+    assert "the same direction in 0 of 2" in tex
+    # the hosts: the largest difference and null_syscall's, the batch lengths
+    assert r"within 1.8\,\% on all 2 conditions, \texttt{null\_syscall} within 0.06\,\%" in tex
+    assert "2 and 10 guest milliseconds" in tex and "h1" not in tex and "h2" not in tex
+    assert r"\texttt{cryptomgr.notests=1}" in tex
+
+
+def test_the_appendix_lists_every_change_with_three_functions():
+    inp = _inputs()
+    tex = section.appendix_tex(inp.changes)
+    assert r"\label{sec:versions-appendix}" in tex and r"\label{tab:versions-changes}" in tex
+    body = tex.split(r"\endlastfoot", 1)[1]
+    assert body.count(r" \\") == len(inp.changes)
+    assert (r"5.10$\to$6.1 & def. & mmap\_touch & 1{,}000 & 2{,}000 & +100.0\,\% & \texttt{mtree\_range\_walk} +300, "
+            r"\texttt{mas\_next} +100 & yes \\") in body
+    assert r"6.1$\to$6.12 & def. & null\_syscall & 260 & 240 & $-$7.5\,\% &" in body
+    # oldest pair first, the default mitigations before mitigations=off
+    assert body.index("6.1$\\to$6.12") > body.index("5.10$\\to$6.1 & off")
+
+
+def test_the_newest_round_is_the_newest_unsealed_as_partial_campaign_of_each_sweep_environment():
+    cat = pd.DataFrame([
+        ("a-old", "linux-tcg-7.1", "20261128T085901Z", ""), ("a-new", "linux-tcg-7.1", "20261128T110000Z", ""),
+        ("b-new", "linux-tcg-5.10", "20261128T100000Z", ""),
+        ("c-part", "linux-tcg-5.10-nomitig", "20261128T120000Z", "stopped"),
+        ("c-old", "linux-tcg-5.10-nomitig", "20261128T080000Z", ""),
+        ("x", "linux-tcg", "20261129T000000Z", "")], columns=["campaign_id", "environment", "created_utc", "partial"])
+    assert versions.newest_round(cat) == ["b-new", "c-old", "a-new"]
+    assert versions.newest_round(cat.iloc[0:0]) == []
+
+
+def test_no_sweep_no_section_and_no_stale_file(tmp_path):
+    out = tmp_path / "generated"
+    out.mkdir()
+    for name in (section.SECTION_FILE, section.APPENDIX_FILE):
+        (out / name).write_text("stale")
+    root = tmp_path / "campaigns"
+    root.mkdir()
+    assert section.write_section(out, root=root, profiles_dir=tmp_path) == []
+    assert not (out / section.SECTION_FILE).exists() and not (out / section.APPENDIX_FILE).exists()
+    assert section.host_check(root).empty
+
+
+def test_the_section_and_its_compact_figure_are_written(tmp_path):
+    written = section.write_section(tmp_path, inp=_inputs())
+    names = {p.name for p in written}
+    assert {section.SECTION_FILE, section.APPENDIX_FILE, "versions_history.pdf", "versions_history.png"} == names
+    assert json.dumps(sorted(names))  # all paths are files that exist
+    assert all((tmp_path / n).stat().st_size > 0 for n in names)
