@@ -109,6 +109,11 @@ def test_the_newest_round_is_the_newest_unsealed_as_partial_campaign_of_each_swe
         ("c-old", "linux-tcg-5.10-nomitig", "20261128T080000Z", ""),
         ("x", "linux-tcg", "20261129T000000Z", "")], columns=["campaign_id", "environment", "created_utc", "partial"])
     assert versions.newest_round(cat) == ["b-new", "c-old", "a-new"]
+    # a campaign with the memory model is beside the round, not of it
+    mem = pd.concat([cat.assign(memory_events=""), pd.DataFrame([("m", "linux-tcg-7.1", "20261128T130000Z", "", "warm")],
+                                                                columns=[*cat.columns, "memory_events"])])
+    assert versions.newest_round(mem) == ["b-new", "c-old", "a-new"]
+    assert versions.memory_mode(mem.iloc[-1]) == "warm" and versions.memory_mode(cat.iloc[0]) == ""
     assert versions.newest_round(cat.iloc[0:0]) == []
 
 
@@ -130,3 +135,22 @@ def test_the_section_and_its_compact_figure_are_written(tmp_path):
     assert {section.SECTION_FILE, section.APPENDIX_FILE, "versions_history.pdf", "versions_history.png"} == names
     assert json.dumps(sorted(names))  # all paths are files that exist
     assert all((tmp_path / n).stat().st_size > 0 for n in names)
+
+
+def test_the_memory_history_keeps_the_sweeps_rows_oldest_first_relative_to_the_oldest():
+    ev = {e: 0.0 for e in versions.MEMORY_EVENTS}
+    tab = pd.DataFrame([
+        {"mode": "warm", "environment": "linux-tcg-7.3", "probe": "null_syscall", "params_json": "{}", "boots": 2,
+         "exact": True, **ev, "mem_insns": 330.0, "l1i_misses": 0.04},
+        {"mode": "warm", "environment": "linux-tcg-5.10", "probe": "null_syscall", "params_json": "{}", "boots": 2,
+         "exact": True, **ev, "mem_insns": 240.0, "l1i_misses": 0.02},
+        {"mode": "warm", "environment": "linux-tcg-5.10", "probe": "service_direct", "params_json": '{"bytes": 64}',
+         "boots": 2, "exact": True, **ev, "mem_insns": 700.0},
+        {"mode": "warm", "environment": "mach", "probe": "null_syscall", "params_json": "{}", "boots": 2,
+         "exact": True, **ev, "mem_insns": 1.0}])
+    out = versions.memory_rows(tab)
+    assert list(out["environment"]) == ["linux-tcg-5.10", "linux-tcg-7.3", "linux-tcg-5.10"]   # no mach
+    assert list(out["condition"]) == ["null_syscall", "null_syscall", "service_direct bytes=64"]
+    assert out.loc[1, "l1i_misses_rel"] == pytest.approx(2.0) and out.loc[1, "mem_insns_rel"] == pytest.approx(330 / 240)
+    assert np.isnan(out.loc[2, "l2_misses_rel"])    # nothing to be relative to: 0 in the oldest
+    assert versions.memory_rows(tab.iloc[3:]).empty

@@ -61,10 +61,23 @@ def newest_round(cat: pd.DataFrame) -> list[str]:
         return []
     sweep = cat[[parse_environment(e) is not None for e in cat["environment"]]]
     sweep = sweep[~sealed_partial(sweep)].sort_values(["created_utc", "campaign_id"])
+    # a campaign with the memory model loaded is memevents.memory_campaigns', beside the round, not of it
+    sweep = sweep[[not memory_mode(r) for _, r in sweep.iterrows()]]
     last = sweep.groupby("environment")["campaign_id"].last()
     order = {kernels.env_name(k, v): i for i, (k, v) in enumerate(
         (k, v) for k in sorted(kernels.KERNELS, key=lambda k: k.sort_key()) for v in MITIGATIONS)}
     return [last[e] for e in sorted(last.index, key=lambda e: order.get(e, len(order)))]
+
+
+def memory_mode(row: pd.Series) -> str:
+    """A catalog row's memory-events mode ('warm', 'polluted'; '' without the model): its `memory_events`
+    column where the catalog has one, else its manifest's config."""
+    if "memory_events" in row.index:
+        return str(row["memory_events"] or "")
+    path = row.get("path")
+    if not isinstance(path, (str, Path)) or not (Path(path) / "manifest.json").is_file():
+        return ""
+    return str(json.loads((Path(path) / "manifest.json").read_text()).get("config", {}).get("memory_events") or "")
 
 
 def from_campaigns(root: str | Path | None = None, campaigns: list[str] | None = None) -> pd.DataFrame:
@@ -118,6 +131,59 @@ def history(boots: pd.DataFrame) -> pd.DataFrame:
     first = hist.groupby(["condition", "mitigations"])["median"].transform("first")
     hist["relative"] = hist["median"] / first
     return hist
+
+
+#: the memory model's events the history shows per version (analysis/memevents.py: per operation)
+MEMORY_EVENTS = ("mem_insns", "l1i_misses", "l1d_misses", "l2_misses", "itlb_misses", "dtlb_misses", "stlb_misses")
+
+
+def memory_history(root: str | Path | None = None, campaigns: list[str] | None = None) -> pd.DataFrame:
+    """Per sweep environment, mode and condition: the memory model's events per operation (memevents.per_op of
+    the newest memory-events campaign of each sweep environment and mode under root, `osbench run
+    --memory-events`), with the version, the mitigation setting and each event relative to the oldest version
+    measured in the same mode and setting; empty without such campaigns."""
+    from osbench_analysis.analysis import memevents
+
+    cols = ["version", "mitigations", "mode", "condition", "probe", "params_json", "environment", "boots", "exact",
+            *MEMORY_EVENTS]
+    if campaigns is None:
+        from osbench_analysis.store import campaigns as store
+
+        cat = store.catalog(root)
+        env = dict(zip(cat["campaign_id"], cat["environment"])) if len(cat) else {}
+        campaigns = [c for c in memevents.memory_campaigns(root) if parse_environment(env.get(c, "")) is not None]
+    if not campaigns:
+        return pd.DataFrame(columns=cols)
+    tab = memevents.from_campaigns(campaigns, root)["per_op"]
+    return memory_rows(tab)
+
+
+def memory_rows(tab: pd.DataFrame) -> pd.DataFrame:
+    """memevents.per_op's rows of the sweep's environments, oldest version first, with the version, the
+    mitigation setting, the condition's label and every event relative to the oldest version (`<event>_rel`)."""
+    cols = ["version", "mitigations", "mode", "condition", "probe", "params_json", "environment", "boots", "exact",
+            *MEMORY_EVENTS]
+    rows = []
+    for _, r in tab.iterrows():
+        parsed = parse_environment(r["environment"])
+        if parsed is None:
+            continue
+        params = json.loads(r["params_json"]) if isinstance(r["params_json"], str) else {}
+        variant = f"bytes={params['bytes']}" if params.get("bytes") else ""
+        rows.append({"version": parsed[0], "mitigations": parsed[1], "mode": r["mode"],
+                     "condition": _label(r["probe"], variant), "probe": r["probe"], "params_json": r["params_json"],
+                     "environment": r["environment"], "boots": r["boots"], "exact": r["exact"],
+                     **{e: float(r[e]) for e in MEMORY_EVENTS if e in r}})
+    out = pd.DataFrame(rows, columns=cols)
+    if out.empty:
+        return out
+    order = {v: i for i, v in enumerate(version_order())}
+    out = out.assign(_o=out["version"].map(order)).sort_values(["mode", "mitigations", "condition", "_o"]).drop(
+        columns="_o").reset_index(drop=True)
+    for e in MEMORY_EVENTS:
+        first = out.groupby(["mode", "mitigations", "condition"])[e].transform("first")
+        out[f"{e}_rel"] = out[e] / first.where(first > 0)
+    return out
 
 
 def executed_history(prof: pd.DataFrame, hist: pd.DataFrame) -> pd.DataFrame:
