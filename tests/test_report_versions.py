@@ -94,9 +94,9 @@ def test_the_appendix_lists_every_change_with_three_functions():
     assert r"\label{sec:versions-appendix}" in tex and r"\label{tab:versions-changes}" in tex
     body = tex.split(r"\endlastfoot", 1)[1]
     assert body.count(r" \\") == len(inp.changes)
-    assert (r"5.10$\to$6.1 & def. & mmap\_touch & 1{,}000 & 2{,}000 & +100.0\,\% & \texttt{mtree\_range\_walk} +300, "
+    assert (r"5.10$\to$6.1 & def. & mmap\_touch & 1{,}000 & 2{,}000 & +100.0\,\% &  & \texttt{mtree\_range\_walk} +300, "
             r"\texttt{mas\_next} +100 & yes \\") in body
-    assert r"6.1$\to$6.12 & def. & null\_syscall & 260 & 240 & $-$7.5\,\% &" in body
+    assert r"6.1$\to$6.12 & def. & null\_syscall & 260 & 240 & $-$7.5\,\% &  &" in body
     # oldest pair first, the default mitigations before mitigations=off
     assert body.index("6.1$\\to$6.12") > body.index("5.10$\\to$6.1 & off")
 
@@ -154,3 +154,40 @@ def test_the_memory_history_keeps_the_sweeps_rows_oldest_first_relative_to_the_o
     assert out.loc[1, "l1i_misses_rel"] == pytest.approx(2.0) and out.loc[1, "mem_insns_rel"] == pytest.approx(330 / 240)
     assert np.isnan(out.loc[2, "l2_misses_rel"])    # nothing to be relative to: 0 in the oldest
     assert versions.memory_rows(tab.iloc[3:]).empty
+
+
+def test_the_spread_between_two_rounds_leaves_out_versions_whose_witness_moved():
+    later = versions.history(_boots({
+        ("linux-tcg-5.10", "null_syscall"): [200, 200], ("linux-tcg-6.1", "null_syscall"): [300, 300],
+        ("linux-tcg-7.1", "null_syscall"): [340, 340],
+        ("linux-tcg-5.10", "pipe_pingpong"): [1000, 1000], ("linux-tcg-6.1", "pipe_pingpong"): [1300, 1300],
+        ("linux-tcg-7.1", "pipe_pingpong"): [2000, 2000]}))
+    earlier = versions.history(_boots({
+        ("linux-tcg-5.10", "null_syscall"): [200.5, 200.5], ("linux-tcg-6.1", "null_syscall"): [300, 300],
+        ("linux-tcg-7.1", "null_syscall"): [1290, 1290],     # the first round of 7.1 met something else
+        ("linux-tcg-5.10", "pipe_pingpong"): [1000, 1000], ("linux-tcg-6.1", "pipe_pingpong"): [1000, 1000],
+        ("linux-tcg-7.1", "pipe_pingpong"): [9000, 9000]}))
+    sp = versions.round_spread(later, earlier).set_index("condition")
+    assert sp.loc["pipe_pingpong", "spread_percent"] == pytest.approx(30.0) and sp.loc["pipe_pingpong", "versions"] == 2
+    assert sp.loc["null_syscall", "spread_percent"] == pytest.approx(100 * 0.5 / 200.5)
+    ch = versions.beyond_spread(versions.changes(later), sp.reset_index())
+    got = {(r["condition"], r["to"]): r["beyond"] for _, r in ch.iterrows()}
+    # pipe 6.1 (+30 %) is no larger than its spread; 7.1 (+54 %) is; null_syscall's steps are far beyond 0.25 %
+    assert got == {("null_syscall", "6.1"): True, ("null_syscall", "7.1"): True, ("pipe_pingpong", "6.1"): False,
+                   ("pipe_pingpong", "7.1"): True}
+    assert versions.round_spread(later, later.iloc[0:0]).empty
+    line = [x for x in versions.sentences(ch.assign(functions="")) if "pipe_pingpong" in x and "6.1" in x][0]
+    assert line.endswith("[within the condition's between-round spread, 30.0 %]")
+    # the body: how far the rounds moved, and how many changes are beyond it; the main changes only those
+    inp = _inputs()
+    inp.spread = pd.DataFrame({"condition": ["null_syscall", "mmap_touch"], "mitigations": ["default", "default"],
+                               "spread_percent": [0.01, 120.0], "versions": [3, 3]})
+    inp.changes = versions.beyond_spread(inp.changes, inp.spread)
+    tex = section.section_tex(inp)
+    assert (r"on the 3 versions where the first round met nothing else, the two rounds differ only by "
+            r"\texttt{cryptomgr.notests=1}") in tex
+    assert r"1 conditions moved by under 1\,\% between them, 1 by up to 120\,\% (\texttt{mmap\_touch})" in tex
+    n_beyond = int(inp.changes["beyond"].sum())
+    assert f"{n_beyond} of the {len(inp.changes)} do." in tex
+    assert set(section.main_changes(inp.changes)["condition"]) == {"null_syscall"}
+    assert "$^*$" in section.appendix_tex(inp.changes)

@@ -69,6 +69,61 @@ def newest_round(cat: pd.DataFrame) -> list[str]:
     return [last[e] for e in sorted(last.index, key=lambda e: order.get(e, len(order)))]
 
 
+def previous_round(cat: pd.DataFrame) -> list[str]:
+    """Per sweep environment, the campaign `newest_round` would have chosen before its newest one (same rules);
+    environments measured once have none.  Two rounds of the same kernels tell how far a count moves when
+    nothing on its path changed (`round_spread`)."""
+    newest = set(newest_round(cat))
+    rest = cat[~cat["campaign_id"].isin(newest)] if len(cat) else cat
+    return newest_round(rest)
+
+
+#: the condition whose agreement between two rounds says a version's boots met nothing else: a round's count
+#: of it that moved by more than this leaves the version out of `round_spread` (7.1 on, the first round: the
+#: crypto self-tests ran beside every batch)
+SPREAD_WITNESS, SPREAD_WITNESS_AGREE = "null_syscall", 0.01
+
+
+def round_spread(hist: pd.DataFrame, earlier: pd.DataFrame) -> pd.DataFrame:
+    """Per condition and mitigation setting: how far its count moved between two rounds of the same kernels
+    (`history` of each), the largest |later / earlier - 1| in percent over the versions both measured whose
+    SPREAD_WITNESS agreed within SPREAD_WITNESS_AGREE, and how many versions that is.  A change between
+    versions no larger than its condition's spread is not told apart from a change of the boot's inputs."""
+    cols = ["condition", "mitigations", "spread_percent", "versions"]
+    if hist.empty or earlier.empty:
+        return pd.DataFrame(columns=cols)
+    key = ["condition", "mitigations", "version"]
+    both = hist.set_index(key)["median"].to_frame("later").join(earlier.set_index(key)["median"].rename("earlier"),
+                                                                how="inner").reset_index()
+    both["ratio"] = both["later"] / both["earlier"]
+    witness = both[both["condition"] == SPREAD_WITNESS].set_index(["mitigations", "version"])["ratio"]
+    clean = {k for k, r in witness.items() if abs(r - 1) <= SPREAD_WITNESS_AGREE}
+    both = both[[(m, v) in clean for m, v in zip(both["mitigations"], both["version"])]]
+    if both.empty:
+        return pd.DataFrame(columns=cols)
+    out = both.groupby(["condition", "mitigations"]).agg(
+        spread_percent=("ratio", lambda r: float(100 * (r - 1).abs().max())), versions=("version", "nunique"))
+    return out.reset_index()[cols]
+
+
+def spread_of(hist: pd.DataFrame, root: str | Path | None = None) -> pd.DataFrame:
+    """round_spread of `hist` (the newest round under root) against the round before it under root."""
+    from osbench_analysis.store import campaigns as store
+
+    earlier = previous_round(store.catalog(root))
+    return round_spread(hist, history(from_campaigns(root, earlier)) if earlier else pd.DataFrame())
+
+
+def beyond_spread(ch: pd.DataFrame, spread: pd.DataFrame) -> pd.DataFrame:
+    """`changes` with its condition's `spread_percent` and `beyond`: the change larger than that spread (True
+    where no spread is known)."""
+    ch = ch.copy()
+    sp = spread.set_index(["condition", "mitigations"])["spread_percent"] if len(spread) else pd.Series(dtype=float)
+    ch["spread_percent"] = [float(sp.get((c, m), np.nan)) for c, m in zip(ch["condition"], ch["mitigations"])]
+    ch["beyond"] = [not (abs(p) <= s) for p, s in zip(ch["percent"], ch["spread_percent"])]
+    return ch
+
+
 def memory_mode(row: pd.Series) -> str:
     """A catalog row's memory-events mode ('warm', 'polluted'; '' without the model): its `memory_events`
     column where the catalog has one, else its manifest's config."""
@@ -307,6 +362,8 @@ def sentences(ch: pd.DataFrame) -> list[str]:
             s += f", in {r['functions']}"
         if r.get("confirmed") == "no":
             s += f" [not in the profiled boots: {r['profiled_delta']:+,.0f} there]"
+        if r.get("beyond") is False:
+            s += f" [within the condition's between-round spread, {r['spread_percent']:.1f} %]"
         out.append(s)
     return out
 
@@ -320,13 +377,14 @@ def mitigation_cost(hist: pd.DataFrame) -> pd.DataFrame:
 def table_markdown(ch: pd.DataFrame) -> str:
     """The changes as a Markdown table (analysis output beside the figure)."""
     cols = ["from", "to", "mitigations", "condition", "before", "after", "delta", "percent", "functions",
-            "profiled_delta", "confirmed"]
+            "profiled_delta", "confirmed", "round spread %"]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for _, r in ch.iterrows():
         cells = [str(r["from"]), str(r["to"]), r["mitigations"], r["condition"], f"{r['before']:,.0f}",
                  f"{r['after']:,.0f}", f"{r['delta']:+,.0f}", f"{r['percent']:+.1f}", str(r.get("functions", "") or ""),
                  f"{r['profiled_delta']:+,.0f}" if np.isfinite(r.get("profiled_delta", np.nan)) else "",
-                 str(r.get("confirmed", ""))]
+                 str(r.get("confirmed", "")),
+                 f"{r['spread_percent']:.1f}" if np.isfinite(r.get("spread_percent", np.nan)) else ""]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -343,7 +401,7 @@ def write(out_dir: str | Path, root: str | Path | None = None, profiles_dir: str
         return []
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    ch = explain(changes(hist), profiles(profiles_dir))
+    ch = beyond_spread(explain(changes(hist), profiles(profiles_dir)), spread_of(hist, root))
     written = []
     executed = executed_history(profiles(profiles_dir), hist)
     for name, h in (("kernel_history", hist), ("kernel_history_executed", executed)):
@@ -374,7 +432,8 @@ def main(argv: list[str] | None = None) -> int:
     if not written:
         print("no kernel-version sweep campaign: make kernels")
         return 1
-    for line in sentences(explain(changes(history(from_campaigns(args.root))), profiles())):
+    hist = history(from_campaigns(args.root))
+    for line in sentences(beyond_spread(explain(changes(hist), profiles()), spread_of(hist, args.root))):
         print(line)
     print(f"wrote {', '.join(p.name for p in written)} to {args.out}")
     return 0

@@ -37,6 +37,7 @@ class VersionsInputs:
     agree: pd.DataFrame         # lebench.agreement
     hosts: pd.DataFrame         # host_check: the shared kernel's counts on the sweep's host and the other's
     sweep_args: tuple = ()      # what every sweep boot's command line adds (kernel_versions.SWEEP_ARGS)
+    spread: pd.DataFrame = None  # versions.round_spread: how far each condition moved between two rounds
 
 
 def load(root=None, profiles_dir=None, reference_root=None) -> VersionsInputs | None:
@@ -48,9 +49,10 @@ def load(root=None, profiles_dir=None, reference_root=None) -> VersionsInputs | 
     if hist.empty:
         return None
     prof = versions.profiles(profiles_dir)
-    ch = versions.explain(versions.changes(hist), prof)
+    spread = versions.spread_of(hist, root)
+    ch = versions.beyond_spread(versions.explain(versions.changes(hist), prof), spread)
     return VersionsInputs(hist, ch, lebench.agreement(hist, reference_root, prof=prof), host_check(root),
-                          tuple(SWEEP_ARGS))
+                          tuple(SWEEP_ARGS), spread)
 
 
 def host_check(root=None) -> pd.DataFrame:
@@ -124,6 +126,8 @@ def main_changes(ch: pd.DataFrame, n: int = MAIN_CHANGES) -> pd.DataFrame:
     if ch.empty:
         return ch
     ok = ch[(ch["mitigations"] == "default") & (ch["confirmed"] == "yes") & (ch["functions"].astype(str) != "")]
+    if "beyond" in ok:
+        ok = ok[ok["beyond"].astype(bool)]
     ok = ok.reindex(ok["percent"].abs().sort_values(ascending=False).index)
     # the largest of each pair of versions first, so that the history's steps are named before a second of one
     first = ok.drop_duplicates(["from", "to"])
@@ -176,6 +180,31 @@ def _intro(inp: VersionsInputs) -> str:
         "a kernel symbol (a QEMU plugin)"
         + (f"; the profiles confirm {confirmed} of the {profiled} they cover." if profiled else ".")
         + "\n")
+
+
+def _spread_paragraph(inp: VersionsInputs) -> str:
+    """How far the counts moved between two rounds of the same kernels, and how many changes exceed that."""
+    sp = inp.spread
+    if sp is None or sp.empty:
+        return ""
+    sp = sp[sp["mitigations"] == "default"] if (sp["mitigations"] == "default").any() else sp
+    small = sp[sp["spread_percent"] < 1.0]
+    large = sp[sp["spread_percent"] >= 1.0].sort_values("spread_percent", ascending=False)
+    ch = inp.changes
+    beyond = int(ch["beyond"].astype(bool).sum()) if "beyond" in ch else len(ch)
+    args = " ".join(inp.sweep_args) or "a boot parameter"
+    words = [f"The sweep was run twice; on the {int(sp['versions'].max())} versions where the first round met "
+             f"nothing else, the two rounds differ only by {_tt(args)}, which no probe's path runs:"]
+    if len(small):
+        words.append(f" {len(small)} conditions moved by under 1\\,\\% between them")
+    if len(large):
+        top = large.iloc[0]
+        words.append(("," if len(small) else "") + f" {len(large)} by up to "
+                     f"{float(top['spread_percent']):.0f}\\,\\% ({_tt(top['condition'])}), whose counts therefore "
+                     "depend on more than the path the probe runs")
+    words.append(". A change counts as the kernel's "
+                 f"only beyond its condition's movement between the rounds; {beyond} of the {len(ch)} do.\n")
+    return "".join(words)
 
 
 def _changes_paragraph(inp: VersionsInputs) -> str:
@@ -248,7 +277,8 @@ def section_tex(inp: VersionsInputs) -> str:
     """The body's subsection: what ran, the figure, the main changes with their functions, the mitigations
     beside LEBench, and the hosts."""
     return "\n".join([r"\subsection{Linux across its versions}\label{sec:versions}", figure_tex(inp),
-                      _intro(inp), _changes_paragraph(inp), _mitigations_paragraph(inp), _hosts_paragraph(inp)])
+                      _intro(inp), _spread_paragraph(inp), _changes_paragraph(inp), _mitigations_paragraph(inp),
+                      _hosts_paragraph(inp)])
 
 
 def appendix_tex(ch: pd.DataFrame) -> str:
@@ -258,14 +288,15 @@ def appendix_tex(ch: pd.DataFrame) -> str:
             "operation), the kernel functions whose instructions moved most in its direction in the profiled "
             "boots, and whether the profiles show the change (\\emph{yes}: the same sign and at least half its "
             "size; \\emph{no}: most often a campaign batch that carried a one-off cost, or a round trip's idle "
-            "wait).\n")
+            "wait).  Spread: how far the condition's count moved between the sweep's two rounds (percent); "
+            "$^*$: the change is no larger.\n")
     lines = [head, r"\footnotesize", r"\setlength{\tabcolsep}{3pt}",
-             r"\begin{longtable}{@{}l l l r r r p{5.6cm} l@{}}",
+             r"\begin{longtable}{@{}l l l r r r r p{5.0cm} l@{}}",
              r"\caption{Linux's changes of more than 5\,\% between consecutive versions (mit.: mitigations; "
              r"before and after: instructions per operation).}\label{tab:versions-changes}\\", r"\toprule",
-             r"versions & mit. & condition & before & after & change & functions & conf. \\", r"\midrule",
+             r"versions & mit. & condition & before & after & change & spread & functions & conf. \\", r"\midrule",
              r"\endfirsthead", r"\toprule",
-             r"versions & mit. & condition & before & after & change & functions & conf. \\", r"\midrule",
+             r"versions & mit. & condition & before & after & change & spread & functions & conf. \\", r"\midrule",
              r"\endhead", r"\bottomrule", r"\endlastfoot"]
     from osbench_analysis.analysis import versions
 
@@ -275,6 +306,8 @@ def appendix_tex(ch: pd.DataFrame) -> str:
         lines.append(" & ".join([f"{r['from']}$\\to${r['to']}", "def." if r["mitigations"] == "default" else "off",
                                  tex_escape(r["condition"]), f"{r['before']:,.0f}".replace(",", "{,}"),
                                  f"{r['after']:,.0f}".replace(",", "{,}"), _pct(r["percent"], 1),
+                                 (f"{r['spread_percent']:.1f}" if np.isfinite(r.get("spread_percent", np.nan))
+                                  else "") + ("" if r.get("beyond", True) else "$^*$"),
                                  _functions_tex(r.get("functions", ""), named=3),
                                  tex_escape(str(r.get("confirmed", "") or ""))]) + r" \\")
     lines += [r"\end{longtable}", r"\normalsize", ""]
