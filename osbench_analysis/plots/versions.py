@@ -21,9 +21,11 @@ def _grid(hist: pd.DataFrame, mitigations: str, rows: list[str], cols: list[str]
     return g.reindex(index=rows, columns=cols).to_numpy(float)
 
 
-def plot_history(hist: pd.DataFrame, order: list[str] | None = None, compact: bool = False) -> Figure:
+def plot_history(hist: pd.DataFrame, order: list[str] | None = None, compact: bool = False,
+                 labels: dict[str, str] | None = None) -> Figure:
     """`hist`: analysis.versions.history; `order`: the versions, oldest first (default: as they come).
-    `compact`: the paper's size (a text width, its fonts readable at print size: no digit in the cells)."""
+    `compact`: the paper's size (a text width, its fonts readable at print size: no digit in the cells);
+    `labels`: condition -> its name on the axis (default the condition)."""
     cols = order or list(dict.fromkeys(hist["version"]))
     rows = sorted(set(hist["condition"]))
     grids = [_grid(hist, m, rows, cols) for m, _ in PANELS]
@@ -43,7 +45,7 @@ def plot_history(hist: pd.DataFrame, order: list[str] | None = None, compact: bo
                     ax.text(j, i, f"{g[i, j]:.2f}", ha="center", va="center", fontsize=6.5,
                             color="white" if abs(np.log2(g[i, j])) > 0.6 * span else "black")
         ax.set_xticks(range(len(cols)), cols, rotation=90, fontsize=7)
-        ax.set_yticks(range(len(rows)), rows, fontsize=7)
+        ax.set_yticks(range(len(rows)), [(labels or {}).get(r, r) for r in rows], fontsize=7)
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("Linux version (Debian)", fontsize=8)
     if image is not None:

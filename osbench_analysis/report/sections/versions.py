@@ -38,6 +38,7 @@ class VersionsInputs:
     hosts: pd.DataFrame         # host_check: the shared kernel's counts on the sweep's host and the other's
     sweep_args: tuple = ()      # what every sweep boot's command line adds (kernel_versions.SWEEP_ARGS)
     spread: pd.DataFrame = None  # versions.round_spread: how far each condition moved between two rounds
+    user_functions: frozenset = frozenset()   # the profiles' user-space names (the probes' own code): never named
 
 
 def load(root=None, profiles_dir=None, reference_root=None) -> VersionsInputs | None:
@@ -51,8 +52,9 @@ def load(root=None, profiles_dir=None, reference_root=None) -> VersionsInputs | 
     prof = versions.profiles(profiles_dir)
     spread = versions.spread_of(hist, root)
     ch = versions.beyond_spread(versions.explain(versions.changes(hist), prof), spread)
+    user = frozenset(prof.loc[prof["space"] == "user", "function"]) if len(prof) else frozenset()
     return VersionsInputs(hist, ch, lebench.agreement(hist, reference_root, prof=prof), host_check(root),
-                          tuple(SWEEP_ARGS), spread)
+                          tuple(SWEEP_ARGS), spread, user)
 
 
 def host_check(root=None) -> pd.DataFrame:
@@ -107,14 +109,33 @@ def _count(v: float) -> str:
     return s.replace("-", "$-$", 1)
 
 
-def _functions_tex(functions: str, named: int = 2) -> str:
-    """'do_syscall_64 +30, x86_return_thunk +12' -> '\\texttt{do\\_syscall\\_64} +30, ...' (the first `named`)."""
+#: where the paper's kernel function names are listed for its identifier check (report/pdf_check.py): the
+#: measured kernels' own symbols, real interfaces like the system calls it names, never this package's names
+SYMBOLS_FILE = "kernel_symbols.txt"
+
+
+def _cond(label: str) -> str:
+    """A history's condition ('service_direct bytes=64') as a reader reads it (TeX): 'service, direct (bytes 64)'."""
+    from osbench_analysis.catalog.families import print_condition
+
+    probe, _, variant = str(label).partition(" ")
+    return print_condition(f"{probe} ({variant})" if variant else probe)
+
+
+def _functions_tex(functions: str, named: int = 2, user: frozenset = frozenset()) -> str:
+    """'do_syscall_64 +30, x86_return_thunk +12' -> '\\texttt{do\\_syscall\\_64} +30, ...' (the first `named`
+    kernel functions; a compiler's clone suffix, '.isra.0', left out)."""
     parts = []
     items = [p.strip() for p in str(functions or "").split(", ") if p.strip()]
-    # the rows that name no function (the profile's summed remainder, the idle time) are the table's, not the text's
-    for item in [i for i in items if not i.startswith("(")][:named]:
+    # the rows that name no function (the profile's summed remainder, the idle time) and the probes' own
+    # user-space code are the analysis' tables', not the paper's
+    for item in items:
         name, _, value = item.rpartition(" ")
-        parts.append(f"{_tt(name)} {value.replace(',', '{,}').replace('-', '$-$', 1)}" if name else _tt(item))
+        if not name or name.startswith("(") or name in user:
+            continue
+        parts.append(f"{_tt(name.split('.', 1)[0])} {value.replace(',', '{,}').replace('-', '$-$', 1)}")
+        if len(parts) == named:
+            break
     return ", ".join(parts)
 
 
@@ -200,7 +221,7 @@ def _spread_paragraph(inp: VersionsInputs) -> str:
     if len(large):
         top = large.iloc[0]
         words.append(("," if len(small) else "") + f" {len(large)} by up to "
-                     f"{float(top['spread_percent']):.0f}\\,\\% ({_tt(top['condition'])}), whose counts therefore "
+                     f"{float(top['spread_percent']):.0f}\\,\\% ({_cond(top['condition'])}), whose counts therefore "
                      "depend on more than the path the probe runs")
     words.append(". A change counts as the kernel's "
                  f"only beyond its condition's movement between the rounds; {beyond} of the {len(ch)} do.\n")
@@ -211,8 +232,9 @@ def _changes_paragraph(inp: VersionsInputs) -> str:
     top = main_changes(inp.changes)
     if top.empty:
         return ""
-    items = [f"{r['from']}$\\to${r['to']}: {_tt(r['condition'])} {_count(r['delta'])} instructions "
-             f"({_pct(r['percent'])}), in {_functions_tex(r['functions'])}" for _, r in top.iterrows()]
+    items = [f"{r['from']}$\\to${r['to']}: {_cond(r['condition'])} {_count(r['delta'])} instructions "
+             f"({_pct(r['percent'])}), in {_functions_tex(r['functions'], user=inp.user_functions)}"
+             for _, r in top.iterrows()]
     return ("The largest changes with the default mitigations that the profiles confirm: "
             + "; ".join(items) + ".\n")
 
@@ -224,7 +246,7 @@ def _mitigations_paragraph(inp: VersionsInputs) -> str:
     out = []
     if n:
         out.append(f"The default mitigations against \\texttt{{mitigations=off}} change the counts of "
-                   f"{', '.join(_tt(c) for c in SOLO if c in set(inp.hist['condition']))} by "
+                   f"{', '.join(_cond(c) for c in SOLO if c in set(inp.hist['condition']))} by "
                    f"{_pct(lo, 1)} to {_pct(hi, 1)} over the {n} versions.")
     a = inp.agree.dropna(subset=["lebench_step_percent"]) if len(inp.agree) else inp.agree
     a = a[a["verdict"] != "not measured here"] if len(a) else a
@@ -252,7 +274,7 @@ def _hosts_paragraph(inp: VersionsInputs) -> str:
         return ""
     worst = h.loc[h["percent"].abs().idxmax()]
     ns = h[h["probe"] == "null_syscall"]
-    ns_txt = f", {_tt('null_syscall')} within {abs(float(ns['percent'].iloc[0])):.2f}\\,\\%" if len(ns) else ""
+    ns_txt = f", the {_cond('null_syscall')} within {abs(float(ns['percent'].iloc[0])):.2f}\\,\\%" if len(ns) else ""
     return (f"The sweep was measured on another machine than the paper's other campaigns, of the same kind. "
             "Counts under \\texttt{-icount} are the guest's, not the host's: on the kernel both booted (Linux "
             f"{SHARED_KERNEL[0]}, the same package and initramfs) the two machines' counts agree within "
@@ -276,13 +298,15 @@ def figure_tex(inp: VersionsInputs) -> str:
 def section_tex(inp: VersionsInputs) -> str:
     """The body's subsection: what ran, the figure, the main changes with their functions, the mitigations
     beside LEBench, and the hosts."""
-    return "\n".join([r"\subsection{Linux across its versions}\label{sec:versions}", figure_tex(inp),
+    # \sloppy: a kernel function's name is one unbreakable word of up to 30 typewriter letters
+    return "\n".join([r"\subsection{Linux across its versions}\label{sec:versions}", figure_tex(inp), r"{\sloppy",
                       _intro(inp), _spread_paragraph(inp), _changes_paragraph(inp), _mitigations_paragraph(inp),
-                      _hosts_paragraph(inp)])
+                      _hosts_paragraph(inp) + r"\par}", ""])
 
 
-def appendix_tex(ch: pd.DataFrame) -> str:
-    """Every change of more than 5 % between consecutive versions, as a long table."""
+def appendix_tex(ch: pd.DataFrame, user: frozenset = frozenset()) -> str:
+    """Every change of more than 5 % between consecutive versions, as a long table (`user`: the profiles'
+    user-space names, never printed)."""
     head = (r"\section{Linux across versions: every change}\label{sec:versions-appendix}" "\n"
             "Each change of more than 5\\,\\% between consecutive versions measured (guest instructions per "
             "operation), the kernel functions whose instructions moved most in its direction in the profiled "
@@ -290,8 +314,9 @@ def appendix_tex(ch: pd.DataFrame) -> str:
             "size; \\emph{no}: most often a campaign batch that carried a one-off cost, or a round trip's idle "
             "wait).  Spread: how far the condition's count moved between the sweep's two rounds (percent); "
             "$^*$: the change is no larger.\n")
-    lines = [head, r"\footnotesize", r"\setlength{\tabcolsep}{3pt}",
-             r"\begin{longtable}{@{}l l l r r r r p{5.0cm} l@{}}",
+    lines = [head, r"\footnotesize", r"\setlength{\tabcolsep}{2.5pt}",
+             r"\begin{longtable}{@{}l l >{\raggedright\arraybackslash}p{2.7cm} r r r r "
+             r">{\raggedright\arraybackslash}p{5.2cm} l@{}}",
              r"\caption{Linux's changes of more than 5\,\% between consecutive versions (mit.: mitigations; "
              r"before and after: instructions per operation).}\label{tab:versions-changes}\\", r"\toprule",
              r"versions & mit. & condition & before & after & change & spread & functions & conf. \\", r"\midrule",
@@ -304,11 +329,11 @@ def appendix_tex(ch: pd.DataFrame) -> str:
     ch = ch.assign(_o=ch["from"].map(order)).sort_values(["_o", "mitigations", "condition"], kind="stable")
     for _, r in ch.iterrows():
         lines.append(" & ".join([f"{r['from']}$\\to${r['to']}", "def." if r["mitigations"] == "default" else "off",
-                                 tex_escape(r["condition"]), f"{r['before']:,.0f}".replace(",", "{,}"),
+                                 _cond(r["condition"]), f"{r['before']:,.0f}".replace(",", "{,}"),
                                  f"{r['after']:,.0f}".replace(",", "{,}"), _pct(r["percent"], 1),
                                  (f"{r['spread_percent']:.1f}" if np.isfinite(r.get("spread_percent", np.nan))
                                   else "") + ("" if r.get("beyond", True) else "$^*$"),
-                                 _functions_tex(r.get("functions", ""), named=3),
+                                 _functions_tex(r.get("functions", ""), named=3, user=user),
                                  tex_escape(str(r.get("confirmed", "") or ""))]) + r" \\")
     lines += [r"\end{longtable}", r"\normalsize", ""]
     return "\n".join(lines)
@@ -323,16 +348,29 @@ def write_section(out_dir, root=None, profiles_dir=None, reference_root=None,
     from osbench_analysis.plots import versions as plots_versions
 
     out = Path(out_dir)
+    from osbench_analysis.catalog.families import plain_text
+
     files = [out / SECTION_FILE, out / APPENDIX_FILE]
     inp = inp if inp is not None else load(root, profiles_dir, reference_root)
     if inp is None:
-        for p in files:
+        for p in [*files, out / SYMBOLS_FILE]:
             p.unlink(missing_ok=True)
         return []
     out.mkdir(parents=True, exist_ok=True)
-    files[0].write_text(section_tex(inp))
-    files[1].write_text(appendix_tex(inp.changes))
-    fig = plots_versions.plot_history(inp.hist, versions.version_order(), compact=True)
+    texts = [section_tex(inp), appendix_tex(inp.changes, inp.user_functions)]
+    for f, t in zip(files, texts):
+        f.write_text(t)
+    (out / SYMBOLS_FILE).write_text("".join(f"{n}\n" for n in printed_symbols(texts)))
+    labels = {c: plain_text(_cond(c)) for c in set(inp.hist["condition"])}
+    fig = plots_versions.plot_history(inp.hist, versions.version_order(), compact=True, labels=labels)
     written = plots.save_figure(fig, out, FIGURE_NAME)
     plots.close(fig)
-    return [*files, *written]
+    return [*files, out / SYMBOLS_FILE, *written]
+
+
+def printed_symbols(texts: list[str]) -> list[str]:
+    """The kernel function names the section's TeX prints (every \\texttt{...} but the boot parameter), sorted."""
+    import re
+
+    names = {m.replace("\\_", "_") for t in texts for m in re.findall(r"\\texttt\{([^}]*)\}", t)}
+    return sorted(n for n in names if "=" not in n and "-" not in n)
