@@ -200,3 +200,13 @@ def test_the_spread_between_two_rounds_leaves_out_versions_whose_witness_moved()
     assert f"{n_beyond} of the {len(inp.changes)} do." in tex
     assert set(section.main_changes(inp.changes)["condition"]) == {"null_syscall"}
     assert "$^*$" in section.appendix_tex(inp.changes)
+
+
+def test_the_sweeps_memory_campaign_is_an_ordinary_run_with_the_model():
+    from osbench_analysis.measure import kernel_sweep
+
+    argv = kernel_sweep.memory_argv("linux-tcg-7.1", "warm", "0")
+    assert argv[argv.index("--environment") + 1] == "linux-tcg-7.1" and argv[-2:] == ["--memory-events", "warm"]
+    assert argv[argv.index("--note") + 1].endswith("memory events (issue 39)")
+    assert argv[argv.index("--min-batch-ms") + 1] == str(kernel_sweep.MIN_BATCH_MS)
+    assert "memory" in kernel_sweep.STEPS

@@ -50,7 +50,8 @@ def plot_history(hist: pd.DataFrame, order: list[str] | None = None, compact: bo
         ax.set_xlabel("Linux version (Debian)", fontsize=8)
     if image is not None:
         bar = fig.colorbar(image, ax=list(axes), shrink=0.8)
-        ticks = np.linspace(-span, span, 5)
-        bar.set_ticks(ticks, labels=[f"{2 ** t:.2f}" for t in ticks])
+        # whole powers of two where the span reaches them (0.5, 1, 2, ...), else its two ends
+        ticks = (np.arange(-np.floor(span), np.floor(span) + 1) if span >= 1 else np.array([-span, 0.0, span]))
+        bar.set_ticks(ticks, labels=[f"{2 ** t:.3g}" for t in ticks])
         bar.set_label(f"{UNIT} relative to {cols[0] if cols else 'the oldest'}", fontsize=8)
     return fig
