@@ -8,7 +8,8 @@ from osbench_analysis.formatting import tex_escape
 #: What a campaign read beside the analysis' own is used for (the campaigns table's marks).
 _USE_WORDS = {"pooled": "an earlier campaign pooled with the analysis' own",
               "guest": "a campaign of the microkernel comparison (Section~\\ref{sec:microkernel})",
-              "sweeps": "a campaign measured for the scalability sweeps alone (Appendix~\\ref{sec:scalability})"}
+              "sweeps": "a campaign measured for the scalability sweeps alone (Appendix~\\ref{sec:scalability})",
+              "versions": "a campaign of Linux across its versions (Section~\\ref{sec:versions})"}
 
 
 def reproduce_tex(result, other_campaigns: dict | None = None) -> str:
