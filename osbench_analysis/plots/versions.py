@@ -32,7 +32,7 @@ def plot_history(hist: pd.DataFrame, order: list[str] | None = None, compact: bo
     finite = np.concatenate([g[np.isfinite(g)] for g in grids]) if rows else np.array([1.0])
     span = max(float(np.nanmax(np.abs(np.log2(finite)))) if finite.size else 0.1, 0.1)
     norm = TwoSlopeNorm(vmin=-span, vcenter=0.0, vmax=span)
-    size = ((7.0, 0.17 * max(len(rows), 4) + 1.3) if compact else
+    size = ((7.0, 0.15 * max(len(rows), 4) + 1.2) if compact else
             (2.2 + 1.1 * len(cols), 0.34 * max(len(rows), 4) + 1.6))
     fig = Figure(figsize=size, layout="constrained")
     axes = fig.subplots(1, 2, sharey=True)
