@@ -209,22 +209,24 @@ def _spread_paragraph(inp: VersionsInputs) -> str:
     if sp is None or sp.empty:
         return ""
     sp = sp[sp["mitigations"] == "default"] if (sp["mitigations"] == "default").any() else sp
-    small = sp[sp["spread_percent"] < 1.0]
-    large = sp[sp["spread_percent"] >= 1.0].sort_values("spread_percent", ascending=False)
+    small = sp[sp["max_percent"] < 1.0]
+    large = sp[sp["max_percent"] >= 1.0]
     ch = inp.changes
     beyond = int(ch["beyond"].astype(bool).sum()) if "beyond" in ch else len(ch)
     args = " ".join(inp.sweep_args) or "a boot parameter"
     words = [f"The sweep was run twice; on the {int(sp['versions'].max())} versions where the first round met "
              f"nothing else, the two rounds differ only by {_tt(args)}, which no probe's path runs:"]
     if len(small):
-        words.append(f" {len(small)} conditions moved by under 1\\,\\% between them")
+        words.append(f" {len(small)} conditions moved by under 1\\,\\% between them in every version")
     if len(large):
-        top = large.iloc[0]
-        words.append(("," if len(small) else "") + f" {len(large)} by up to "
-                     f"{float(top['spread_percent']):.0f}\\,\\% ({_cond(top['condition'])}), whose counts therefore "
-                     "depend on more than the path the probe runs")
-    words.append(". A change counts as the kernel's "
-                 f"only beyond its condition's movement between the rounds; {beyond} of the {len(ch)} do.\n")
+        top = large.loc[large["max_percent"].idxmax()]
+        lo, hi = float(large["spread_percent"].min()), float(large["spread_percent"].max())
+        words.append(("; the other" if len(small) else "") + f" {len(large)} by a median of "
+                     + (f"{lo:.1f} to {hi:.1f}" if f"{lo:.1f}" != f"{hi:.1f}" else f"{hi:.1f}") + "\\,\\% "
+                     f"over the versions and by up to {float(top['max_percent']):.0f}\\,\\% "
+                     f"({_cond(top['condition'])}), so their counts depend on more than the path the probe runs")
+    words.append(". A change counts as the kernel's only beyond its condition's median movement between the "
+                 f"rounds; {beyond} of the {len(ch)} do.\n")
     return "".join(words)
 
 
@@ -312,7 +314,8 @@ def appendix_tex(ch: pd.DataFrame, user: frozenset = frozenset()) -> str:
             "operation), the kernel functions whose instructions moved most in its direction in the profiled "
             "boots, and whether the profiles show the change (\\emph{yes}: the same sign and at least half its "
             "size; \\emph{no}: most often a campaign batch that carried a one-off cost, or a round trip's idle "
-            "wait).  Spread: how far the condition's count moved between the sweep's two rounds (percent); "
+            "wait).  Spread: how far the condition's count moved between the sweep's two rounds (the median over "
+            "the versions, percent); "
             "$^*$: the change is no larger.\n")
     lines = [head, r"\footnotesize", r"\setlength{\tabcolsep}{2.5pt}",
              r"\begin{longtable}{@{}l l >{\raggedright\arraybackslash}p{2.7cm} r r r r "
