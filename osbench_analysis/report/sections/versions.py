@@ -23,7 +23,7 @@ SECTION_FILE = "versions.tex"
 APPENDIX_FILE = "versions_appendix.tex"
 FIGURE_NAME = "versions_history"   # not kernel_history: make kernels writes that one, larger
 #: how many changes the body names (the largest confirmed ones with the default mitigations)
-MAIN_CHANGES = 5
+MAIN_CHANGES = 6
 #: the conditions whose mitigation cost the body quotes: no partner and no idle wait in their count
 SOLO = ("null_syscall", "syscall_mix", "service_direct", "fork_exit")
 #: the kernel both the sweep and the four-designs comparison boot (the same Debian package)
@@ -248,7 +248,7 @@ def _mitigations_paragraph(inp: VersionsInputs) -> str:
     out = []
     if n:
         out.append(f"The default mitigations against \\texttt{{mitigations=off}} change the counts of "
-                   f"{', '.join(_cond(c) for c in SOLO if c in set(inp.hist['condition']))} by "
+                   f"{'; '.join(_cond(c) for c in SOLO if c in set(inp.hist['condition']))} by "
                    f"{_pct(lo, 1)} to {_pct(hi, 1)} over the {n} versions.")
     a = inp.agree.dropna(subset=["lebench_step_percent"]) if len(inp.agree) else inp.agree
     a = a[a["verdict"] != "not measured here"] if len(a) else a
