@@ -216,3 +216,12 @@ def test_the_sweeps_memory_campaign_is_an_ordinary_run_with_the_model():
     assert argv[argv.index("--note") + 1].endswith("memory events (issue 39)")
     assert argv[argv.index("--min-batch-ms") + 1] == str(kernel_sweep.MIN_BATCH_MS)
     assert "memory" in kernel_sweep.STEPS
+
+
+def test_the_sweeps_memory_campaigns_are_the_newest_of_each_sweep_environment_and_mode():
+    cat = pd.DataFrame([("m1", "linux-tcg-7.1", "20261128T110000Z", "warm"), ("m2", "linux-tcg-7.1", "20261128T120000Z", "warm"),
+                        ("p1", "linux-tcg-7.1", "20261128T130000Z", ""), ("m3", "linux-tcg-5.10", "20261128T100000Z", "polluted"),
+                        ("d1", "linux-tcg", "20261128T140000Z", "warm")],
+                       columns=["campaign_id", "environment", "created_utc", "memory_events"])
+    assert sorted(versions.sweep_memory_campaigns(cat)) == ["m2", "m3"]   # not the plain campaign, not linux-tcg's
+    assert versions.sweep_memory_campaigns(cat.iloc[0:0]) == []

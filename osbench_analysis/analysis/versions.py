@@ -208,13 +208,25 @@ def memory_history(root: str | Path | None = None, campaigns: list[str] | None =
     if campaigns is None:
         from osbench_analysis.store import campaigns as store
 
-        cat = store.catalog(root)
-        env = dict(zip(cat["campaign_id"], cat["environment"])) if len(cat) else {}
-        campaigns = [c for c in memevents.memory_campaigns(root) if parse_environment(env.get(c, "")) is not None]
+        campaigns = sweep_memory_campaigns(store.catalog(root))
     if not campaigns:
         return pd.DataFrame(columns=cols)
     tab = memevents.from_campaigns(campaigns, root)["per_op"]
     return memory_rows(tab)
+
+
+def sweep_memory_campaigns(cat: pd.DataFrame) -> list[str]:
+    """The newest memory-events campaign of each sweep environment and mode in a catalog (memory_mode)."""
+    if not len(cat):
+        return []
+    sweep = cat[[parse_environment(e) is not None for e in cat["environment"]]].sort_values(
+        ["created_utc", "campaign_id"])
+    newest: dict[tuple[str, str], str] = {}
+    for _, r in sweep.iterrows():
+        mode = memory_mode(r)
+        if mode:
+            newest[(r["environment"], mode)] = r["campaign_id"]
+    return list(newest.values())
 
 
 def memory_rows(tab: pd.DataFrame) -> pd.DataFrame:
