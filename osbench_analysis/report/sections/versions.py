@@ -22,8 +22,8 @@ from osbench_analysis.formatting import tex_escape
 SECTION_FILE = "versions.tex"
 APPENDIX_FILE = "versions_appendix.tex"
 FIGURE_NAME = "versions_history"   # not kernel_history: make kernels writes that one, larger
-#: how many changes the body names (the largest confirmed ones with the default mitigations)
-MAIN_CHANGES = 6
+#: how many changes the body names (the largest confirmed ones with the default mitigations, beyond their spread)
+MAIN_CHANGES = 5
 #: the conditions whose mitigation cost the body quotes: no partner and no idle wait in their count
 SOLO = ("null_syscall", "syscall_mix", "service_direct", "fork_exit")
 #: the kernel both the sweep and the four-designs comparison boot (the same Debian package)
@@ -150,9 +150,15 @@ def main_changes(ch: pd.DataFrame, n: int = MAIN_CHANGES) -> pd.DataFrame:
     if "beyond" in ok:
         ok = ok[ok["beyond"].astype(bool)]
     ok = ok.reindex(ok["percent"].abs().sort_values(ascending=False).index)
-    # the largest of each pair of versions first, so that the history's steps are named before a second of one
-    first = ok.drop_duplicates(["from", "to"])
-    top = pd.concat([first, ok.drop(first.index)]).head(n)
+    # largest first, each pair of versions and each condition once (then the rest), so that the history's
+    # steps and its primitives are named before a second of either
+    pairs, conds, first = set(), set(), []
+    for i, r in ok.iterrows():
+        if (r["from"], r["to"]) not in pairs and r["condition"] not in conds:
+            first.append(i)
+            pairs.add((r["from"], r["to"]))
+            conds.add(r["condition"])
+    top = pd.concat([ok.loc[first], ok.drop(first)]).head(n)
     order = {v: i for i, v in enumerate(versions.version_order())}
     return top.assign(_o=top["from"].map(order)).sort_values(["_o", "percent"], ascending=[True, False]).drop(
         columns="_o")
@@ -179,28 +185,22 @@ def _intro(inp: VersionsInputs) -> str:
     names = [v for v in versions.version_order() if v in set(hist["version"])]
     both = hist.groupby("version")["mitigations"].nunique()
     two_boots = hist[hist["boots"] > 1]
-    confirmed = int((ch["confirmed"] == "yes").sum()) if len(ch) else 0
-    profiled = int((ch["confirmed"] != "").sum()) if len(ch) else 0
+    beyond = int(ch["beyond"].astype(bool).sum()) if "beyond" in ch and len(ch) else len(ch)
     args = " ".join(inp.sweep_args)
-    skipped = (f" Every boot of the sweep skips the kernel's crypto self-tests ({_tt(args)}): from Linux 7.1 on "
-               "they still run in kernel threads when the probes start and would add their instructions to "
-               "every batch." if "cryptomgr.notests=1" in inp.sweep_args else "")
+    skipped = (f", and every boot skips the crypto self-tests ({_tt(args)}), which from 7.1 on run beside the "
+               "probes" if "cryptomgr.notests=1" in inp.sweep_args else "")
     return (
         f"The guest of Section~\\ref{{sec:microkernel}} ran the same probes on {len(names)} Debian kernels, Linux "
-        f"{', '.join(names[:-1])} and {names[-1]}, "
+        f"{names[0]} to {names[-1]}, "
         + ("each with its default mitigations and with \\texttt{mitigations=off}" if (both == 2).all()
            else "with its default mitigations and, where measured, \\texttt{mitigations=off}")
-        + "; only the kernel changes (the same QEMU command line, initramfs and probes)."
-        + skipped
-        + f" Each kernel booted twice: {int(two_boots['exact'].sum())} of the {len(two_boots)} counts "
-        "(condition, kernel and setting) repeated to the instruction. Figure~\\ref{fig:versions} gives each "
-        f"primitive's count relative to {names[0]}, in the manner of LEBench~\\citep{{ren2019lebench}}; "
-        f"Table~\\ref{{tab:versions-changes}} (Appendix~\\ref{{sec:versions-appendix}}) lists the {len(ch)} "
-        "changes of more than 5\\,\\% between consecutive versions, each with the kernel functions whose "
-        "instructions moved most, from a profile of a further boot that attributes every guest instruction to "
-        "a kernel symbol (a QEMU plugin)"
-        + (f"; the profiles confirm {confirmed} of the {profiled} they cover." if profiled else ".")
-        + "\n")
+        + f"; only the kernel changes{skipped}. "
+        + f"{int(two_boots['exact'].sum())} of the {len(two_boots)} counts repeated to the instruction in two boots. "
+        f"Figure~\\ref{{fig:versions}} gives each primitive's count relative to {names[0]}, in the manner of "
+        f"LEBench~\\citep{{ren2019lebench}}. Appendix~\\ref{{sec:versions-appendix}} lists the {len(ch)} changes of "
+        "more than 5\\,\\% between consecutive versions, each with the kernel functions whose instructions moved "
+        "most (a QEMU plugin attributes every guest instruction to a kernel symbol), and how far each count moved "
+        f"between two rounds of the sweep; {beyond} changes exceed that movement.\n")
 
 
 def _spread_paragraph(inp: VersionsInputs) -> str:
@@ -237,7 +237,7 @@ def _changes_paragraph(inp: VersionsInputs) -> str:
     items = [f"{r['from']}$\\to${r['to']}: {_cond(r['condition'])} {_count(r['delta'])} instructions "
              f"({_pct(r['percent'])}), in {_functions_tex(r['functions'], user=inp.user_functions)}"
              for _, r in top.iterrows()]
-    return ("The largest changes with the default mitigations that the profiles confirm: "
+    return ("The largest of them with the default mitigations, confirmed by the profiles: "
             + "; ".join(items) + ".\n")
 
 
@@ -284,6 +284,24 @@ def _hosts_paragraph(inp: VersionsInputs) -> str:
             f"{float(worst['sweep_batch_ms']):g} and {float(worst['other_batch_ms']):g} guest milliseconds long.\n")
 
 
+def _body_tail(inp: VersionsInputs) -> str:
+    """The body's last paragraph: the mitigations beside LEBench and the hosts, in one sentence each."""
+    lo, hi, n = mitigation_range(inp.hist)
+    a = inp.agree[inp.agree["verdict"] != "not measured here"] if len(inp.agree) else inp.agree
+    out = []
+    if n and len(a):
+        step = a["lebench_step_percent"].to_numpy(float)
+        out.append(f"The default mitigations change the system-call paths' counts by {_pct(lo, 1)} to {_pct(hi, 1)}, "
+                   f"where LEBench timed {_pct(float(np.nanmin(step)))} to {_pct(float(np.nanmax(step)))} for the "
+                   "Meltdown and Spectre patches: mostly page-table isolation's switch and flushes, which this "
+                   "AMD-vendor \\texttt{qemu64} guest does not run and a count would not price.")
+    h = inp.hosts
+    if len(h):
+        out.append("The sweep ran on another machine of the reference host's kind; on the kernel both booted the "
+                   f"counts agree within {float(h['percent'].abs().max()):.1f}\\,\\%.")
+    return " ".join(out) + ("\n" if out else "")
+
+
 def figure_tex(inp: VersionsInputs) -> str:
     from osbench_analysis.analysis import versions
 
@@ -302,13 +320,13 @@ def section_tex(inp: VersionsInputs) -> str:
     beside LEBench, and the hosts."""
     # \sloppy: a kernel function's name is one unbreakable word of up to 30 typewriter letters
     return "\n".join([r"\subsection{Linux across its versions}\label{sec:versions}", figure_tex(inp), r"{\sloppy",
-                      _intro(inp), _spread_paragraph(inp), _changes_paragraph(inp), _mitigations_paragraph(inp),
-                      _hosts_paragraph(inp) + r"\par}", ""])
+                      _intro(inp), _changes_paragraph(inp), _body_tail(inp) + r"\par}", ""])
 
 
-def appendix_tex(ch: pd.DataFrame, user: frozenset = frozenset()) -> str:
+def appendix_tex(ch: pd.DataFrame, user: frozenset = frozenset(), inp: VersionsInputs | None = None) -> str:
     """Every change of more than 5 % between consecutive versions, as a long table (`user`: the profiles'
-    user-space names, never printed)."""
+    user-space names, never printed), after the rounds' spread, the mitigations beside LEBench and the
+    hosts (`inp`)."""
     head = (r"\section{Linux across versions: every change}\label{sec:versions-appendix}" "\n"
             "Each change of more than 5\\,\\% between consecutive versions measured (guest instructions per "
             "operation), the kernel functions whose instructions moved most in its direction in the profiled "
@@ -317,6 +335,8 @@ def appendix_tex(ch: pd.DataFrame, user: frozenset = frozenset()) -> str:
             "wait).  Spread: how far the condition's count moved between the sweep's two rounds (the median over "
             "the versions, percent); "
             "$^*$: the change is no larger.\n")
+    if inp is not None:
+        head += "{\\sloppy\n" + _spread_paragraph(inp) + "\n" + _mitigations_paragraph(inp) + "\n" + _hosts_paragraph(inp) + "\\par}\n"
     lines = [head, r"\footnotesize", r"\setlength{\tabcolsep}{2.5pt}",
              r"\begin{longtable}{@{}l l >{\raggedright\arraybackslash}p{2.7cm} r r r r "
              r">{\raggedright\arraybackslash}p{5.2cm} l@{}}",
@@ -360,7 +380,7 @@ def write_section(out_dir, root=None, profiles_dir=None, reference_root=None,
             p.unlink(missing_ok=True)
         return []
     out.mkdir(parents=True, exist_ok=True)
-    texts = [section_tex(inp), appendix_tex(inp.changes, inp.user_functions)]
+    texts = [section_tex(inp), appendix_tex(inp.changes, inp.user_functions, inp)]
     for f, t in zip(files, texts):
         f.write_text(t)
     (out / SYMBOLS_FILE).write_text("".join(f"{n}\n" for n in printed_symbols(texts)))
