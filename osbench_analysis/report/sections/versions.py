@@ -336,7 +336,7 @@ def appendix_tex(ch: pd.DataFrame, user: frozenset = frozenset(), inp: VersionsI
             "the versions, percent); "
             "$^*$: the change is no larger.\n")
     if inp is not None:
-        head += "{\\sloppy\n" + _spread_paragraph(inp) + "\n" + _mitigations_paragraph(inp) + "\n" + _hosts_paragraph(inp) + "\\par}\n"
+        head += "\n{\\sloppy\n" + _spread_paragraph(inp) + "\n" + _mitigations_paragraph(inp) + "\n" + _hosts_paragraph(inp) + "\\par}\n"
     lines = [head, r"\footnotesize", r"\setlength{\tabcolsep}{2.5pt}",
              r"\begin{longtable}{@{}l l >{\raggedright\arraybackslash}p{2.7cm} r r r r "
              r">{\raggedright\arraybackslash}p{5.2cm} l@{}}",
