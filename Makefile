@@ -95,10 +95,12 @@ envs: install
 # quick profile keeps its time: every Linux version of catalog/kernel_versions.py's table fetched (a pinned
 # .deb) and measured with its default mitigations and with mitigations=off (one campaign each, one guest
 # boot at a time, pinned to KERNEL_CPUS), each kernel's instructions profiled by function
-# (data/kernel_profiles/), then the history (paper/generated/kernel_*).  About 65 minutes on a busy 2-CPU VM.
+# (data/kernel_profiles/), then the history (paper/generated/kernel_*).  63 minutes on a busy 2-CPU VM (2026-11-28).
+# MEMORY_EVENTS=warm adds one memory-events campaign per version (default mitigations; about 5 minutes each).
 KERNEL_CPUS ?= 0
+MEMORY_EVENTS ?=
 kernels: install
-	$(PY) -m osbench_analysis.measure.kernel_sweep --cpus $(KERNEL_CPUS)
+	$(PY) -m osbench_analysis.measure.kernel_sweep --cpus $(KERNEL_CPUS) $(if $(MEMORY_EVENTS),--memory-events $(MEMORY_EVENTS))
 	$(PY) -m osbench_analysis.analysis.versions
 
 # What `make all` and `make test` set up, side by side on a fresh machine: the venv's install (uv or pip),

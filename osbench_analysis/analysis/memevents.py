@@ -345,8 +345,9 @@ def from_campaigns(campaigns: list[str], root=None, reference: list[str] | None 
 
 
 def memory_campaigns(root=None) -> list[str]:
-    """The newest campaign of each (guest environment, mode) under root that loaded the memory model."""
-    from osbench_analysis.catalog.guests import GUEST_ENVIRONMENTS
+    """The newest campaign of each (guest environment, mode) under root that loaded the memory model; the
+    kernel-version sweep's are versions.memory_history's, not these (catalog.guests.VERSION_GUESTS)."""
+    from osbench_analysis.catalog.guests import DESIGN_GUESTS as GUEST_ENVIRONMENTS
     from osbench_analysis.store import campaigns as store
     from osbench_analysis.store.records import Manifest
 

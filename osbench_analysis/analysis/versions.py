@@ -51,18 +51,103 @@ def version_order() -> list[str]:
     return [k.name for k in sorted(kernels.KERNELS, key=lambda k: k.sort_key())]
 
 
+def newest_round(cat: pd.DataFrame) -> list[str]:
+    """The newest campaign (not sealed as partial) of each sweep environment in a catalog, oldest version
+    first: the sweep's newest round (a round measured later supersedes an earlier one environment by
+    environment; the earlier campaigns stay stored, raw data is never edited)."""
+    from osbench_analysis.store.campaigns import sealed_partial
+
+    if not len(cat):
+        return []
+    sweep = cat[[parse_environment(e) is not None for e in cat["environment"]]]
+    sweep = sweep[~sealed_partial(sweep)].sort_values(["created_utc", "campaign_id"])
+    # a campaign with the memory model loaded is memevents.memory_campaigns', beside the round, not of it
+    sweep = sweep[[not memory_mode(r) for _, r in sweep.iterrows()]]
+    last = sweep.groupby("environment")["campaign_id"].last()
+    order = {kernels.env_name(k, v): i for i, (k, v) in enumerate(
+        (k, v) for k in sorted(kernels.KERNELS, key=lambda k: k.sort_key()) for v in MITIGATIONS)}
+    return [last[e] for e in sorted(last.index, key=lambda e: order.get(e, len(order)))]
+
+
+def previous_round(cat: pd.DataFrame) -> list[str]:
+    """Per sweep environment, the campaign `newest_round` would have chosen before its newest one (same rules);
+    environments measured once have none.  Two rounds of the same kernels tell how far a count moves when
+    nothing on its path changed (`round_spread`)."""
+    newest = set(newest_round(cat))
+    rest = cat[~cat["campaign_id"].isin(newest)] if len(cat) else cat
+    return newest_round(rest)
+
+
+#: the condition whose agreement between two rounds says a version's boots met nothing else: a round's count
+#: of it that moved by more than this leaves the version out of `round_spread` (7.1 on, the first round: the
+#: crypto self-tests ran beside every batch)
+SPREAD_WITNESS, SPREAD_WITNESS_AGREE = "null_syscall", 0.01
+
+
+def round_spread(hist: pd.DataFrame, earlier: pd.DataFrame) -> pd.DataFrame:
+    """Per condition and mitigation setting: how far its count moved between two rounds of the same kernels
+    (`history` of each), the median (`spread_percent`) and the largest (`max_percent`) |later / earlier - 1|
+    in percent over the versions both measured whose SPREAD_WITNESS agreed within SPREAD_WITNESS_AGREE, and
+    how many versions that is.  A change between
+    versions no larger than its condition's spread is not told apart from a change of the boot's inputs."""
+    cols = ["condition", "mitigations", "spread_percent", "max_percent", "versions"]
+    if hist.empty or earlier.empty:
+        return pd.DataFrame(columns=cols)
+    key = ["condition", "mitigations", "version"]
+    both = hist.set_index(key)["median"].to_frame("later").join(earlier.set_index(key)["median"].rename("earlier"),
+                                                                how="inner").reset_index()
+    both["ratio"] = both["later"] / both["earlier"]
+    witness = both[both["condition"] == SPREAD_WITNESS].set_index(["mitigations", "version"])["ratio"]
+    clean = {k for k, r in witness.items() if abs(r - 1) <= SPREAD_WITNESS_AGREE}
+    both = both[[(m, v) in clean for m, v in zip(both["mitigations"], both["version"])]]
+    if both.empty:
+        return pd.DataFrame(columns=cols)
+    # the median over versions, not the largest: a first-round campaign whose calibration stopped at one
+    # iteration a batch (a one-off cost in its first batch) moves one version by up to 80 % on its own
+    out = both.groupby(["condition", "mitigations"]).agg(
+        spread_percent=("ratio", lambda r: float(100 * (r - 1).abs().median())),
+        max_percent=("ratio", lambda r: float(100 * (r - 1).abs().max())), versions=("version", "nunique"))
+    return out.reset_index()[cols]
+
+
+def spread_of(hist: pd.DataFrame, root: str | Path | None = None) -> pd.DataFrame:
+    """round_spread of `hist` (the newest round under root) against the round before it under root."""
+    from osbench_analysis.store import campaigns as store
+
+    earlier = previous_round(store.catalog(root))
+    return round_spread(hist, history(from_campaigns(root, earlier)) if earlier else pd.DataFrame())
+
+
+def beyond_spread(ch: pd.DataFrame, spread: pd.DataFrame) -> pd.DataFrame:
+    """`changes` with its condition's `spread_percent` and `beyond`: the change larger than that spread (True
+    where no spread is known)."""
+    ch = ch.copy()
+    sp = spread.set_index(["condition", "mitigations"])["spread_percent"] if len(spread) else pd.Series(dtype=float)
+    ch["spread_percent"] = [float(sp.get((c, m), np.nan)) for c, m in zip(ch["condition"], ch["mitigations"])]
+    ch["beyond"] = [not (abs(p) <= s) for p, s in zip(ch["percent"], ch["spread_percent"])]
+    return ch
+
+
+def memory_mode(row: pd.Series) -> str:
+    """A catalog row's memory-events mode ('warm', 'polluted'; '' without the model): its `memory_events`
+    column where the catalog has one, else its manifest's config."""
+    if "memory_events" in row.index:
+        return str(row["memory_events"] or "")
+    path = row.get("path")
+    if not isinstance(path, (str, Path)) or not (Path(path) / "manifest.json").is_file():
+        return ""
+    return str(json.loads((Path(path) / "manifest.json").read_text()).get("config", {}).get("memory_events") or "")
+
+
 def from_campaigns(root: str | Path | None = None, campaigns: list[str] | None = None) -> pd.DataFrame:
-    """The boots (microkernel.boot_counts) of the newest campaign of each sweep environment under root
-    (or of `campaigns`), with the condition's variant."""
+    """The boots (microkernel.boot_counts) of the sweep's newest round under root (`newest_round`; or of
+    `campaigns`), with the condition's variant."""
     from osbench_analysis.store import campaigns as store
     from osbench_analysis.store import values_cache
 
     cat = store.catalog(root)
     if campaigns is None:
-        if not len(cat):
-            return pd.DataFrame(columns=[*BOOT_KEYS, "variant"])
-        sweep = cat[[parse_environment(e) is not None for e in cat["environment"]]]
-        campaigns = list(sweep.sort_values("created_utc").groupby("environment").tail(1)["campaign_id"])
+        campaigns = newest_round(cat)
     parts = [values_cache.derived(_boots_with_variant, c, root, strict=False) for c in campaigns]
     parts = [p for p in parts if p is not None and len(p)]
     if not parts:
@@ -105,6 +190,71 @@ def history(boots: pd.DataFrame) -> pd.DataFrame:
     first = hist.groupby(["condition", "mitigations"])["median"].transform("first")
     hist["relative"] = hist["median"] / first
     return hist
+
+
+#: the memory model's events the history shows per version (analysis/memevents.py: per operation)
+MEMORY_EVENTS = ("mem_insns", "l1i_misses", "l1d_misses", "l2_misses", "itlb_misses", "dtlb_misses", "stlb_misses")
+
+
+def memory_history(root: str | Path | None = None, campaigns: list[str] | None = None) -> pd.DataFrame:
+    """Per sweep environment, mode and condition: the memory model's events per operation (memevents.per_op of
+    the newest memory-events campaign of each sweep environment and mode under root, `osbench run
+    --memory-events`), with the version, the mitigation setting and each event relative to the oldest version
+    measured in the same mode and setting; empty without such campaigns."""
+    from osbench_analysis.analysis import memevents
+
+    cols = ["version", "mitigations", "mode", "condition", "probe", "params_json", "environment", "boots", "exact",
+            *MEMORY_EVENTS]
+    if campaigns is None:
+        from osbench_analysis.store import campaigns as store
+
+        campaigns = sweep_memory_campaigns(store.catalog(root))
+    if not campaigns:
+        return pd.DataFrame(columns=cols)
+    tab = memevents.from_campaigns(campaigns, root)["per_op"]
+    return memory_rows(tab)
+
+
+def sweep_memory_campaigns(cat: pd.DataFrame) -> list[str]:
+    """The newest memory-events campaign of each sweep environment and mode in a catalog (memory_mode)."""
+    if not len(cat):
+        return []
+    sweep = cat[[parse_environment(e) is not None for e in cat["environment"]]].sort_values(
+        ["created_utc", "campaign_id"])
+    newest: dict[tuple[str, str], str] = {}
+    for _, r in sweep.iterrows():
+        mode = memory_mode(r)
+        if mode:
+            newest[(r["environment"], mode)] = r["campaign_id"]
+    return list(newest.values())
+
+
+def memory_rows(tab: pd.DataFrame) -> pd.DataFrame:
+    """memevents.per_op's rows of the sweep's environments, oldest version first, with the version, the
+    mitigation setting, the condition's label and every event relative to the oldest version (`<event>_rel`)."""
+    cols = ["version", "mitigations", "mode", "condition", "probe", "params_json", "environment", "boots", "exact",
+            *MEMORY_EVENTS]
+    rows = []
+    for _, r in tab.iterrows():
+        parsed = parse_environment(r["environment"])
+        if parsed is None:
+            continue
+        params = json.loads(r["params_json"]) if isinstance(r["params_json"], str) else {}
+        variant = f"bytes={params['bytes']}" if params.get("bytes") else ""
+        rows.append({"version": parsed[0], "mitigations": parsed[1], "mode": r["mode"],
+                     "condition": _label(r["probe"], variant), "probe": r["probe"], "params_json": r["params_json"],
+                     "environment": r["environment"], "boots": r["boots"], "exact": r["exact"],
+                     **{e: float(r[e]) for e in MEMORY_EVENTS if e in r}})
+    out = pd.DataFrame(rows, columns=cols)
+    if out.empty:
+        return out
+    order = {v: i for i, v in enumerate(version_order())}
+    out = out.assign(_o=out["version"].map(order)).sort_values(["mode", "mitigations", "condition", "_o"]).drop(
+        columns="_o").reset_index(drop=True)
+    for e in MEMORY_EVENTS:
+        first = out.groupby(["mode", "mitigations", "condition"])[e].transform("first")
+        out[f"{e}_rel"] = out[e] / first.where(first > 0)
+    return out
 
 
 def executed_history(prof: pd.DataFrame, hist: pd.DataFrame) -> pd.DataFrame:
@@ -228,6 +378,8 @@ def sentences(ch: pd.DataFrame) -> list[str]:
             s += f", in {r['functions']}"
         if r.get("confirmed") == "no":
             s += f" [not in the profiled boots: {r['profiled_delta']:+,.0f} there]"
+        if r.get("beyond") is False:
+            s += f" [within the condition's between-round spread, {r['spread_percent']:.1f} %]"
         out.append(s)
     return out
 
@@ -241,13 +393,14 @@ def mitigation_cost(hist: pd.DataFrame) -> pd.DataFrame:
 def table_markdown(ch: pd.DataFrame) -> str:
     """The changes as a Markdown table (analysis output beside the figure)."""
     cols = ["from", "to", "mitigations", "condition", "before", "after", "delta", "percent", "functions",
-            "profiled_delta", "confirmed"]
+            "profiled_delta", "confirmed", "round spread %"]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for _, r in ch.iterrows():
         cells = [str(r["from"]), str(r["to"]), r["mitigations"], r["condition"], f"{r['before']:,.0f}",
                  f"{r['after']:,.0f}", f"{r['delta']:+,.0f}", f"{r['percent']:+.1f}", str(r.get("functions", "") or ""),
                  f"{r['profiled_delta']:+,.0f}" if np.isfinite(r.get("profiled_delta", np.nan)) else "",
-                 str(r.get("confirmed", ""))]
+                 str(r.get("confirmed", "")),
+                 f"{r['spread_percent']:.1f}" if np.isfinite(r.get("spread_percent", np.nan)) else ""]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -264,7 +417,7 @@ def write(out_dir: str | Path, root: str | Path | None = None, profiles_dir: str
         return []
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    ch = explain(changes(hist), profiles(profiles_dir))
+    ch = beyond_spread(explain(changes(hist), profiles(profiles_dir)), spread_of(hist, root))
     written = []
     executed = executed_history(profiles(profiles_dir), hist)
     for name, h in (("kernel_history", hist), ("kernel_history_executed", executed)):
@@ -295,7 +448,8 @@ def main(argv: list[str] | None = None) -> int:
     if not written:
         print("no kernel-version sweep campaign: make kernels")
         return 1
-    for line in sentences(explain(changes(history(from_campaigns(args.root))), profiles())):
+    hist = history(from_campaigns(args.root))
+    for line in sentences(beyond_spread(explain(changes(hist), profiles()), spread_of(hist, args.root))):
         print(line)
     print(f"wrote {', '.join(p.name for p in written)} to {args.out}")
     return 0

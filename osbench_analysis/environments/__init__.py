@@ -12,6 +12,7 @@ from osbench_analysis.environments.base import (ARCH_CLASSES, PLACEMENTS, Availa
 from osbench_analysis.environments.fuse import Fuse
 from osbench_analysis.environments.gvisor import GVisor
 from osbench_analysis.environments.kernels import KERNELS, env_name as kernel_env_name
+from osbench_analysis.catalog.kernel_versions import SWEEP_ARGS
 from osbench_analysis.environments.linux_tcg import LinuxTCG
 from osbench_analysis.environments.mach import Mach
 from osbench_analysis.environments.native import Native
@@ -40,9 +41,9 @@ REGISTRY.register(LinuxTCG("linux-tcg-pti", cpu="qemu64,vendor=GenuineIntel", me
 # the kernel-version sweep (issue 39): each version of kernels.KERNELS with its default mitigations and without,
 # measured only when named (make kernels), never by --environment all
 for _k in KERNELS:
-    REGISTRY.register(LinuxTCG(kernel_env_name(_k), pinned=_k, description=(
+    REGISTRY.register(LinuxTCG(kernel_env_name(_k), extra_args=SWEEP_ARGS, pinned=_k, description=(
         f"linux-tcg with Debian's Linux {_k.release} ({_k.package} {_k.version}), default mitigations")))
-    REGISTRY.register(LinuxTCG(kernel_env_name(_k, "-nomitig"), extra_args=("mitigations=off",), pinned=_k,
+    REGISTRY.register(LinuxTCG(kernel_env_name(_k, "-nomitig"), extra_args=("mitigations=off", *SWEEP_ARGS), pinned=_k,
                                description=f"linux-tcg with Debian's Linux {_k.release}, mitigations=off"))
 # seL4 (a modern microkernel, with and without its IPC fastpath) and Linux as Xen's PV dom0, on the same CPU
 REGISTRY.register(SeL4("sel4", fastpath=True))

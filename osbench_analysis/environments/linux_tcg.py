@@ -143,6 +143,7 @@ class LinuxTCG(GuestEnvironment):
                 **({"kernel_version": self.pinned.name, "kernel_release": self.pinned.release,
                     "kernel_suite": self.pinned.suite or "(host)"} if self.pinned is not None else {}),
                 "kernel_config": "Debian SMP PREEMPT_DYNAMIC kernel on one vCPU"
-                                 + (f", {' '.join(self.extra_args)}" if self.extra_args else ", default mitigations")
+                                 + ("" if "mitigations=off" in self.extra_args else ", default mitigations")
+                                 + "".join(f", {a}" for a in self.extra_args)
                                  + (f", -cpu {self.cpu}: page-table isolation (KPTI) checked in every boot"
                                     if self.meltdown == PTI else "")}

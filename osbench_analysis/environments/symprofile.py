@@ -168,10 +168,11 @@ def cleanest(measured: list[dict]) -> list[dict]:
 
 
 def profile(env_name: str, conditions: list[tuple[str, dict, int]], cpus: set[int] | None = None,
-            timeout_s: float = 1800.0, keep: Path | None = None):
+            timeout_s: float = 1800.0, keep: Path | None = None, kallsyms: Path | None = None):
     """One profiled boot of `env_name` running each (probe, params, iterations) once with a fixed batch;
     a DataFrame (COLUMNS) and the boot's facts.  `keep`: a folder for the raw files (serial, symbols,
-    windows)."""
+    windows).  `kallsyms`: the symbols a profiled boot of the same kernel wrote (nokaslr: the same
+    addresses); the boot then runs the ordinary init alone, its jobs as early as a campaign's."""
     import pandas as pd
 
     from osbench_analysis import environments
@@ -193,12 +194,15 @@ def profile(env_name: str, conditions: list[tuple[str, dict, int]], cpus: set[in
         media = env.boot_media(requests, folder)
         initrd = Path(media[media.index("-initrd") + 1])
         base = initrd.read_bytes()
-        # PID 1 names the kernel's functions first, then execs the ordinary init (later archives win)
-        overlay = qemu.newc([("init", 0o100755, KALLSYMS_INIT.read_bytes()),
-                             ("osb-guest-init", 0o100755, GUEST_INIT.read_bytes())])
-        initrd.write_bytes(base + b"\0" * (-len(base) % 512) + overlay)
+        if kallsyms is None:
+            # PID 1 names the kernel's functions first, then execs the ordinary init (later archives win)
+            overlay = qemu.newc([("init", 0o100755, KALLSYMS_INIT.read_bytes()),
+                                 ("osb-guest-init", 0o100755, GUEST_INIT.read_bytes())])
+            initrd.write_bytes(base + b"\0" * (-len(base) % 512) + overlay)
+        else:
+            (folder / "kallsyms.txt").write_bytes(Path(kallsyms).read_bytes())
         argv = qemu.qemu_argv(media, cpus) + [
-            "-debugcon", f"file:{folder / 'kallsyms.txt'}",
+            *(["-debugcon", f"file:{folder / 'kallsyms.txt'}"] if kallsyms is None else []),
             "-plugin", f"{PLUGIN},start={start:#x},end={end:#x},out={folder / 'windows.txt'}"]
         b = qemu.boot(argv, timeout_s, log=folder / "serial.log")
         if keep is not None:

@@ -416,7 +416,7 @@ def memory_events(root: str | Path | None = None, campaigns: list[str] | None = 
 
 def across_versions(probe: str, root: str | Path | None = None, *, variant: str | None = None) -> pd.DataFrame:
     """How did `probe`'s cost change across Linux versions?  One row per version of the kernel-version
-    sweep (`make kernels`; the newest campaign of each linux-tcg-<version>[-nomitig] under root): its
+    sweep (`make kernels`; its newest round under root, analysis.versions.newest_round): its
     count with the default mitigations and with mitigations=off (guest instructions per operation, the
     median over boots; `exact`: every boot the same), each relative to the oldest version, and the change
     from the version before when it exceeds 5 %, with the kernel functions that moved most

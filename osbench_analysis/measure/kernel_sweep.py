@@ -9,7 +9,10 @@ profiles, one step after the other, one guest boot at a time.
    fixed batch of about `PROFILE_WINDOW` instructions (from its campaign's count), saved under
    data/kernel_profiles/.
 
-    python -m osbench_analysis.measure.kernel_sweep [--versions 5.10,7.3] [--cpus 0] [--skip fetch,measure]"""
+4. memory (with --memory-events MODE): one memory-events campaign per version, default mitigations.
+
+    python -m osbench_analysis.measure.kernel_sweep [--versions 5.10,7.3] [--cpus 0] [--skip fetch,measure]
+                                                    [--memory-events warm]"""
 from __future__ import annotations
 
 import argparse
@@ -23,7 +26,7 @@ from pathlib import Path
 from osbench_analysis.environments import kernels, linux_tcg
 from osbench_analysis.paths import CAMPAIGNS_DIR, REPO_ROOT
 
-STEPS = ("fetch", "measure", "profile")
+STEPS = ("fetch", "measure", "profile", "memory")
 GUEST_BOOTS = 2
 MIN_BATCH_MS = 2
 BATCHES = 3
@@ -40,6 +43,14 @@ def run_argv(env: str, cpus: str) -> list[str]:
             str(GUEST_BOOTS), "--placements", "same_cpu", "--min-batch-ms", str(MIN_BATCH_MS), "--batches",
             str(BATCHES), "--warmup", str(WARMUP), "--no-progress", "--wait", "--note", "kernel-version sweep (issue 39)",
             *(["--cpus", cpus] if cpus else [])]
+
+
+def memory_argv(env: str, mode: str, cpus: str) -> list[str]:
+    """One memory-events campaign (`osbench run --memory-events MODE`) of a sweep environment, the campaigns'
+    batches: beside the round (analysis.versions.newest_round leaves it out), read by versions.memory_history."""
+    argv = run_argv(env, cpus)
+    argv[argv.index("--note") + 1] = "kernel-version sweep, memory events (issue 39)"
+    return [*argv, "--memory-events", mode]
 
 
 def conditions_from_campaign(env: str, root: Path = CAMPAIGNS_DIR) -> list[tuple[str, dict, int]]:
@@ -66,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cpus", default=os.environ.get("KERNEL_CPUS", ""),
                     help="the CPU(s) the guests are pinned to (one: one boot at a time)")
     ap.add_argument("--skip", default="", help=f"steps to skip, of {','.join(STEPS)}")
+    ap.add_argument("--memory-events", default="", choices=("", "warm", "polluted"),
+                    help="also one memory-events campaign per version, default mitigations (about 3x a campaign)")
     args = ap.parse_args(argv)
     names = [n for n in args.versions.split(",") if n] or None
     skip = {s for s in args.skip.split(",") if s}
@@ -102,6 +115,13 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             print(f"{env}: profile {symprofile.save(prof, facts, PROFILES_DIR)}", flush=True)
         times["profile"] = time.monotonic() - t
+    if args.memory_events and "memory" not in skip:
+        t = time.monotonic()
+        for env in [e for e in ready if not e.endswith("-nomitig")]:
+            r = subprocess.run(memory_argv(env, args.memory_events, args.cpus), cwd=REPO_ROOT)
+            if r.returncode != 0:
+                print(f"{env}: the memory-events campaign failed (status {r.returncode})", flush=True)
+        times["memory"] = time.monotonic() - t
     print("kernel sweep: " + ", ".join(f"{k} {v:.0f} s" for k, v in times.items())
           + f", {time.monotonic() - t0:.0f} s in all", flush=True)
     return 0

@@ -238,6 +238,9 @@ def write_generated(result, out_dir: str | Path | None = None, campaigns_root: s
     from osbench_analysis.report.sections import kernels as kernels_section
 
     written += kernels_section.write_section(*four, out)
+    from osbench_analysis.report.sections import versions as versions_section
+
+    written += versions_section.write_section(out, root=campaigns_root)   # Linux across its versions
     from osbench_analysis.report.sections import machines
 
     written += machines.write_section(result, out, root=campaigns_root)
@@ -258,7 +261,10 @@ def other_campaigns(result, root=None) -> dict:
     p = getattr(result, "pooling", None)
     pooled = {c for ids in (p.campaigns.values() if p is not None else []) for c in ids}
     out = {cid: (every[cid], "pooled") for cid in pooled if cid in every}
-    out.update({cid: (mf, "guest") for cid, mf in every.items() if mf.environment in microkernel.GUEST_ENVIRONMENTS})
+    from osbench_analysis.analysis.versions import parse_environment
+
+    out.update({cid: (mf, "versions" if parse_environment(mf.environment) else "guest") for cid, mf in every.items()
+                if mf.environment in microkernel.GUEST_ENVIRONMENTS})
     out.update({cid: (mf, "sweeps") for cid, mf in (getattr(result, "sweep_manifests", None) or {}).items()})
     return out
 

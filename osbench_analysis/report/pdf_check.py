@@ -108,6 +108,17 @@ API_NAMES = frozenset({"posix_spawn", "clock_gettime", "mach_task_self", "vm_all
                        "epoll_pwait", "epoll_wait", "timer_settime", "clock_nanosleep", "rt_sigprocmask",
                        "rt_sigtimedwait", "process_vm_writev", "set_robust_list", "set_tid_address",
                        "arch_prctl", "close_range", "sched_getaffinity"})
+#: the generated file naming the measured Linux kernels' functions the paper prints (report/sections/versions.py):
+#: real interfaces like API_NAMES, allowed beside them in the paper that generated them
+KERNEL_SYMBOLS_FILE = "kernel_symbols.txt"
+
+
+def allowed_names(generated_dir: str | Path | None = None) -> frozenset:
+    """API_NAMES and the kernel functions `generated_dir`/KERNEL_SYMBOLS_FILE lists (one a line)."""
+    f = Path(generated_dir) / KERNEL_SYMBOLS_FILE if generated_dir is not None else None
+    return API_NAMES | frozenset(f.read_text().split() if f is not None and f.is_file() else ())
+
+
 _CAMPAIGN_ID = re.compile(r"\b\d{8}T\d{6}Z\b")
 _SNAKE = re.compile(r"(?<![\w/.-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 _PATH = re.compile(r"(?<![\w/])(?:benchmarks|data|osbench_analysis|probes|tests|notebooks|paper|build)/[\w./-]*"
@@ -137,7 +148,7 @@ def _identifier_patterns() -> list[tuple[str, re.Pattern]]:
             ("file path", _PATH), ("host key", _HOST_KEY), ("snake_case identifier", _SNAKE)]
 
 
-def identifiers(lines: list[Line], where: str = "") -> list[str]:
+def identifiers(lines: list[Line], where: str = "", allowed: frozenset = API_NAMES) -> list[str]:
     """Every identifier a reader would meet, one line each: 'p. 7 line 12: environment or design key
     'fuse-nocache' in "... fuse-nocache ..."' (``where`` names a figure file instead of the page)."""
     out = []
@@ -147,7 +158,7 @@ def identifiers(lines: list[Line], where: str = "") -> list[str]:
         for kind, pat in patterns:
             for m in pat.finditer(ln.text):
                 word = m.group(0)
-                if kind == "snake_case identifier" and word in API_NAMES:
+                if kind == "snake_case identifier" and word in allowed:
                     continue
                 # an interface's name whose escaped underscores pdftotext reads as spaces ('mach task self')
                 if kind.startswith("environment") and _api_name_at(ln.text, m.start()):
@@ -184,7 +195,7 @@ def tex_identifiers(generated_dir: str | Path, paper_tex: str | Path | None = No
     """snake_case names in the generated TeX the paper \\inputs (all of generated/ without ``paper_tex``),
     outside comments and the reproduction appendix, by file and line:
     'generated/microkernel_table.tex line 5: snake_case identifier 'mach_null_trap''."""
-    out = []
+    out, allowed = [], allowed_names(generated_dir)
     files = (included_tex(paper_tex, generated_dir) if paper_tex and Path(paper_tex).is_file()
              else sorted(Path(generated_dir).glob("*.tex")))
     for f in files:
@@ -195,7 +206,7 @@ def tex_identifiers(generated_dir: str | Path, paper_tex: str | Path | None = No
             line = re.sub(r"\\(?:label|ref|input|includegraphics|cite[tp]?|IfFileExists)(?:\[[^\]]*\])?\{[^}]*\}", "", line)
             for m in _TEX_SNAKE.finditer(line):
                 word = m.group(0).replace("\\_", "_")
-                if word not in API_NAMES:
+                if word not in allowed:
                     out.append(f"{f.parent.name}/{f.name} line {i}: snake_case identifier {word!r}")
     return out
 
@@ -355,7 +366,8 @@ def check_paper(pdf: str | Path, figures_dir: str | Path | None = None, render_d
         if hits:
             result.problems.append(f"the word {word!r} appears {len(hits)} times; cite the studies by authors and titles")
     lines = page_lines(text)
-    result.problems += [f"identifier a reader meets, {p}" for p in identifiers(reader_lines(lines))]
+    allowed = allowed_names(figures_dir if figures_dir is not None else pdf.parent / "generated")
+    result.problems += [f"identifier a reader meets, {p}" for p in identifiers(reader_lines(lines), allowed=allowed)]
     result.problems += [f"text past the page, {p}" for p in past_text_block(_run(["pdftotext", "-bbox", str(pdf), "-"]))]
     log, aux = pdf.with_suffix(".log"), pdf.with_suffix(".aux")
     if log.is_file():

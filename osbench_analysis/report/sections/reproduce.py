@@ -8,7 +8,8 @@ from osbench_analysis.formatting import tex_escape
 #: What a campaign read beside the analysis' own is used for (the campaigns table's marks).
 _USE_WORDS = {"pooled": "an earlier campaign pooled with the analysis' own",
               "guest": "a campaign of the microkernel comparison (Section~\\ref{sec:microkernel})",
-              "sweeps": "a campaign measured for the scalability sweeps alone (Appendix~\\ref{sec:scalability})"}
+              "sweeps": "a campaign measured for the scalability sweeps alone (Appendix~\\ref{sec:scalability})",
+              "versions": "a campaign of Linux across its versions (Section~\\ref{sec:versions})"}
 
 
 def reproduce_tex(result, other_campaigns: dict | None = None) -> str:
@@ -22,7 +23,9 @@ def reproduce_tex(result, other_campaigns: dict | None = None) -> str:
         sums = "; ".join(f"{name} {v.get('sha256', '')[:16]}" for name, v in sorted(mf.files.items()))
         git = mf.host.get("git", {}) or {}
         commit = (git.get("commit") or "")[:10] + ("+dirty" if git.get("dirty") else "")
-        rows.append(f"\\texttt{{{tex_escape(cid)}}} & {tex_escape(mf.environment)}"
+        # a long id (linux-tcg-5.10-nomitig's) may break after a hyphen rather than run into the next column
+        breakable = tex_escape(cid).replace("-", "-\\allowbreak{}")
+        rows.append(f"\\texttt{{{breakable}}} & {tex_escape(mf.environment)}"
                     + (f" ({tex_escape(use)})" if use else "") + f" & {tex_escape(commit)} & "
                     f"\\texttt{{{tex_escape(sums)}}} \\\\")
     caption = ("The sealed campaigns this paper is computed from"
