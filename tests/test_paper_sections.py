@@ -81,8 +81,11 @@ def test_central_figure_groups_rows_by_family_and_distinguishes_measured_from_pu
     assert headers == sorted(headers, key=families.family_rank)
     assert labels.index("Kernel entry") < labels.index("syscall") < labels.index("Processes") < labels.index("fork exit")
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert any(t.startswith("measured here: gVisor") for t in legend)
-    assert any("published, other hardware" in t and "xnu" in t for t in legend)
+    assert "gVisor" in legend and "User-mode Linux" in legend            # the tables' names of the environments
+    assert any(t.startswith("published: hybrid") and "xnu" in t for t in legend)
+    named = plots_architectures.plot_architectures(measured.assign(probe=["fork_exit", "null_syscall", "null_syscall"]),
+                                                   published)
+    assert "null system call" in [t.get_text() for t in named.axes[0].get_yticklabels()]   # the tables' row names
     # only primitives measured here are rows: the published-only ones are left to the appendix tables
     assert "thread create" not in labels and "compile" not in labels
     # measured: one colour per environment; published: hollow

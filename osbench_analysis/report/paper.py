@@ -377,7 +377,8 @@ def paper_macros(result) -> dict[str, str]:
 
 
 #: What paper.tex \\inputs; the PDF is not built without them.
-REQUIRED_GENERATED = ("macros.tex", "methods.tex", "abstract.tex", "background_studies.tex", "results.tex",
+REQUIRED_GENERATED = ("macros.tex", "methods.tex", "abstract.tex", "background_studies.tex", "background_sentence.tex",
+                      "setup_detail.tex", "results.tex",
                       "architectures.tex", "architectures_figure.tex", "environments.tex", "reproduce.tex", "validation.tex",
                       "reference_section.tex", "scalability.tex", "conclusion.tex", "published_ipc_table.tex")
 

@@ -247,11 +247,10 @@ def merge_sentences(cross, letters: dict) -> str:
     out = []
     for m, n in getattr(cross, "merges", []):
         if m.into in letters:
-            out.append(f" {n} of the campaigns of {letters[m.into]} are "
-                       + tex_escape("from manifests older than the recorded identity facts: every fact they record ("
+            out.append(f" {n} of the campaigns of {letters[m.into]} come from older manifests "
+                       + tex_escape("without " + ", ".join(m.lacked) + "; every fact they record ("
                                     + ", ".join(COMPARED_FACTS[k] for k in m.facts) + ") agrees with that machine's, "
-                                    "so they count as it; " + ", ".join(m.lacked)
-                                    + " they do not record, so could not be compared."))
+                                    "so they count as it."))
     return "".join(out)
 
 
