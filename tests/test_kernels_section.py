@@ -81,7 +81,7 @@ def test_the_section_states_versions_age_unit_limits_and_determinism_in_a_reader
     assert "Linux 6.1.192" in text and "Xen 4.17.7" in text and "GNU Mach 1.8+git20250702" in text
     assert "QEMU 7.2.22" in text and "TLB and cache misses count nothing" in text and section.PLUGIN_CHECK in text
     # boot to boot: the body in one sentence, each kernel's conditions and boots in the appendix
-    assert "every boot of" in text and "Linux on Xen's boots' medians lie within" in text
+    assert "Every boot of" in text and "Linux on Xen's boots' medians lie within" in text
     assert "Linux on Xen: 1 of 2 conditions exact" in appendix and "seL4: identical counts in every boot" in appendix
     assert "fastpath makes its round trip 3.64 times shorter" in text
     for ident in ("xen-linux", "linux-tcg", "sel4_call_space", "pipe_pingpong", "mach_rpc_task"):
