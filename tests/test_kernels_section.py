@@ -2,6 +2,7 @@
 appendix set beside ours: every number from the matched table, the manifests' facts or data/reference,
 printable names only, the published figures in their own unit, the published pairings fixed."""
 import json
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -167,3 +168,12 @@ def test_cited_results_carry_units_and_say_whose_attribution_it_is():
     src = paper_published._cited_source(aim)
     assert "attributed by us" in src and "haertig1997l4linux" in src and "citing" not in src
     assert "[" not in "".join(cited["cited_note"])               # no reference numbers internal to a study
+
+
+def test_the_background_names_the_studies_in_one_cited_sentence_and_points_to_their_list():
+    inp = SimpleNamespace(sources=reference.load_sources())
+    text = background_section.background_sentence_tex(inp)
+    keys = [src.get("bibkey") or sid for sid, src in inp.sources.items()]
+    assert text.startswith(f"Our comparisons start from {background_section._COUNT_WORDS[len(keys)]} published studies")
+    assert "\\citep{" + ",".join(keys) + "}" in text and "\\ref{sec:studies}" in text
+    assert background_section.background_sentence_tex(SimpleNamespace(sources={})) == ""

@@ -289,11 +289,9 @@ def section_tex(tab: pd.DataFrame, det: pd.DataFrame, ipc: pd.DataFrame, publish
         r"\caption{Matched primitives of four kernel designs on one emulated CPU: " + UNIT + r", median over "
         r"boots, exact when every boot counted the same, else with the range of the boots' medians, or $^*$ "
         r"when they differ past the digits shown; $^a$: an analog, doing other work than the row's; "
-        r"\emph{none}: no counterpart on that kernel. A count of instructions, not a time.}",
+        r"\emph{none}: no counterpart on that kernel. A count of instructions, not a time; "
+        r"Figure~\ref{fig:kernels-matched} (Appendix~\ref{sec:published-microkernel}) draws it on one logarithmic axis.}",
         r"\label{tab:kernels-matched}", r"\end{table}",
-        "",
-        "Figure~\\ref{fig:kernels-matched} (Appendix~\\ref{sec:published-microkernel}) draws the table on one "
-        "logarithmic axis of instructions.",
         "",
         "Instructions are not time. A CR3 write (an address-space switch), a \\texttt{syscall} and a locked "
         "instruction each count one, and TLB and cache misses count nothing, which flatters whatever switches "

@@ -28,9 +28,8 @@ def service_tex(inp: SectionInputs, reference_root=None) -> str:
                 f"{sig3(minix['slowdown_factor'].min())}--{sig3(minix['slowdown_factor'].max())} times as long as on "
                 f"Linux on the same PC~\\citep{{{minix['bibkey'].iloc[0]}}}")
         if rng is not None:
-            text += (f", one \\texttt{{getppid}} through a server here {sig3(rng[0]['ratio'])}--{sig3(rng[1]['ratio'])} "
-                     "times as long as the call. The two are not one quantity (a loop of several system calls on the "
-                     "hardware of its study against one call through one server), so neither bounds the other")
+            text += (", a loop of several system calls on the hardware of its study, not one call through one server "
+                     "as here: neither factor bounds the other")
         out.append(text + ".")
     ipc = load_published_ipc(reference_root)
     if len(ipc):
