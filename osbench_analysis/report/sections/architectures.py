@@ -18,9 +18,9 @@ def architectures_figure_tex(inp: SectionInputs) -> str:
                       r"\includegraphics[width=\linewidth,height=0.6\textheight,keepaspectratio]{generated/architectures}",
                       f"\\caption{{Each primitive's time in each kernel environment over {tex_escape(base)} Linux on the same "
                       f"host (filled markers, measured here: the ratio of the {ESTIMAND_PLURAL} with its "
-                      f"{lvl} interval, both parties on one CPU), beside the factors the published studies report between "
-                      "hybrid or microkernel systems and monolithic ones on their own hardware (hollow grey markers, no "
-                      "intervals published). Rows grouped by family, named as in Table~\\ref{tab:factors}."
+                      f"{lvl} interval, both parties on one CPU), beside the published factors between hybrid or "
+                      "microkernel systems and monolithic ones on their own hardware (hollow grey markers, no intervals). "
+                      "Rows named as in Table~\\ref{tab:factors}."
                       + (" A published factor marked $^\\dagger$ in Table~\\ref{tab:factors} is put down by its study "
                          "to a feature one system lacks, not to its design." if _any_caveat(inp) else "") + "}",
                       r"\label{fig:architectures}", r"\end{figure}", ""])

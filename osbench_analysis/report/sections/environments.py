@@ -48,11 +48,9 @@ def environments_tex(result) -> str:
     # names and kernel releases never break; the folder and the version wrap in their own widths
     table = _table("lll>{\\raggedright\\arraybackslash}p{0.2\\linewidth}>{\\raggedright\\arraybackslash}p{0.21\\linewidth}"
                    + ("l" if several_hosts else ""), head, rows,
-                   "Kernel environments measured (facts recorded inside each environment by the worker; the "
-                   "folder column names the file system of the file probes' folder, and for a sandbox measured "
-                   "on two, which is the host-backed volume and which the guest kernel's own tmpfs)"
-                   + ("" if several_hosts else f" on host {tex_escape(result.manifests[result.primary_ids[0]].host_identity.label.replace(' · ', ', '))}")
-                   + ".", "tab:environments", size=r"\scriptsize")
+                   "Kernel environments measured, as the worker recorded them inside each (folder: the file system "
+                   "of the file probes' folder; for a sandbox measured on two, the host-backed volume and the guest "
+                   "kernel's own tmpfs).", "tab:environments", size=r"\scriptsize")
     hosted = [(env, k) for env, k in kernels.items() if k[2] == "hosted-kernel" and k[0] and k[0] != k[1]]
     text = ""
     if _mounts(result):

@@ -277,9 +277,8 @@ def section_tex(tab: pd.DataFrame, det: pd.DataFrame, ipc: pd.DataFrame, publish
         "instructions it retires, kernel and user: Linux (monolithic), Linux as the paravirtualised first domain "
         "of Xen (an operating-system personality on a small kernel: every system call enters Xen first), GNU Mach "
         "(a first-generation microkernel) and seL4 (an L4-family microkernel, with and without its IPC fastpath). "
-        "Table~\\ref{tab:kernels-matched} sets their matched primitives side by side: each cell is what that "
-        "kernel does for the row, an analog is marked as one, and a kernel without a counterpart has an empty cell "
-        "(seL4 has no processes, files or pipes; a Mach message to oneself is set beside nothing). "
+        "Table~\\ref{tab:kernels-matched} sets their matched primitives side by side (seL4 has no processes, "
+        "files or pipes). "
         + versions_tex(facts),
         "",
         findings_tex(tab),

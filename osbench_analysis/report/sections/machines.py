@@ -300,19 +300,18 @@ def section_tex(cross, this: str, repro: pd.DataFrame, idents: dict | None = Non
         return "\n".join(out) + "\n"
     letters = host_letters(cross, this)
     n = len(cross.hosts)
+    # three paragraphs: which machines; what is compared across them (like with like) and what that shows; what
+    # their records say differs, and the one unit that does not depend on the machine
     out.append(f"The campaigns the paper reads come from {n} machine kind{'s' if n != 1 else ''} of one "
                "virtual-machine image (campaigns whose every recorded fact of the machine agrees count as one): "
-               f"{hosts_key(cross, this)}." + merge_sentences(cross, letters) + " "
-               + _software_sentence(cross, letters))
-    d = differences_sentence(cross, this, idents or {})
-    if d:
-        out.append(d)
+               f"{hosts_key(cross, this)}." + merge_sentences(cross, letters))
+    compared = [_software_sentence(cross, letters)]
     c = cross.table("crossing_costs")
     if len(c):
         c = c[c["placement"] == "same_cpu"]
     if not len(c):
-        out.append("No environment was measured on two machines with the same probe code and configuration, so "
-                   "this paper compares no timed value across machines; each machine's values belong to it.")
+        compared.append("No environment was measured on two machines with the same probe code and configuration, "
+                        "so this paper compares no timed value across machines; each machine's values belong to it.")
     else:
         differ = c[~c["holds_on_every_host"]]
         s = (f"The cost of one crossing (Table~\\ref{{tab:hosts-crossing}}"
@@ -322,7 +321,7 @@ def section_tex(cross, this: str, repro: pd.DataFrame, idents: dict | None = Non
             w = differ.loc[differ["spread"].idxmax()]
             s += (f", by up to {w['spread']:.2f} times from the cheapest machine to the dearest "
                   f"({_env(w['environment'])}, {print_name(w['probe'])})")
-        out.append(s + ".")
+        compared.append(s + ".")
     rs = ratio_summary(cross)
     if rs:
         w = rs["worst"]
@@ -331,10 +330,11 @@ def section_tex(cross, this: str, repro: pd.DataFrame, idents: dict | None = Non
              f"by {rs['median_spread']:.2f} times in the median ratio")
         if w is not None:
             s += (f" and by {w['spread']:.2f} times at most ({_env(w['environment'])}, {print_name(w['probe'])})")
-        out.append(s + ". A ratio measured on one machine is a finding about that machine.")
-    gs = _guest_sentence(cross)
-    if gs:
-        out.append(gs)
+        compared.append(s + ". A ratio measured on one machine is a finding about that machine.")
+    out.append(" ".join(compared))
+    recorded = [x for x in (differences_sentence(cross, this, idents or {}), _guest_sentence(cross)) if x]
+    if recorded:
+        out.append(" ".join(recorded))
     return "\n\n".join(out) + "\n"
 
 
