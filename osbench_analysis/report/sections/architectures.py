@@ -19,8 +19,8 @@ def architectures_figure_tex(inp: SectionInputs) -> str:
                       f"\\caption{{Each primitive's time in each kernel environment over {tex_escape(base)} Linux on the same "
                       f"host (filled markers, measured here: the ratio of the {ESTIMAND_PLURAL} with its "
                       f"{lvl} interval, both parties on one CPU), beside the published factors between hybrid or "
-                      "microkernel systems and monolithic ones on their own hardware (hollow grey markers, no intervals). "
-                      "Rows named as in Table~\\ref{tab:factors}."
+                      "microkernel systems and monolithic ones on their own hardware (hollow grey markers, no intervals)."
+                      + (" Rows named as in Table~\\ref{tab:factors}." if len(inp.measured) else "")
                       + (" A published factor marked $^\\dagger$ in Table~\\ref{tab:factors} is put down by its study "
                          "to a feature one system lacks, not to its design." if _any_caveat(inp) else "") + "}",
                       r"\label{fig:architectures}", r"\end{figure}", ""])
