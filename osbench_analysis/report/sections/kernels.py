@@ -125,14 +125,7 @@ def findings_tex(tab: pd.DataFrame) -> str:
     served = served_sentence(tab)
     if served:
         out.append(served)
-    entry = []
-    for env in (MACH, SEL4, LINUX, XEN_LINUX):
-        r = cheapest(tab, "null_entry", env)
-        if r is not None:
-            entry.append(f"{_n(r['median'])} on {_label(env)} ({print_name(r['probe'])}"
-                         + (", an analog" if r["analog"] else "") + ")")
-    if entry:
-        out.append("The lightest kernel entry measured costs " + ", ".join(entry) + ".")
+    # the lightest kernel entry of each kernel is Table tab:kernels-matched's first row: not repeated here
     fp = (_entry(tab, SEL4, "sel4_call_space"), _entry(tab, SEL4_SLOWPATH, "sel4_call_space"),
           _entry(tab, SEL4, "sel4_call_space_8mr"))
     if all(np.isfinite(fp)):
@@ -298,11 +291,10 @@ def section_tex(tab: pd.DataFrame, det: pd.DataFrame, ipc: pd.DataFrame, publish
         "Table~\\ref{tab:kernels-paths} (Appendix~\\ref{sec:published-microkernel}) bounds what is left out from "
         "each kernel's own path: the kernel entries, address-space switches and copies each operation makes (read "
         "from the kernels' code, not measured); on hardware each switch also refills the TLB, since none of these "
-        "kernels runs with PCID here. " + PLUGIN_CHECK + " " + determinism_summary(det),
-        "",
-        ("The published figures of microkernels built for fast IPC, and MINIX~3's system-call loop against Linux, "
-         "are set beside ours in Table~\\ref{tab:kernels-published} (Appendix~\\ref{sec:published-microkernel}): "
-         "another unit on other hardware." if len(side) else ""), ""])
+        "kernels runs with PCID here. " + PLUGIN_CHECK + " " + determinism_summary(det)
+        # the published figures beside ours (Table tab:kernels-published) are cited by Section sec:service
+        + (" Table~\\ref{tab:kernels-published} sets the published microkernel figures beside these counts, in "
+           "their own units." if len(side) else ""), ""])
 
 
 def figure_tex() -> str:
