@@ -81,7 +81,7 @@ _PUB_WORDS = {"microkernel": "microkernel", "hybrid": "hybrid"}
 
 
 def plot_architectures(measured: pd.DataFrame, published: pd.DataFrame, *, baseline: str = "native",
-                       width: float = 6.5, row_in: float = 0.15) -> Figure:
+                       width: float = 6.5, row_in: float = 0.14) -> Figure:
     """measured: reference_compare.environment_ratios rows (one placement, default
     variants); published: reference_compare.architecture_ratios rows.  Drawn at the text's width, each
     row ``row_in`` inches tall, the legend in columns below the axis, so that it prints at 9 pt."""
