@@ -20,8 +20,14 @@ def short_version(version: str) -> str:
 
 
 def environments_tex(result) -> str:
-    """The environments measured: design, kernel as seen inside, the file system the file probes used,
-    version, and a sentence on every environment whose kernel release differs from the host's."""
+    """The body's sentences on the environments: the same binaries everywhere, and every environment whose
+    kernel release differs from the host's (their table is the appendix's, setup_detail_tex)."""
+    return _environments(result)[1]
+
+
+def _environments(result) -> tuple[str, str]:
+    """(the table of the environments measured: design, kernel as seen inside, the file system the file probes
+    used, version; the body's sentences)."""
     from osbench_analysis.plots.architectures import env_short
 
     several_hosts = len(result.hosts) > 1
@@ -64,13 +70,15 @@ def environments_tex(result) -> str:
                 + ". Its factors measure the hosted design together with another kernel's implementation of each "
                 "primitive, and a primitive's cost can change between Linux releases by itself "
                 "(LEBench~\\citep{ren2019lebench}).\n")
-    return table + text
+    return table, text
 
 
 def setup_detail_tex(result) -> str:
-    """The appendix's host and environments in detail: the host's identity (macro osbHostIdentity), the
-    baseline campaign's measuring time, the mounts of every sandbox and the folders of their file probes."""
-    return ("The paper's host: \\osbHostIdentity.  Measuring its baseline campaign took \\osbMeasuringSeconds~s.\n\n"
+    """The appendix's host and environments in detail: the environments' table (Table tab:environments), the
+    host's identity (macro osbHostIdentity), the baseline campaign's measuring time, the mounts of every sandbox
+    and the folders of their file probes."""
+    return (_environments(result)[0]
+            + "The paper's host: \\osbHostIdentity.  Measuring its baseline campaign took \\osbMeasuringSeconds~s.\n\n"
             + _same_binaries_sentence(result) + _two_folders_sentence(result))
 
 

@@ -269,10 +269,13 @@ def _software_sentence(cross, letters: dict) -> str:
         if len(groups) > 1:
             out += (f" The machines' campaigns ran {len(groups)} versions of the probe code ("
                     + "; ".join(", ".join(g) for g in groups) + "): values of different versions are not compared.")
-    bad = _faulty(cross)
+    bad: dict[tuple[str, str], list[str]] = {}
+    for h, e, cfg in _faulty(cross):           # one clause per environment and configuration, its hosts together
+        bad.setdefault((e, cfg), []).append(_letter(letters.get(h, h)))
     if bad:
         out += (" A configuration the package flags as faulty enters no comparison: "
-                + "; ".join(f"{_env(e)} on {letters.get(h, h)} ({tex_escape(cfg)})" for h, e, cfg in bad) + ".")
+                + "; ".join(f"{_env(e)} on host{'s' if len(hs) > 1 else ''} {' and '.join(hs)} ({tex_escape(cfg)})"
+                            for (e, cfg), hs in bad.items()) + ".")
     return out
 
 
@@ -300,12 +303,12 @@ def section_tex(cross, this: str, repro: pd.DataFrame, idents: dict | None = Non
         return "\n".join(out) + "\n"
     letters = host_letters(cross, this)
     n = len(cross.hosts)
-    # three paragraphs: which machines; what is compared across them (like with like) and what that shows; what
+    # two paragraphs: which machines, what is compared across them (like with like) and what that shows; what
     # their records say differs, and the one unit that does not depend on the machine
     out.append(f"The campaigns the paper reads come from {n} machine kind{'s' if n != 1 else ''} of one "
                "virtual-machine image (campaigns whose every recorded fact of the machine agrees count as one): "
                f"{hosts_key(cross, this)}." + merge_sentences(cross, letters))
-    compared = [_software_sentence(cross, letters)]
+    compared = [out.pop() + " " + _software_sentence(cross, letters)]      # one paragraph: which, and how compared
     c = cross.table("crossing_costs")
     if len(c):
         c = c[c["placement"] == "same_cpu"]
