@@ -188,10 +188,9 @@ def test_the_papers_across_machines_section_states_the_merge_and_counts_two_mach
     assert [(m.derived, m.into, n) for m, n in cross.merges] == [(keys["x_old"], keys["x_new"], 4)]
     text = section.section_tex(cross, keys["x_new"], pd.DataFrame())
     assert "come from 2 machine kinds" in text
-    assert ("4 of the campaigns of host A are from manifests older "
-            "than the recorded identity facts: every fact they record (CPU vendor, CPU model, logical CPUs, memory, "
-            "host kernel build, mitigations, hypervisor) agrees with that machine's, so they count as it; "
-            "family/model/stepping, microcode, CPU features, signal frame size they do not record") in text
+    assert ("4 of the campaigns of host A come from older manifests without family/model/stepping, microcode, "
+            "CPU features, signal frame size; every fact they record (CPU vendor, CPU model, logical CPUs, memory, "
+            "host kernel build, mitigations, hypervisor) agrees with that machine's, so they count as it.") in text
 
 
 # ------------------------------------------------------------------ the committed data

@@ -2,6 +2,7 @@
 appendix set beside ours: every number from the matched table, the manifests' facts or data/reference,
 printable names only, the published figures in their own unit, the published pairings fixed."""
 import json
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -74,11 +75,15 @@ def test_the_section_states_versions_age_unit_limits_and_determinism_in_a_reader
     det = kernels.determinism(_samples())
     files = section.write_section(tab, det, tmp_path)
     text = (tmp_path / "microkernel_kernels.tex").read_text()
-    assert files and "tab:kernels-matched" in text and "fig:kernels-matched" in text and "tab:kernels-paths" in text
+    appendix = (tmp_path / "microkernel_published_beside.tex").read_text()
+    assert files and "tab:kernels-matched" in text and "fig:kernels-matched" in text
+    assert r"\ref{tab:kernels-paths}" in text and r"\label{tab:kernels-paths}" in appendix   # the table: appendix
     assert "seL4 5.0.0, released in 2017" in text and "Meltdown" in text
     assert "Linux 6.1.192" in text and "Xen 4.17.7" in text and "GNU Mach 1.8+git20250702" in text
     assert "QEMU 7.2.22" in text and "TLB and cache misses count nothing" in text and section.PLUGIN_CHECK in text
-    assert "Linux on Xen: 1 of 2 conditions exact" in text and "seL4: identical counts in every boot" in text
+    # boot to boot: the body in one sentence, each kernel's conditions and boots in the appendix
+    assert "Every boot of" in text and "Linux on Xen's boots' medians lie within" in text
+    assert "Linux on Xen: 1 of 2 conditions exact" in appendix and "seL4: identical counts in every boot" in appendix
     assert "fastpath makes its round trip 3.64 times shorter" in text
     for ident in ("xen-linux", "linux-tcg", "sel4_call_space", "pipe_pingpong", "mach_rpc_task"):
         assert ident not in text, ident                           # identifiers never reach the page
@@ -163,3 +168,12 @@ def test_cited_results_carry_units_and_say_whose_attribution_it_is():
     src = paper_published._cited_source(aim)
     assert "attributed by us" in src and "haertig1997l4linux" in src and "citing" not in src
     assert "[" not in "".join(cited["cited_note"])               # no reference numbers internal to a study
+
+
+def test_the_background_names_the_studies_in_one_cited_sentence_and_points_to_their_list():
+    inp = SimpleNamespace(sources=reference.load_sources())
+    text = background_section.background_sentence_tex(inp)
+    keys = [src.get("bibkey") or sid for sid, src in inp.sources.items()]
+    assert text.startswith(f"Our comparisons start from {background_section._COUNT_WORDS[len(keys)]} published studies")
+    assert "\\citep{" + ",".join(keys) + "}" in text and "\\ref{sec:studies}" in text
+    assert background_section.background_sentence_tex(SimpleNamespace(sources={})) == ""

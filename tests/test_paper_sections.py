@@ -81,8 +81,11 @@ def test_central_figure_groups_rows_by_family_and_distinguishes_measured_from_pu
     assert headers == sorted(headers, key=families.family_rank)
     assert labels.index("Kernel entry") < labels.index("syscall") < labels.index("Processes") < labels.index("fork exit")
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert any(t.startswith("measured here: gVisor") for t in legend)
-    assert any("published, other hardware" in t and "xnu" in t for t in legend)
+    assert "gVisor" in legend and "User-mode Linux" in legend            # the tables' names of the environments
+    assert any(t.startswith("published: hybrid") and "xnu" in t for t in legend)
+    named = plots_architectures.plot_architectures(measured.assign(probe=["fork_exit", "null_syscall", "null_syscall"]),
+                                                   published)
+    assert "null system call" in [t.get_text() for t in named.axes[0].get_yticklabels()]   # the tables' row names
     # only primitives measured here are rows: the published-only ones are left to the appendix tables
     assert "thread create" not in labels and "compile" not in labels
     # measured: one colour per environment; published: hollow
@@ -203,3 +206,41 @@ def test_the_abstracts_crossing_sentence_quotes_the_cheapest_and_dearest_measura
     assert "up to 39.0" in text and "(FUSE (no cache)) to one stat" in text
     assert "11.0" not in text and "216" not in text          # neither an end of the range nor measurable
     assert text.endswith("within one campaign.")
+
+
+def test_the_counting_sentence_gives_counts_per_kind_and_names_few_exceptions():
+    ag = pd.DataFrame({"environment": ["gvisor", "gvisor", "uml", "uml", "fuse", "gvisor"],
+                       "primitive": ["syscall", "fork_exec", "syscall", "fork_exec", "stat", "syscall_mix"],
+                       "probe": ["null_syscall", "fork_exec", "null_syscall", "fork_exec", "stat", "syscall_mix"],
+                       "kind": ["hybrid"] * 5 + ["microkernel"],
+                       "ours_is": ["above", "overlaps", "above", "above", "above", "below"]})
+    text = paper_sections.factors._agreement_sentence(ag)
+    # the caller goes on ' primitives, and overlaps it for the rest'
+    assert text == ("above the hybrid range for 4 of 5 (all but fork + exec under gVisor) and above the microkernel "
+                    "range for 0 of 1 (below it for 1) of the environments'")
+    many = ag.assign(ours_is=["overlaps"] * 4 + ["above", "below"])      # a minority above: no exception named
+    assert "all but" not in paper_sections.factors._agreement_sentence(many)
+
+
+def test_the_service_table_has_a_row_per_service_and_transport_and_the_placements_side_by_side():
+    from osbench_analysis.report.sections import service
+
+    rows = []
+    for nbytes, direct_ns in ((0, 120.0), (64, 160.0)):
+        rows.append(("direct", "same_cpu", nbytes, direct_ns, np.nan))
+        for transport, same, cross in (("pipe", 37.0, 280.0), ("shared memory + futex", 35.0, 270.0)):
+            rows += [(transport, "same_cpu", nbytes, same * direct_ns, same), (transport, "cross_cpu", nbytes,
+                                                                              cross * direct_ns, cross)]
+    t = pd.DataFrame(rows, columns=["transport", "placement", "bytes", "estimate_ns", "ratio"]).assign(
+        environment="native", host="h", ci_low_ns=lambda d: d["estimate_ns"] * 0.9,
+        ci_high_ns=lambda d: d["estimate_ns"] * 1.1, ratio_low=lambda d: d["ratio"] * 0.9,
+        ratio_high=lambda d: d["ratio"] * 1.1)
+    result = SimpleNamespace(service_ipc=t, hosts=["h"], settings=SimpleNamespace(baseline="native", level=0.95))
+    text = service._service_rows(result)
+    body = [ln for ln in text.splitlines() if ln.endswith(r"\\") and ("getppid" in ln or "read of" in ln)]
+    assert len(body) == 6                                        # 2 services x (direct, pipe, shm), not x placement
+    assert body[0].startswith(r"\texttt{getppid} & direct") and body[0].count("--") == 2   # direct: one CPU only
+    assert r"\multicolumn{2}{c}{one CPU}" in text and r"\multicolumn{2}{c}{two CPUs}" in text
+    # the sentence names each service it quotes (a range never mixes services) and the cheapest transport
+    assert r"a \texttt{getppid} 35.0 [31.5, 38.5] times as long as the direct call (shared memory + futex)" in text
+    assert "a read of 64~B 35.0" in text and "takes 270--280 times as long" in text

@@ -64,10 +64,27 @@ def _row_order(measured: pd.DataFrame, published: pd.DataFrame) -> list[str]:
     return sorted(cost, key=lambda p: (family_rank(primitive_family(p)), cost[p]))
 
 
+def _row_label(primitive: str, measured: pd.DataFrame) -> str:
+    """A row as the tables name it: the print name of the probe measured for the primitive ('fork + exit'),
+    else the primitive's name without underscores."""
+    from osbench_analysis.catalog.families import plain_name
+
+    if "probe" in measured and len(measured):
+        probes = measured.loc[measured["primitive"] == primitive, "probe"]
+        if len(probes):
+            return plain_name(str(probes.iloc[0]))
+    return primitive.replace("_", " ")
+
+
+#: The legend's words for a published kind of system (the figure's x axis names the monolithic side).
+_PUB_WORDS = {"microkernel": "microkernel", "hybrid": "hybrid"}
+
+
 def plot_architectures(measured: pd.DataFrame, published: pd.DataFrame, *, baseline: str = "native",
-                       width: float = 6.5) -> Figure:
+                       width: float = 6.5, row_in: float = 0.14) -> Figure:
     """measured: reference_compare.environment_ratios rows (one placement, default
-    variants); published: reference_compare.architecture_ratios rows."""
+    variants); published: reference_compare.architecture_ratios rows.  Drawn at the text's width, each
+    row ``row_in`` inches tall, the legend in columns below the axis, so that it prints at 9 pt."""
     if measured.empty and published.empty:
         raise ValueError("plot_architectures needs measured environment ratios or published factors")
     rows = _row_order(measured, published)
@@ -79,10 +96,12 @@ def plot_architectures(measured: pd.DataFrame, published: pd.DataFrame, *, basel
         lines.append(("", p))
     y = {name: len(lines) - 1 - i for i, (kind, name) in enumerate(lines) if kind == ""}
     published = published[published["primitive"].isin(rows)]
-    fig = Figure(figsize=(width, 0.32 * len(lines) + 2.2), layout="constrained")
+    envs = list(dict.fromkeys(measured["environment"])) if len(measured) else []
+    n_handles = len(envs) + published["subject_arch"].nunique()
+    legend_rows = -(-n_handles // 3)
+    fig = Figure(figsize=(width, row_in * len(lines) + 0.55 + 0.2 * legend_rows), layout="constrained")
     ax = fig.add_subplot()
     handles = []
-    envs = list(dict.fromkeys(measured["environment"])) if len(measured) else []
     n_env = max(len(envs), 1)
     for i, env in enumerate(envs):
         part = measured[measured["environment"] == env]
@@ -92,31 +111,33 @@ def plot_architectures(measured: pd.DataFrame, published: pd.DataFrame, *, basel
         ys = np.array([y[p] for p in part["primitive"]]) + off
         err = np.vstack([part["ratio"] - part["ratio_low"], part["ratio_high"] - part["ratio"]])
         ax.errorbar(part["ratio"], ys, xerr=np.nan_to_num(err.clip(min=0)), fmt=marker, color=colour,
-                    ms=5, lw=1.2, capsize=2)
-        handles.append(Line2D([], [], marker=marker, color=colour, ls="-", lw=1.2, ms=5,
-                              label=f"measured here: {env_label(env)} / {baseline} Linux"))
+                    ms=4.5, lw=1.1, capsize=1.5)
+        handles.append(Line2D([], [], marker=marker, color=colour, ls="-", lw=1.1, ms=4.5,
+                              label=env_short(env)))
     rng = np.random.default_rng(0)     # jitter only separates overlapping published points
     for arch, part in published.groupby("subject_arch", sort=True):
         marker = _PUB_MARKERS.get(arch, "d")
         ys = np.array([y[p] for p in part["primitive"]]) - 0.3 + rng.uniform(-0.06, 0.06, len(part))
         ax.scatter(part["slowdown_factor"], ys, marker=marker, facecolors="none", edgecolors=PUBLISHED_GREY,
-                   s=20, lw=0.9)
-        handles.append(Line2D([], [], marker=marker, ls="none", mfc="none", mec=PUBLISHED_GREY, ms=5,
-                              label=f"published, other hardware: {arch} vs monolithic ({_subjects(part)})"))
+                   s=18, lw=0.9)
+        handles.append(Line2D([], [], marker=marker, ls="none", mfc="none", mec=PUBLISHED_GREY, ms=4.5,
+                              label=f"published: {_PUB_WORDS.get(arch, arch)} ({_subjects(part)})"))
     ax.axvline(1.0, color="0.6", lw=0.8, ls="--")
     ax.set_xscale("log")
     ticks = [len(lines) - 1 - i for i in range(len(lines))]
-    ax.set_yticks(ticks, [name if kind == "family" else name.replace("_", " ") for kind, name in lines], fontsize=9)
+    ax.set_yticks(ticks, [name if kind == "family" else _row_label(name, measured) for kind, name in lines],
+                  fontsize=9)
     ax.grid(axis="x", which="major", color="0.9", lw=0.6)
     for label, (kind, _) in zip(ax.get_yticklabels(), lines):
         if kind == "family":
             label.set_fontweight("bold")
     ax.tick_params(axis="x", labelsize=9)
-    ax.set_ylim(-0.7, len(lines) - 0.3)
+    ax.tick_params(axis="y", length=0)
+    ax.set_ylim(-0.6, len(lines) - 0.4)
     for i, (kind, _) in enumerate(lines):
         if kind == "family" and i:
             ax.axhline(len(lines) - 1 - i + 0.5, color="0.8", lw=0.6)
-    ax.set_xlabel(f"cost relative to the monolithic kernel (×; log scale; >1: slower than {baseline} Linux "
-                  "or the monolithic system)", fontsize=9)
-    fig.legend(handles=handles, loc="outside lower center", ncol=1, fontsize=9, frameon=False)
+    ax.set_xlabel(f"time over {baseline} Linux, or over the monolithic system (×, log scale)", fontsize=9)
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=9, frameon=False,
+               handletextpad=0.4, columnspacing=1.2)
     return fig

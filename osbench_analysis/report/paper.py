@@ -280,12 +280,12 @@ def reproducibility_tex(result) -> str:
         return ""
     k = _campaigns_words(p)
     return "\n".join([
-        r"\begin{table}[t]", r"\centering", r"\small", table,
+        r"\begin{table}[!htbp]", r"\centering", r"\small", table,       # after its appendix heading
         f"\\caption{{Campaign-to-campaign spread on this host, each condition over its {k} campaigns: per environment the median over its "
         r"conditions of $\tau$ (the between-campaign standard deviation beyond what the runs explain) and of the "
         r"plain SD of the campaigns' values, log scale (0.05 is about 5\%), for absolute times and for ratios to "
         r"native measured in the same round.}", r"\label{tab:spread}", r"\end{table}",
-        r"\begin{figure}[t]", r"\centering", r"\includegraphics[width=0.85\linewidth]{generated/reproducibility_overview}",
+        r"\begin{figure}[!htbp]", r"\centering", r"\includegraphics[width=0.85\linewidth]{generated/reproducibility_overview}",
         f"\\caption{{Every pooled condition's campaign values divided by its value pooled over its {k} campaigns "
         r"(one dot per campaign and condition; colour: campaign, oldest darkest), per environment: absolute "
         r"times (left) and ratios to native measured in the same round (right); " + _drift_words(p)
@@ -383,7 +383,8 @@ def paper_macros(result) -> dict[str, str]:
 
 
 #: What paper.tex \\inputs; the PDF is not built without them.
-REQUIRED_GENERATED = ("macros.tex", "methods.tex", "abstract.tex", "background_studies.tex", "results.tex",
+REQUIRED_GENERATED = ("macros.tex", "methods.tex", "abstract.tex", "background_studies.tex", "background_sentence.tex",
+                      "setup_detail.tex", "results.tex",
                       "architectures.tex", "architectures_figure.tex", "environments.tex", "reproduce.tex", "validation.tex",
                       "reference_section.tex", "scalability.tex", "conclusion.tex", "published_ipc_table.tex")
 

@@ -15,8 +15,8 @@ import numpy as np
 FORBIDDEN_WORDS = ("seed", "seeds")
 #: An overfull box wider than this runs visibly past the margin (TeX's own \\hfuzz is 0.1 pt).
 OVERFULL_PT = 1.0
-#: The paper's body (everything before the references and appendices) must fit in this many pages.
-MAX_BODY_PAGES = 12
+#: The paper's body (everything before the references and appendices) must fit in this many pages (issue 42, item 7).
+MAX_BODY_PAGES = 10
 #: The abstract (generated/abstract.tex) must say it in at most this many words (issue 42, item 7).
 MAX_ABSTRACT_WORDS = 200
 #: The label paper.tex places where the body ends (before the bibliography).

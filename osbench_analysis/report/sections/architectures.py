@@ -13,13 +13,14 @@ def architectures_figure_tex(inp: SectionInputs) -> str:
     """The central figure, placed at the start of the results."""
     lvl = percent_tex(inp.result.settings.level)
     base = inp.result.settings.baseline
+    # drawn at the text's width (plots.architectures): included at that width it prints at 9 pt
     return "\n".join([r"\begin{figure}[tbp]", r"\centering",
-                      r"\includegraphics[width=\linewidth,height=0.5\textheight,keepaspectratio]{generated/architectures}",
+                      r"\includegraphics[width=\linewidth,height=0.6\textheight,keepaspectratio]{generated/architectures}",
                       f"\\caption{{Each primitive's time in each kernel environment over {tex_escape(base)} Linux on the same "
-                      f"host (filled markers, one colour and shape per environment, measured here: the ratio of the {ESTIMAND_PLURAL} with its "
-                      f"{lvl} interval, both parties on one CPU), beside the factors the published studies report between "
-                      "hybrid or microkernel systems and monolithic ones on their own hardware (hollow grey markers, no "
-                      "intervals published). Log scale; rows grouped by family."
+                      f"host (filled markers, measured here: the ratio of the {ESTIMAND_PLURAL} with its "
+                      f"{lvl} interval, both parties on one CPU), beside the published factors between hybrid or "
+                      "microkernel systems and monolithic ones on their own hardware (hollow grey markers, no intervals)."
+                      + (" Rows named as in Table~\\ref{tab:factors}." if len(inp.measured) else "")
                       + (" A published factor marked $^\\dagger$ in Table~\\ref{tab:factors} is put down by its study "
                          "to a feature one system lacks, not to its design." if _any_caveat(inp) else "") + "}",
                       r"\label{fig:architectures}", r"\end{figure}", ""])

@@ -1,5 +1,5 @@
-"""Background: one item per published study, cited, with its systems and its benchmark tools
-(background_studies.tex)."""
+"""Background: the body's sentence naming the published studies (background_sentence.tex) and the appendix's
+list, one item per study, cited, with its systems and its benchmark tools (background_studies.tex)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -52,3 +52,18 @@ def background_tex(inp: SectionInputs, reference_root=None) -> str:
                      + ".")
     # \sloppy: the studies' system names (Linux-AMDx8, MacBookPro) cannot be hyphenated
     return "\n".join([r"{\sloppy\begin{itemize}", *items, r"\end{itemize}}", ""])
+
+
+_COUNT_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine"}
+
+
+def background_sentence_tex(inp: SectionInputs) -> str:
+    """The Background's sentence: how many published studies the comparisons start from, cited, and where
+    the appendix lists them and re-checks their claims ('' without any)."""
+    keys = [bibkey(src, sid) for sid, src in inp.sources.items()]
+    if not keys:
+        return ""
+    n = _COUNT_WORDS.get(len(keys), str(len(keys)))
+    return (f"Our comparisons start from {n} published stud{'y' if len(keys) == 1 else 'ies'}~\\citep{{{','.join(keys)}}}: "
+            "Appendix~\\ref{sec:studies} lists what each measured and with what, and Appendix~\\ref{sec:published} "
+            "re-checks their claims against their own tables.\n")

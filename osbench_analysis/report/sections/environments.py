@@ -1,6 +1,7 @@
 """The kernel environments measured (environments.tex, Table tab:environments): design, kernel as seen
-inside, the file probes' folder, version, and the sentences on the binaries, the two folders and a hosted
-kernel's own release."""
+inside, the file probes' folder, version, and a hosted kernel's own release; the appendix's host and
+environments in detail (setup_detail.tex): the host's identity, the root and work folder each sandbox mounts
+and which sandboxes ran their file probes in two folders."""
 from __future__ import annotations
 
 from osbench_analysis.catalog.families import print_design
@@ -19,9 +20,15 @@ def short_version(version: str) -> str:
 
 
 def environments_tex(result) -> str:
-    """The environments measured: design, kernel as seen inside, the file system the file probes used,
-    version, and a sentence on every environment whose kernel release differs from the host's."""
-    from osbench_analysis.plots.architectures import env_label, env_short
+    """The body's sentences on the environments: the same binaries everywhere, and every environment whose
+    kernel release differs from the host's (their table is the appendix's, setup_detail_tex)."""
+    return _environments(result)[1]
+
+
+def _environments(result) -> tuple[str, str]:
+    """(the table of the environments measured: design, kernel as seen inside, the file system the file probes
+    used, version; the body's sentences)."""
+    from osbench_analysis.plots.architectures import env_short
 
     several_hosts = len(result.hosts) > 1
     fs = environment_folders(result.primary_estimates)
@@ -36,6 +43,8 @@ def environments_tex(result) -> str:
                                     or info.get("libfuse_version") or "--"))
         if info.get("platform"):
             version = f"{version}, {info['platform']}"
+        if "directfs" in info:         # what tells gVisor from gVisor (gofer): who opens the volume's files
+            version = f"{version}, {'directfs' if info['directfs'] else 'files via the gofer'}"
         if info.get("cache"):
             version = f"{version}, cache={info['cache']}"
         rows.append(f"{tex_escape(env_short(mf.environment))} & {tex_escape(print_design(mf.arch_class))} & {tex_escape(str(kernel))} & "
@@ -45,21 +54,32 @@ def environments_tex(result) -> str:
     # names and kernel releases never break; the folder and the version wrap in their own widths
     table = _table("lll>{\\raggedright\\arraybackslash}p{0.2\\linewidth}>{\\raggedright\\arraybackslash}p{0.21\\linewidth}"
                    + ("l" if several_hosts else ""), head, rows,
-                   "Kernel environments measured (facts recorded inside each environment by the worker; the "
-                   "folder column names the file system of the file probes' folder, and for a sandbox measured "
-                   "on two, which is the host-backed volume and which the guest kernel's own tmpfs)"
-                   + ("" if several_hosts else f" on host {tex_escape(result.manifests[result.primary_ids[0]].host_identity.label.replace(' · ', ', '))}")
-                   + ".", "tab:environments", size=r"\scriptsize")
+                   "Kernel environments measured, as the worker recorded them inside each (folder: the file system "
+                   "of the file probes' folder; for a sandbox measured on two, the host-backed volume and the guest "
+                   "kernel's own tmpfs).", "tab:environments", size=r"\scriptsize")
     hosted = [(env, k) for env, k in kernels.items() if k[2] == "hosted-kernel" and k[0] and k[0] != k[1]]
-    text = _same_binaries_sentence(result) + _two_folders_sentence(result)
+    text = ""
+    if _mounts(result):
+        text += ("The probes, the worker and the C library are the host's own files in every environment: each sandbox "
+                 "mounts the host's root file system read-only (Appendix~\\ref{sec:setup} gives each one's mounts and "
+                 "folders).\n")
     if hosted:
         text += ("A hosted kernel brings its own release: "
-                + "; ".join(f"{tex_escape(env_label(env))} serves its probes with Linux {tex_escape(k[0])} on a "
+                + "; ".join(f"{tex_escape(env_short(env))} serves its probes with Linux {tex_escape(k[0])} on a "
                             f"{tex_escape(k[1])} host" for env, k in hosted)
-                + ". Its factors therefore measure the hosted design together with an older kernel's implementation "
-                "of each primitive; LEBench~\\citep{ren2019lebench} shows that a primitive's cost can change between "
-                "Linux releases by itself, so a factor near the others' is not evidence that the design costs nothing.\n")
-    return table + text
+                + ". Its factors measure the hosted design together with another kernel's implementation of each "
+                "primitive, and a primitive's cost can change between Linux releases by itself "
+                "(LEBench~\\citep{ren2019lebench}).\n")
+    return table, text
+
+
+def setup_detail_tex(result) -> str:
+    """The appendix's host and environments in detail: the environments' table (Table tab:environments), the
+    host's identity (macro osbHostIdentity), the baseline campaign's measuring time, the mounts of every sandbox
+    and the folders of their file probes."""
+    return (_environments(result)[0]
+            + "The paper's host: \\osbHostIdentity.  Measuring its baseline campaign took \\osbMeasuringSeconds~s.\n\n"
+            + _same_binaries_sentence(result) + _two_folders_sentence(result))
 
 
 def _two_folders_sentence(result) -> str:
@@ -81,9 +101,8 @@ def _two_folders_sentence(result) -> str:
             "leaves the host out (Table~\\ref{tab:environments}).\n")
 
 
-def _same_binaries_sentence(result) -> str:
-    """How every environment runs the same probe binaries and C library: the root and work folder each
-    sandbox mounts, as its manifest records them (environment_info)."""
+def _mounts(result) -> dict[tuple[str, str], list[str]]:
+    """(root mount, work folder mount) -> the sandboxes that mount them, as their manifests record them."""
     from osbench_analysis.plots.architectures import env_short
 
     mounts: dict[tuple[str, str], list[str]] = {}
@@ -93,6 +112,13 @@ def _same_binaries_sentence(result) -> str:
         if info.get("root_mount"):
             mounts.setdefault((str(info["root_mount"]), str(info.get("workdir_mount", ""))), []).append(
                 env_short(mf.environment))
+    return mounts
+
+
+def _same_binaries_sentence(result) -> str:
+    """How every environment runs the same probe binaries and C library: the root and work folder each
+    sandbox mounts, as its manifest records them (environment_info)."""
+    mounts = _mounts(result)
     if not mounts:
         return ""
     parts = [f"{', '.join(tex_escape(e) for e in envs)}: root {tex_escape(root)}"

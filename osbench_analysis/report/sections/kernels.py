@@ -125,14 +125,7 @@ def findings_tex(tab: pd.DataFrame) -> str:
     served = served_sentence(tab)
     if served:
         out.append(served)
-    entry = []
-    for env in (MACH, SEL4, LINUX, XEN_LINUX):
-        r = cheapest(tab, "null_entry", env)
-        if r is not None:
-            entry.append(f"{_n(r['median'])} on {_label(env)} ({print_name(r['probe'])}"
-                         + (", an analog" if r["analog"] else "") + ")")
-    if entry:
-        out.append("The lightest kernel entry measured costs " + ", ".join(entry) + ".")
+    # the lightest kernel entry of each kernel is Table tab:kernels-matched's first row: not repeated here
     fp = (_entry(tab, SEL4, "sel4_call_space"), _entry(tab, SEL4_SLOWPATH, "sel4_call_space"),
           _entry(tab, SEL4, "sel4_call_space_8mr"))
     if all(np.isfinite(fp)):
@@ -195,6 +188,32 @@ def determinism_sentence(det: pd.DataFrame) -> str:
     return kernels.determinism_sentence(det)
 
 
+def determinism_summary(det: pd.DataFrame) -> str:
+    """The body's word on boot-to-boot determinism: which kernels counted the same in every boot, and how far
+    the others' boots lie apart ('' without boots); each kernel's conditions and boots are the appendix's."""
+    if det.empty:
+        return ""
+    order = list(catalog.COLUMNS)
+    det = det.assign(_o=[order.index(e) if e in order else len(order) for e in det["environment"]]).sort_values("_o")
+    exact = det[det["exact"].astype(int) == det["conditions"].astype(int)]
+    other = det[det["exact"].astype(int) != det["conditions"].astype(int)]
+
+    def names(part) -> str:
+        n = [_label(e) for e in part["environment"]]
+        return n[0] if len(n) == 1 else ", ".join(n[:-1]) + " and " + n[-1]
+
+    parts = []
+    if len(exact):
+        parts.append(f"every boot of {names(exact)} counted the same "
+                     "instructions")
+    if len(other):
+        parts.append("; ".join(f"{_label(r.environment)}'s boots' medians lie within {100 * r.max_spread:.2g}\\%"
+                               for r in other.itertuples()))
+    text = "; ".join(parts)
+    return (text[0].upper() + text[1:] + " (boot to boot, within one round; Appendix~\\ref{sec:published-microkernel} "
+            "gives each kernel's conditions and boots).")
+
+
 def _hardware(text) -> str:
     """A published hardware description without its bracketed notes (transcription remarks, code names)."""
     import re
@@ -251,9 +270,8 @@ def section_tex(tab: pd.DataFrame, det: pd.DataFrame, ipc: pd.DataFrame, publish
         "instructions it retires, kernel and user: Linux (monolithic), Linux as the paravirtualised first domain "
         "of Xen (an operating-system personality on a small kernel: every system call enters Xen first), GNU Mach "
         "(a first-generation microkernel) and seL4 (an L4-family microkernel, with and without its IPC fastpath). "
-        "Table~\\ref{tab:kernels-matched} sets their matched primitives side by side: each cell is what that "
-        "kernel does for the row, an analog is marked as one, and a kernel without a counterpart has an empty cell "
-        "(seL4 has no processes, files or pipes; a Mach message to oneself is set beside nothing). "
+        "Table~\\ref{tab:kernels-matched} sets their matched primitives side by side (seL4 has no processes, "
+        "files or pipes). "
         + versions_tex(facts),
         "",
         findings_tex(tab),
@@ -263,29 +281,20 @@ def section_tex(tab: pd.DataFrame, det: pd.DataFrame, ipc: pd.DataFrame, publish
         r"\caption{Matched primitives of four kernel designs on one emulated CPU: " + UNIT + r", median over "
         r"boots, exact when every boot counted the same, else with the range of the boots' medians, or $^*$ "
         r"when they differ past the digits shown; $^a$: an analog, doing other work than the row's; "
-        r"\emph{none}: no counterpart on that kernel. A count of instructions, not a time.}",
+        r"\emph{none}: no counterpart on that kernel. A count of instructions, not a time; "
+        r"Figure~\ref{fig:kernels-matched} (Appendix~\ref{sec:published-microkernel}) draws it on one logarithmic axis.}",
         r"\label{tab:kernels-matched}", r"\end{table}",
-        "",
-        "Figure~\\ref{fig:kernels-matched} (Appendix~\\ref{sec:published-microkernel}) draws the table on one "
-        "logarithmic axis of instructions.",
         "",
         "Instructions are not time. A CR3 write (an address-space switch), a \\texttt{syscall} and a locked "
         "instruction each count one, and TLB and cache misses count nothing, which flatters whatever switches "
         "address spaces: seL4's round trips within one address space and across two cost almost the same here. "
-        "Table~\\ref{tab:kernels-paths} bounds what is left out from each kernel's own path: the kernel entries, "
-        "address-space switches and copies each operation makes (read from the kernels' code, not measured); on "
-        "hardware each switch also refills the TLB, since none of these kernels runs with PCID here. " + PLUGIN_CHECK,
-        "",
-        determinism_sentence(det),
-        "",
-        r"\begin{table}[t]", r"\centering", r"\scriptsize",
-        r"\input{generated/microkernel_paths}",
-        r"\caption{What the instruction counts leave out, per operation, from each kernel's path.}",
-        r"\label{tab:kernels-paths}", r"\end{table}",
-        "",
-        ("The published figures of microkernels built for fast IPC, and MINIX~3's system-call loop against Linux, "
-         "are set beside ours in Table~\\ref{tab:kernels-published} (Appendix~\\ref{sec:published-microkernel}): "
-         "another unit on other hardware." if len(side) else ""), ""])
+        "Table~\\ref{tab:kernels-paths} (Appendix~\\ref{sec:published-microkernel}) bounds what is left out from "
+        "each kernel's own path: the kernel entries, address-space switches and copies each operation makes (read "
+        "from the kernels' code, not measured); on hardware each switch also refills the TLB, since none of these "
+        "kernels runs with PCID here. " + PLUGIN_CHECK + " " + determinism_summary(det)
+        # the published figures beside ours (Table tab:kernels-published) are cited by Section sec:service
+        + (" Table~\\ref{tab:kernels-published} sets the published microkernel figures beside these counts, in "
+           "their own units." if len(side) else ""), ""])
 
 
 def figure_tex() -> str:
@@ -317,6 +326,15 @@ def write_section(tab: pd.DataFrame, det: pd.DataFrame, out_dir, reference_root=
     ipc = load_published_ipc(reference_root)
     path.write_text(section_tex(tab, det, ipc, published) + "\n")
     # the published figures beside ours: the appendix's table (it replaces the published figures alone there)
+    # and what the counts leave out per path, and each kernel's boots (the body says them in a sentence)
     beside = Path(out_dir) / "microkernel_published_beside.tex"
-    beside.write_text(published_beside_tex(published_beside(tab, ipc, published)) + "\n" + figure_tex())
+    beside.write_text(published_beside_tex(published_beside(tab, ipc, published)) + "\n" + figure_tex() + "\n"
+                      + paths_table_tex() + "\n" + determinism_sentence(det) + "\n")
     return [path, beside]
+
+
+def paths_table_tex() -> str:
+    """The appendix's table of what the instruction counts leave out from each kernel's path."""
+    return "\n".join([r"\begin{table}[!htbp]", r"\centering", r"\scriptsize", r"\input{generated/microkernel_paths}",
+                      r"\caption{What the instruction counts leave out, per operation, from each kernel's path.}",
+                      r"\label{tab:kernels-paths}", r"\end{table}", ""])

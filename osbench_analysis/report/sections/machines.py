@@ -247,11 +247,10 @@ def merge_sentences(cross, letters: dict) -> str:
     out = []
     for m, n in getattr(cross, "merges", []):
         if m.into in letters:
-            out.append(f" {n} of the campaigns of {letters[m.into]} are "
-                       + tex_escape("from manifests older than the recorded identity facts: every fact they record ("
+            out.append(f" {n} of the campaigns of {letters[m.into]} come from older manifests "
+                       + tex_escape("without " + ", ".join(m.lacked) + "; every fact they record ("
                                     + ", ".join(COMPARED_FACTS[k] for k in m.facts) + ") agrees with that machine's, "
-                                    "so they count as it; " + ", ".join(m.lacked)
-                                    + " they do not record, so could not be compared."))
+                                    "so they count as it."))
     return "".join(out)
 
 
@@ -270,10 +269,13 @@ def _software_sentence(cross, letters: dict) -> str:
         if len(groups) > 1:
             out += (f" The machines' campaigns ran {len(groups)} versions of the probe code ("
                     + "; ".join(", ".join(g) for g in groups) + "): values of different versions are not compared.")
-    bad = _faulty(cross)
+    bad: dict[tuple[str, str], list[str]] = {}
+    for h, e, cfg in _faulty(cross):           # one clause per environment and configuration, its hosts together
+        bad.setdefault((e, cfg), []).append(_letter(letters.get(h, h)))
     if bad:
         out += (" A configuration the package flags as faulty enters no comparison: "
-                + "; ".join(f"{_env(e)} on {letters.get(h, h)} ({tex_escape(cfg)})" for h, e, cfg in bad) + ".")
+                + "; ".join(f"{_env(e)} on host{'s' if len(hs) > 1 else ''} {' and '.join(hs)} ({tex_escape(cfg)})"
+                            for (e, cfg), hs in bad.items()) + ".")
     return out
 
 
@@ -301,19 +303,18 @@ def section_tex(cross, this: str, repro: pd.DataFrame, idents: dict | None = Non
         return "\n".join(out) + "\n"
     letters = host_letters(cross, this)
     n = len(cross.hosts)
+    # two paragraphs: which machines, what is compared across them (like with like) and what that shows; what
+    # their records say differs, and the one unit that does not depend on the machine
     out.append(f"The campaigns the paper reads come from {n} machine kind{'s' if n != 1 else ''} of one "
                "virtual-machine image (campaigns whose every recorded fact of the machine agrees count as one): "
-               f"{hosts_key(cross, this)}." + merge_sentences(cross, letters) + " "
-               + _software_sentence(cross, letters))
-    d = differences_sentence(cross, this, idents or {})
-    if d:
-        out.append(d)
+               f"{hosts_key(cross, this)}." + merge_sentences(cross, letters))
+    compared = [out.pop() + " " + _software_sentence(cross, letters)]      # one paragraph: which, and how compared
     c = cross.table("crossing_costs")
     if len(c):
         c = c[c["placement"] == "same_cpu"]
     if not len(c):
-        out.append("No environment was measured on two machines with the same probe code and configuration, so "
-                   "this paper compares no timed value across machines; each machine's values belong to it.")
+        compared.append("No environment was measured on two machines with the same probe code and configuration, "
+                        "so this paper compares no timed value across machines; each machine's values belong to it.")
     else:
         differ = c[~c["holds_on_every_host"]]
         s = (f"The cost of one crossing (Table~\\ref{{tab:hosts-crossing}}"
@@ -323,7 +324,7 @@ def section_tex(cross, this: str, repro: pd.DataFrame, idents: dict | None = Non
             w = differ.loc[differ["spread"].idxmax()]
             s += (f", by up to {w['spread']:.2f} times from the cheapest machine to the dearest "
                   f"({_env(w['environment'])}, {print_name(w['probe'])})")
-        out.append(s + ".")
+        compared.append(s + ".")
     rs = ratio_summary(cross)
     if rs:
         w = rs["worst"]
@@ -332,10 +333,11 @@ def section_tex(cross, this: str, repro: pd.DataFrame, idents: dict | None = Non
              f"by {rs['median_spread']:.2f} times in the median ratio")
         if w is not None:
             s += (f" and by {w['spread']:.2f} times at most ({_env(w['environment'])}, {print_name(w['probe'])})")
-        out.append(s + ". A ratio measured on one machine is a finding about that machine.")
-    gs = _guest_sentence(cross)
-    if gs:
-        out.append(gs)
+        compared.append(s + ". A ratio measured on one machine is a finding about that machine.")
+    out.append(" ".join(compared))
+    recorded = [x for x in (differences_sentence(cross, this, idents or {}), _guest_sentence(cross)) if x]
+    if recorded:
+        out.append(" ".join(recorded))
     return "\n\n".join(out) + "\n"
 
 

@@ -28,10 +28,8 @@ def service_tex(inp: SectionInputs, reference_root=None) -> str:
                 f"{sig3(minix['slowdown_factor'].min())}--{sig3(minix['slowdown_factor'].max())} times as long as on "
                 f"Linux on the same PC~\\citep{{{minix['bibkey'].iloc[0]}}}")
         if rng is not None:
-            text += (f"; the direct-versus-server factors of one \\texttt{{getppid}} measured here with both processes "
-                     f"on one CPU are {sig3(rng[0]['ratio'])}--{sig3(rng[1]['ratio'])}. The two are not one "
-                     "quantity: a loop of several system calls on the hardware of its study against one call through "
-                     "one server here, so they stand side by side and neither bounds the other")
+            text += (", a loop of several system calls on the hardware of its study, not one call through one server "
+                     "as here: neither factor bounds the other")
         out.append(text + ".")
     ipc = load_published_ipc(reference_root)
     if len(ipc):
@@ -41,11 +39,15 @@ def service_tex(inp: SectionInputs, reference_root=None) -> str:
     return "\n".join(out) + "\n"
 
 
+def _service_words(nbytes) -> str:
+    return r"\texttt{getppid}" if not nbytes else f"read of {int(nbytes)}~B"
+
+
 def _service_rows(result) -> str:
-    """Microkernel-style IPC on the baseline environment: the same small service
-    done directly as a system call and via a user-space server, per transport and
-    placement, with the per-call time and the ratio to the direct call (each with
-    its interval; analysis.Analysis.service_ipc)."""
+    """Microkernel-style IPC on the baseline environment: the same small service done directly as a system
+    call and via a user-space server, one row per service and transport, the placements side by side, each
+    with the per-call time and the ratio to the direct call (each with its interval;
+    analysis.Analysis.service_ipc), and the sentence that reads it."""
     t = result.service_ipc
     if t is None or t.empty:
         return ""
@@ -53,25 +55,45 @@ def _service_rows(result) -> str:
     if t.empty:
         return ""
     lvl = percent_tex(result.settings.level)
+    placements = [p for p in ("same_cpu", "cross_cpu") if (t["placement"] == p).any()]
+    placements += [p for p in dict.fromkeys(t["placement"]) if p not in placements]
     rows = []
-    for r in t.sort_values(["bytes", "placement", "ratio"]).itertuples():
-        service = r"\texttt{getppid}" if r.bytes == 0 else f"read of {int(r.bytes)}~B"
-        ratio = "1" if r.transport == "direct" else ratio_with_ci(r.ratio, r.ratio_low, r.ratio_high)
-        rows.append(f"{service} & {tex_escape(r.transport)} & {placement_words(r.placement)} & "
-                    f"{time_with_ci_tex(r.estimate_ns, r.ci_low_ns, r.ci_high_ns)} & {ratio} \\\\")
-    same = t[(t["transport"] != "direct") & (t["placement"] == "same_cpu")]
+    for (nbytes, transport), g in t.groupby(["bytes", "transport"], sort=False):
+        g = g.set_index("placement")
+        cells = []
+        for p in placements:
+            if p not in g.index:
+                cells += ["--", "--"]
+                continue
+            r = g.loc[p]
+            cells += [time_with_ci_tex(r["estimate_ns"], r["ci_low_ns"], r["ci_high_ns"]),
+                      "1" if transport == "direct" else ratio_with_ci(r["ratio"], r["ratio_low"], r["ratio_high"])]
+        rows.append((int(nbytes or 0), transport != "direct", float(g["ratio"].min()),
+                     f"{_service_words(nbytes)} & {tex_escape(transport)} & " + " & ".join(cells) + " \\\\"))
+    rows = [r[-1] for r in sorted(rows, key=lambda r: r[:3])]
+    head = ("Service & Transport & " + " & ".join(
+        f"\\multicolumn{{2}}{{c}}{{{placement_words(p)}}}" for p in placements) + " \\\\\n"
+        + "".join(f"\\cmidrule(lr){{{3 + 2 * i}-{4 + 2 * i}}}" for i in range(len(placements))) + "\n"
+        + " & & " + " & ".join(f"per call [{lvl} CI] & $\\times$ direct" for _ in placements))
     text = ("The same small service done directly as a system call and as a request to a user-space server process "
-            "that performs it and replies, on this monolithic kernel (Table~\\ref{tab:service}), measures what moving "
-            "a service out of the kernel costs per call on one host")
+            "that performs it and replies (Table~\\ref{tab:service}) measures, on one monolithic kernel, what moving "
+            "a service out of the kernel costs per call")
+    same = t[(t["transport"] != "direct") & (t["placement"] == "same_cpu")]
     if len(same):
-        best = same.sort_values("ratio").iloc[0]
-        text += (f": with both processes on one CPU the fastest transport, {tex_escape(best['transport'])}, makes a call "
-                 f"{ratio_with_ci(best['ratio'], best['ratio_low'], best['ratio_high'])} times as long as the direct one")
+        best = [g.sort_values("ratio").iloc[0] for _, g in same.groupby("bytes", sort=True)]
+        text += (f": with both processes on one CPU the cheapest transport makes "
+                 + " and ".join(f"a {_service_words(b['bytes'])} "
+                                f"{ratio_with_ci(b['ratio'], b['ratio_low'], b['ratio_high'])} times as long as the "
+                                f"direct call ({tex_escape(b['transport'])})" for b in best))
+    cross = t[(t["transport"] != "direct") & (t["placement"] == "cross_cpu") & (t["bytes"].fillna(0) == 0)]
+    if len(cross):
+        text += (f"; with the server on the other CPU a \\texttt{{getppid}} takes {sig3(cross['ratio'].min())}--"
+                 f"{sig3(cross['ratio'].max())} times as long")
     return (text + ".\n"
-            + _table("llllr", rf"Service & Transport & Placement & Time per call [{lvl} CI] & $\times$ direct [{lvl} CI]",
-                     rows, "Microkernel-style IPC on native Linux: a service done directly and via a user-space server "
-                     f"(the {ESTIMAND} per call, and the ratio of the two with a Welch interval).", "tab:service",
-                     size=r"\scriptsize"))
+            + _table("ll" + "rr" * len(placements), head, rows,
+                     "Microkernel-style IPC on native Linux: a service done directly and via a user-space server "
+                     f"(the {ESTIMAND} per call, and its ratio to the direct call with a Welch interval), per "
+                     "placement of the server.", "tab:service", size=r"\scriptsize"))
 
 
 def _service_range(result, nbytes: int = 0):

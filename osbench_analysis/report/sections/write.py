@@ -5,11 +5,10 @@ from pathlib import Path
 
 from osbench_analysis.report.sections.abstract import abstract_tex
 from osbench_analysis.report.sections.architectures import architectures_figure_tex, architectures_tex
-from osbench_analysis.report.sections.background import background_tex
+from osbench_analysis.report.sections.background import background_sentence_tex, background_tex
 from osbench_analysis.report.sections.conclusion import conclusion_tex
-from osbench_analysis.report.sections.environments import environments_tex
+from osbench_analysis.report.sections.environments import environments_tex, setup_detail_tex
 from osbench_analysis.report.sections.factors import SectionInputs
-from osbench_analysis.report.sections.related import related_crossings_tex
 from osbench_analysis.report.sections.reproduce import reproduce_tex
 from osbench_analysis.report.sections.results import results_tex
 from osbench_analysis.report.sections.scalability import MCGARRY_SWEEPS, scalability_tex, write_points
@@ -46,10 +45,11 @@ def write_sections(result, out_dir: str | Path, reference_root=None, microkernel
     inp = SectionInputs.build(result, reference_root)
     texts = {"abstract": abstract_tex(inp, microkernel_table, kernels_table),
              "background_studies": background_tex(inp, reference_root),
+             "background_sentence": background_sentence_tex(inp), "setup_detail": setup_detail_tex(result),
              "results": results_tex(result), "architectures": architectures_tex(inp),
              "scalability": scalability_tex(result), "conclusion": conclusion_tex(inp, microkernel_table, kernels_table, memory_section.conclusion_sentence(
                  memory, memory_section.calibration(result, memory))),
-             "architectures_figure": architectures_figure_tex(inp), "related_crossings": related_crossings_tex(inp),
+             "architectures_figure": architectures_figure_tex(inp),
              "environments": environments_tex(result), "reproduce": reproduce_tex(result, other_campaigns),
              "validation": validation_tex(load_validation()), "published_ipc_table": published_ipc_tex(reference_root)}
     written = []
