@@ -21,7 +21,6 @@ def crossing_tex(inp: SectionInputs) -> str:
 
     result, m, pub = inp.result, inp.measured, inp.published
     lvl = percent_tex(result.settings.level)
-    base = result.settings.baseline
     envs = list(dict.fromkeys(m["environment"])) if len(m) else []
     out = [r"\subsection{User-space and hosted kernels: the cost of interposing on a system call}\label{sec:crossing}"]
     if not envs:
@@ -75,28 +74,10 @@ def crossing_tex(inp: SectionInputs) -> str:
     from osbench_analysis.report import mechanism as paper_mechanism
 
     out.append(paper_mechanism.mechanism_tex(result))
-    probes = m.assign(rank=[family_rank(f) for f in m["family"]]).sort_values(["rank", "ratio"])
-    order = list(dict.fromkeys(probes["probe"]))
-    rows = [r"\emph{file system} & " + " & ".join(tex_escape(fs.get(e, "--")) for e in envs) + r" & \\"]
-    for probe in order:
-        g = m[m["probe"] == probe].set_index("environment")
-        cells = [_stacked_ratio(g.loc[e, "ratio"], g.loc[e, "ratio_low"], g.loc[e, "ratio_high"]) if e in g.index
-                 else "--" for e in envs]
-        prim = g["primitive"].iloc[0]
-        rows.append(f"{print_name(probe)} & " + " & ".join(cells) + f" & {_published_summary(pub, prim)} \\\\")
-    head = ("Probe & " + " & ".join(r"\shortstack{" + tex_escape(env_short(e)).replace(" ", r"\\") + "}" for e in envs)
-            + r" & Published (kind, range)")
-    out.append(f"Table~\\ref{{tab:factors}} gives every factor of Figure~\\ref{{fig:architectures}} with its interval, "
-               "beside the published factors for the same primitive as ranges by the kind of system they come from: "
-               "a hybrid (xnu serves these calls in its BSD layer, in the kernel) or a microkernel (MINIX~3).")
-    out.append(_table(">{\\raggedright}p{0.15\\linewidth}" + "r" * len(envs) + "p{0.18\\linewidth}", head, rows,
-                      f"Time per operation in each environment over {tex_escape(base)} Linux on the same host (\\(\\times\\), the ratio of the "
-                      f"{ESTIMAND_PLURAL}, {lvl} interval; the first row names the file system the file probes used), beside "
-                      "the published hybrid- or microkernel-over-monolithic factors for the same primitive ("
-                      + _published_sources(pub, m["primitive"]) + ")."
-                      + (" " + caveats + " It is not counted below." if (caveats := design_caveats_tex(pub, m["primitive"]))
-                         else "") + lmbench_syscall_note(pub, m["primitive"]),
-                      "tab:factors", size=r"\tiny"))
+    out.append("Table~\\ref{tab:factors} in Appendix~\\ref{sec:factors} gives every factor of "
+               "Figure~\\ref{fig:architectures} with its interval, beside the published factors for the same "
+               "primitive as ranges by the kind of system they come from: a hybrid (xnu serves these calls in its "
+               "BSD layer, in the kernel) or a microkernel (MINIX~3).")
     ag = agreement(m, pub)
     if len(ag):
         out.append(f"Reading each published range as uncertain by {PUBLISHED_TOLERANCE:.0%} either way (they carry "
@@ -270,3 +251,38 @@ def _crossing_sentences(inp: SectionInputs) -> str:
         else:
             sentences.append(" These intervals are within one campaign.")
     return "".join(sentences)
+
+
+def factors_table_tex(inp: SectionInputs) -> str:
+    """Every factor of the central figure with its interval beside the published factors (Table tab:factors),
+    an appendix of its own: the body points to it, Figure fig:architectures shows the same values."""
+    from osbench_analysis.plots.architectures import env_short
+
+    result, m, pub = inp.result, inp.measured, inp.published
+    envs = list(dict.fromkeys(m["environment"])) if len(m) else []
+    if not envs:
+        return ""
+    lvl = percent_tex(result.settings.level)
+    base = result.settings.baseline
+    fs = environment_file_systems(result.primary_estimates, guest=False)
+    out = [r"\section{Every factor beside the published ones}\label{sec:factors}"]
+    probes = m.assign(rank=[family_rank(f) for f in m["family"]]).sort_values(["rank", "ratio"])
+    order = list(dict.fromkeys(probes["probe"]))
+    rows = [r"\emph{file system} & " + " & ".join(tex_escape(fs.get(e, "--")) for e in envs) + r" & \\"]
+    for probe in order:
+        g = m[m["probe"] == probe].set_index("environment")
+        cells = [_stacked_ratio(g.loc[e, "ratio"], g.loc[e, "ratio_low"], g.loc[e, "ratio_high"]) if e in g.index
+                 else "--" for e in envs]
+        prim = g["primitive"].iloc[0]
+        rows.append(f"{print_name(probe)} & " + " & ".join(cells) + f" & {_published_summary(pub, prim)} \\\\")
+    head = ("Probe & " + " & ".join(r"\shortstack{" + tex_escape(env_short(e)).replace(" ", r"\\") + "}" for e in envs)
+            + r" & Published (kind, range)")
+    out.append(_table(">{\\raggedright}p{0.15\\linewidth}" + "r" * len(envs) + "p{0.18\\linewidth}", head, rows,
+                      f"Time per operation in each environment over {tex_escape(base)} Linux on the same host (\\(\\times\\), the ratio of the "
+                      f"{ESTIMAND_PLURAL}, {lvl} interval; the first row names the file system the file probes used), beside "
+                      "the published hybrid- or microkernel-over-monolithic factors for the same primitive ("
+                      + _published_sources(pub, m["primitive"]) + ")."
+                      + (" " + caveats + " It is not counted in Section~\\ref{sec:crossing}." if (caveats := design_caveats_tex(pub, m["primitive"]))
+                         else "") + lmbench_syscall_note(pub, m["primitive"]),
+                      "tab:factors", size=r"\tiny"))
+    return "\n".join(out) + "\n"

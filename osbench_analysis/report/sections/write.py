@@ -7,6 +7,7 @@ from osbench_analysis.report.sections.abstract import abstract_tex
 from osbench_analysis.report.sections.architectures import architectures_figure_tex, architectures_tex
 from osbench_analysis.report.sections.background import background_sentence_tex, background_tex
 from osbench_analysis.report.sections.conclusion import conclusion_tex
+from osbench_analysis.report.sections.crossing import factors_table_tex
 from osbench_analysis.report.sections.environments import environments_tex, setup_detail_tex
 from osbench_analysis.report.sections.factors import SectionInputs
 from osbench_analysis.report.sections.reproduce import reproduce_tex
@@ -47,6 +48,7 @@ def write_sections(result, out_dir: str | Path, reference_root=None, microkernel
              "background_studies": background_tex(inp, reference_root),
              "background_sentence": background_sentence_tex(inp), "setup_detail": setup_detail_tex(result),
              "results": results_tex(result), "architectures": architectures_tex(inp),
+             "factors_table": factors_table_tex(inp),
              "scalability": scalability_tex(result), "conclusion": conclusion_tex(inp, microkernel_table, kernels_table, memory_section.conclusion_sentence(
                  memory, memory_section.calibration(result, memory))),
              "architectures_figure": architectures_figure_tex(inp),
