@@ -135,7 +135,7 @@ def _paper_files(tmp: Path) -> Path:
 def test_the_paper_and_the_machine_report_stay_on_the_page(shape, templates, published, tmp_path, monkeypatch):
     from osbench_analysis.analysis import hosts as analysis_hosts
     from osbench_analysis.analysis import pipeline
-    from osbench_analysis.report import machine, paper, pdf_check, scope
+    from osbench_analysis.report import machine, paper, scope
 
     n_hosts, rounds, missing, guests = SHAPES[shape]
     root = tmp_path / "campaigns"
@@ -173,10 +173,8 @@ def test_the_paper_and_the_machine_report_stay_on_the_page(shape, templates, pub
     assert set(rep.table["reference_key"]) == {keys[0]}          # every row from the paper's host ...
     assert set(rep.table["this_key"]) == {"this machine"}         # ... to this machine
     assert not rep.table["environment"].eq("gvisor").any()        # not measured here: no row
-    said = machine.write_report(rep, tmp_path / "report")
+    said = machine.write_report(rep, tmp_path / "report")   # runs check_paper on its PDF and raises on any problem
     assert said.startswith("built"), said
-    check = pdf_check.check_paper(tmp_path / "report" / "machine_report.pdf")
-    assert check.ok, check.problems
 
 
 @pytest.mark.skipif(not shutil.which("pdflatex") or not shutil.which("pdftoppm"), reason="no TeX or poppler-utils")

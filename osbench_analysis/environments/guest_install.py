@@ -142,23 +142,51 @@ def download(packages: list[str], into: Path, apt_conf: Path | None = None) -> d
 
 # ------------------------------------------------------------------ GNU Mach
 
+def _kept(stamp: Path, key: str, *outputs: Path) -> bool:
+    """Whether every output exists and was built from the inputs `key` names (the stamp beside them)."""
+    try:
+        return stamp.read_text() == key and all(p.exists() for p in outputs)
+    except OSError:
+        return False
+
+
+def _inputs_key(*parts: object, files: list[Path] = ()) -> str:
+    """One hash of the settings and the files' names and bytes a build step reads."""
+    h = hashlib.sha256(repr(parts).encode())
+    for f in sorted(files):
+        h.update(str(f.relative_to(PROBES_DIR)).encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
 def install_mach() -> dict:
+    """trixie's GNU Mach, kept once fetched (the manifest's record; delete build/envs/guests/mach to take
+    the archive's current one), and the task, built again when its sources or flags change."""
     out = mach.KERNEL.parent
     out.mkdir(parents=True, exist_ok=True)
-    conf = apt_config(APT_DIR, archive_uri())
-    run(["apt-get", "-q", "update"], env={**os.environ, "APT_CONFIG": str(conf)})
-    debs = out / "debs"
-    packages = download(list(TRIXIE_PACKAGES), debs, conf)
     tree = out / "trixie"
-    shutil.rmtree(tree, ignore_errors=True)
-    for info in packages.values():
-        run(["dpkg-deb", "-x", str(debs / info["deb"]), str(tree)])
-    image = next(tree.glob("boot/gnumach*.gz"))
-    mach.KERNEL.write_bytes(gzip.decompress(image.read_bytes()))
-    packages["kernel"] = {"file": image.name, "sha256": sha256(mach.KERNEL)}
-    build_mach_task(tree, out)
+    packages = {k: v for k, v in qemu.manifest().get("mach", {}).items() if k != "task"}
+    fetched = (set(TRIXIE_PACKAGES) <= set(packages) and mach.KERNEL.exists() and any(tree.glob("usr/bin/*-mig"))
+               and packages.get("kernel", {}).get("sha256") == sha256(mach.KERNEL))
+    if not fetched:
+        conf = apt_config(APT_DIR, archive_uri())
+        run(["apt-get", "-q", "update"], env={**os.environ, "APT_CONFIG": str(conf)})
+        debs = out / "debs"
+        packages = download(list(TRIXIE_PACKAGES), debs, conf)
+        shutil.rmtree(tree, ignore_errors=True)
+        for info in packages.values():
+            run(["dpkg-deb", "-x", str(debs / info["deb"]), str(tree)])
+        image = next(tree.glob("boot/gnumach*.gz"))
+        mach.KERNEL.write_bytes(gzip.decompress(image.read_bytes()))
+        packages["kernel"] = {"file": image.name, "sha256": sha256(mach.KERNEL)}
+        shutil.rmtree(debs, ignore_errors=True)
+    stamp = out / "task.inputs"
+    key = _inputs_key(MACH_CFLAGS, MIG_DEFS, packages["kernel"]["sha256"],
+                      files=[p for p in (PROBES_DIR / "mach").rglob("*") if p.is_file()])
+    if not (fetched and _kept(stamp, key, mach.TASK)):
+        stamp.unlink(missing_ok=True)
+        build_mach_task(tree, out)
+        stamp.write_text(key)
     packages["task"] = {"sha256": sha256(mach.TASK)}
-    shutil.rmtree(debs, ignore_errors=True)
     return packages
 
 
@@ -285,6 +313,11 @@ def build_guest_init(out: Path) -> None:
 
     fams = build_probes.families()
     init = out / "osbench-guest-init"
+    stamp = out / "osbench-guest-init.inputs"   # kept while the probes' sources and the flags are unchanged
+    key = _inputs_key(GUEST_CFLAGS, fams, build_probes.source_sha256())
+    if _kept(stamp, key, init, linux_tcg.INITRAMFS):
+        return
+    stamp.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="osbench-guest-build-") as tmp:
         table = Path(tmp) / "osb_families.c"
         table.write_text('#include "harness.h"\n' + build_probes.family_table_c(fams))
@@ -294,6 +327,7 @@ def build_guest_init(out: Path) -> None:
     entries = [("dev", 0o040755, b""), ("dev/console", 0o020600, b"", (5, 1)), ("proc", 0o040755, b""),
                ("sys", 0o040755, b""), ("tmp", 0o041777, b""), ("init", 0o100755, init.read_bytes())]
     linux_tcg.INITRAMFS.write_bytes(qemu.gzip_bytes(qemu.newc(entries)))
+    stamp.write_text(key)
 
 
 #: the one tiny job each guest must finish after it is built (its null kernel entry)

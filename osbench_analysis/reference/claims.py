@@ -306,54 +306,109 @@ def _machine_with_both(ref: pd.DataFrame, source_id: str, a: dict, b: dict) -> s
     return next((hw for hw, oses in by_machine.items() if {a["os"], b["os"]} <= oses), "")
 
 
+class Evaluated:
+    """Every reading of every claim computed once (its factor, the thresholds of its expectation, whether it
+    holds, why it is rejected): the readings and the verdict classes under any knife-edge band follow from
+    it without computing a factor again (a paper's build asks for several bands and both tables)."""
+
+    def __init__(self, ref: pd.DataFrame, claims: list[dict] | None = None):
+        self.claims = load_claims() if claims is None else [_normalise_claim(c) for c in claims]
+        printed.forget_indexes()      # the frame may have been edited since it was last indexed
+        # expectations may name other claims: those use the other claim's primary reading
+        computed = {(c["claim_id"], r["reading_id"]): compute_factor(ref, c["source_id"], r["comparison"], r.get("values"))
+                    for c in self.claims for r in c["readings"]}
+        factors = {c["claim_id"]: computed[c["claim_id"], _primary(c)["reading_id"]][0]
+                   for c in self.claims if c["readings"]}
+        self._rows, self._thresholds = [], []
+        for c in self.claims:
+            for r in c["readings"]:
+                expect = r.get("expect") or c["expect"]
+                factor, detail = computed[c["claim_id"], r["reading_id"]]
+                ts = thresholds(expect, factors)
+                t, dist = _nearest(factor, ts)
+                rejected = implausible(ref, c, r)
+                if rejected and r.get("primary"):
+                    raise ClaimError(f"claim {c['claim_id']}: its primary reading {r['reading_id']} is rejected ({rejected})")
+                self._rows.append({"claim_id": c["claim_id"], "source_id": c["source_id"], "reading_id": r["reading_id"],
+                                   "reading": r["reading"], "primary": bool(r.get("primary")), "stated": _stated(expect),
+                                   "factor": factor, "holds": meets(factor, expect, factors), "nearest_threshold": t,
+                                   "distance_to_threshold": dist, "knife_edge": False, "rejected": rejected,
+                                   "detail": detail})
+                self._thresholds.append(ts)
+
+    def readings(self, band: float = KNIFE_EDGE_BAND) -> pd.DataFrame:
+        """One row per claim x reading (evaluate_readings)."""
+        rows = [row | {"knife_edge": any(ties(row["factor"], x, band=band) for x in ts)}
+                for row, ts in zip(self._rows, self._thresholds)]
+        return pd.DataFrame(rows, columns=READING_COLUMNS)
+
+    def verdicts(self, band: float = KNIFE_EDGE_BAND) -> pd.DataFrame:
+        """One row per claim (evaluate_claims)."""
+        per_claim: dict[str, list[dict]] = {}
+        for row, ts in zip(self._rows, self._thresholds):
+            per_claim.setdefault(row["claim_id"], []).append(
+                row | {"knife_edge": any(ties(row["factor"], x, band=band) for x in ts)})
+        rows = []
+        for c in self.claims:
+            base = {k: c.get(k, "") for k in ("claim_id", "source_id", "statement", "quote", "location",
+                                              "stated_value_origin", "tolerance_reason")}
+            base["circular_reason"] = c.get("circular") or ""
+            r = per_claim.get(c["claim_id"], [])
+            if not r:
+                rows.append(base | {"verdict_class": "not checkable", "stated": "—", "computed_factor": math.nan,
+                                    "factor_min": math.nan, "factor_max": math.nan, "n_readings": 0, "n_hold": 0,
+                                    "knife_edge": False, "verdict": "not checkable", "reading": "", "readings_summary": "",
+                                    "detail": c["expect"]["reason"], "not_checkable_reason": c["expect"]["reason"]})
+                continue
+            p = next(x for x in r if x["primary"])
+            cls = _class(r, c.get("circular"), tolerance_rule(c))
+            r = _kept(r)
+            factors = [x["factor"] for x in r if x["factor"] is not None and not math.isnan(x["factor"])]
+            rows.append(base | {"verdict_class": cls, "stated": p["stated"],
+                                "computed_factor": p["factor"], "factor_min": min(factors, default=math.nan),
+                                "factor_max": max(factors, default=math.nan), "n_readings": len(r),
+                                "n_hold": sum(bool(x["holds"]) for x in r), "knife_edge": any(x["knife_edge"] for x in r),
+                                "verdict": "supported" if p["holds"] else "not supported", "reading": p["reading"],
+                                "readings_summary": _summary(r), "detail": p["detail"], "not_checkable_reason": ""})
+        return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+
+
 def evaluate_readings(ref: pd.DataFrame, claims: list[dict] | None = None,
                       band: float = KNIFE_EDGE_BAND) -> pd.DataFrame:
     """One row per claim x reading: the factor, whether it meets the stated expectation, the nearest threshold,
     whether it ties it at print precision, and why it is rejected ('' when it is kept)."""
-    claims = load_claims() if claims is None else [_normalise_claim(c) for c in claims]
-    printed.forget_indexes()      # the frame may have been edited since it was last indexed
-    # expectations may name other claims: those use the other claim's primary reading
-    factors = {c["claim_id"]: compute_factor(ref, c["source_id"], _primary(c)["comparison"], _primary(c).get("values"))[0]
-               for c in claims if c["readings"]}
-    rows = []
-    for c in claims:
-        for r in c["readings"]:
-            expect = r.get("expect") or c["expect"]
-            factor, detail = compute_factor(ref, c["source_id"], r["comparison"], r.get("values"))
-            ts = thresholds(expect, factors)
-            t, dist = _nearest(factor, ts)
-            rejected = implausible(ref, c, r)
-            if rejected and r.get("primary"):
-                raise ClaimError(f"claim {c['claim_id']}: its primary reading {r['reading_id']} is rejected ({rejected})")
-            rows.append({"claim_id": c["claim_id"], "source_id": c["source_id"], "reading_id": r["reading_id"],
-                         "reading": r["reading"], "primary": bool(r.get("primary")), "stated": _stated(expect),
-                         "factor": factor, "holds": meets(factor, expect, factors), "nearest_threshold": t,
-                         "distance_to_threshold": dist, "knife_edge": any(ties(factor, x, band=band) for x in ts),
-                         "rejected": rejected, "detail": detail})
-    return pd.DataFrame(rows, columns=READING_COLUMNS)
+    return Evaluated(ref, claims).readings(band)
 
 
 def verdict_class(readings: pd.DataFrame, circular: str | None = None, rule: str = "") -> str:
     """The class of one claim from its evaluated readings and its tolerance rule (tolerance_rule()), in the
     order of VERDICT_PRECEDENCE (rejected readings set aside first; see the module docstring)."""
-    if "rejected" in readings.columns:
-        readings = readings[readings["rejected"].fillna("") == ""]
-    if readings.empty:
+    return _class(readings.to_dict("records"), circular, rule)
+
+
+def _kept(readings: list[dict]) -> list[dict]:
+    """The readings no rule rejected (an empty or missing `rejected`)."""
+    return [r for r in readings if not isinstance(r.get("rejected"), str) or r["rejected"] == ""]
+
+
+def _class(readings: list[dict], circular: str | None, rule: str) -> str:
+    readings = _kept(readings)
+    if not readings:
         return "not checkable"
     if circular:
         return "circular"
-    if rule == ARITHMETIC_RULE and readings["holds"].all():
+    if rule == ARITHMETIC_RULE and all(r["holds"] for r in readings):
         return "arithmetic checked"
-    if readings["knife_edge"].any():
+    if any(r["knife_edge"] for r in readings):
         return "knife-edge"
-    if readings["holds"].nunique() > 1:
+    if len({bool(r["holds"]) for r in readings}) > 1:
         return "depends"
-    return "holds" if bool(readings["holds"].iloc[0]) else "fails"
+    return "holds" if bool(readings[0]["holds"]) else "fails"
 
 
-def _summary(readings: pd.DataFrame) -> str:
-    return "; ".join(f"{r.reading}: {sig3(r.factor)} {'holds' if r.holds else 'fails'}"
-                     + (" (knife-edge)" if r.knife_edge else "") for r in readings.itertuples())
+def _summary(readings: list[dict]) -> str:
+    return "; ".join(f"{r['reading']}: {sig3(r['factor'])} {'holds' if r['holds'] else 'fails'}"
+                     + (" (knife-edge)" if r["knife_edge"] else "") for r in readings)
 
 
 def evaluate_claims(ref: pd.DataFrame, claims: list[dict] | None = None,
@@ -363,40 +418,19 @@ def evaluate_claims(ref: pd.DataFrame, claims: list[dict] | None = None,
     `computed_factor`, `verdict`, `reading` and `detail` are those of the primary reading (the one the
     sentence most plausibly means); `factor_min`/`factor_max`, `n_hold` of `n_readings` and
     `readings_summary` cover every reading."""
-    claims = load_claims() if claims is None else [_normalise_claim(c) for c in claims]
-    readings = evaluate_readings(ref, claims, band)
-    rows = []
-    for c in claims:
-        base = {k: c.get(k, "") for k in ("claim_id", "source_id", "statement", "quote", "location",
-                                          "stated_value_origin", "tolerance_reason")}
-        base["circular_reason"] = c.get("circular") or ""
-        r = readings[readings["claim_id"] == c["claim_id"]]
-        if r.empty:
-            rows.append(base | {"verdict_class": "not checkable", "stated": "—", "computed_factor": math.nan,
-                                "factor_min": math.nan, "factor_max": math.nan, "n_readings": 0, "n_hold": 0,
-                                "knife_edge": False, "verdict": "not checkable", "reading": "", "readings_summary": "",
-                                "detail": c["expect"]["reason"], "not_checkable_reason": c["expect"]["reason"]})
-            continue
-        p = r[r["primary"]].iloc[0]
-        cls = verdict_class(r, c.get("circular"), tolerance_rule(c))
-        r = r[r["rejected"] == ""]
-        rows.append(base | {"verdict_class": cls, "stated": p["stated"],
-                            "computed_factor": p["factor"], "factor_min": r["factor"].min(), "factor_max": r["factor"].max(),
-                            "n_readings": len(r), "n_hold": int(r["holds"].sum()), "knife_edge": bool(r["knife_edge"].any()),
-                            "verdict": "supported" if p["holds"] else "not supported", "reading": p["reading"],
-                            "readings_summary": _summary(r), "detail": p["detail"], "not_checkable_reason": ""})
-    return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+    return Evaluated(ref, claims).verdicts(band)
 
 
 def band_sensitivity(ref: pd.DataFrame, claims: list[dict] | None = None,
-                     bands: tuple[float, ...] = SENSITIVITY_BANDS) -> pd.DataFrame:
+                     bands: tuple[float, ...] = SENSITIVITY_BANDS, evaluated: Evaluated | None = None) -> pd.DataFrame:
     """How the verdict counts move with the knife-edge band: one row per band (0 = print precision alone),
-    one column per verdict class, and how many claims change class against KNIFE_EDGE_BAND's."""
-    claims = load_claims() if claims is None else [_normalise_claim(c) for c in claims]
-    base = evaluate_claims(ref, claims, KNIFE_EDGE_BAND).set_index("claim_id")["verdict_class"]
+    one column per verdict class, and how many claims change class against KNIFE_EDGE_BAND's.  `evaluated`:
+    the claims already evaluated on `ref` (Evaluated), else they are."""
+    ev = Evaluated(ref, claims) if evaluated is None else evaluated
+    base = ev.verdicts(KNIFE_EDGE_BAND).set_index("claim_id")["verdict_class"]
     rows = []
     for b in bands:
-        cls = evaluate_claims(ref, claims, b).set_index("claim_id")["verdict_class"]
+        cls = ev.verdicts(b).set_index("claim_id")["verdict_class"]
         counts = cls.value_counts()
         rows.append({"band": b, **{v: int(counts.get(v, 0)) for v in VERDICT_CLASSES},
                      "changed": int((cls != base.reindex(cls.index)).sum())})
@@ -413,17 +447,19 @@ def flagged(claims: pd.DataFrame) -> pd.DataFrame:
 # --------------------------------------------------------------------------- for the paper
 
 def claims_table(ref: pd.DataFrame | None = None, claims: list[dict] | None = None,
-                 root: str | Path | None = None) -> pd.DataFrame:
+                 root: str | Path | None = None, evaluated: Evaluated | None = None) -> pd.DataFrame:
     """The paper's table of published claims: one row per claim x reading, with the claim's verdict class.
 
     Columns: source_id, bibkey, claim_id, statement, quote, location, verdict_class, reading_id, reading,
     primary, stated, factor, holds, knife_edge, nearest_threshold, rejected, detail, circular_reason,
     not_checkable_reason.  Not-checkable claims appear once with an empty reading.  Ordered by source,
-    then as the claims file lists them."""
-    ref = reference.load_reference(root) if ref is None else ref
-    claims = load_claims(root) if claims is None else [_normalise_claim(c) for c in claims]
-    per_claim = evaluate_claims(ref, claims).set_index("claim_id")
-    readings = evaluate_readings(ref, claims)
+    then as the claims file lists them.  `evaluated`: these claims already evaluated on ref (Evaluated)."""
+    if evaluated is None:
+        ref = reference.load_reference(root) if ref is None else ref
+        evaluated = Evaluated(ref, load_claims(root) if claims is None else claims)
+    claims = evaluated.claims
+    per_claim = evaluated.verdicts().set_index("claim_id")
+    readings = evaluated.readings()
     keys = reference.bibkeys(root)
     rows = []
     for c in claims:

@@ -307,7 +307,8 @@ def reference_outputs(result=None, reference_root: str | Path | None = None, *,
     sources = reference.load_sources(reference_root)
     mapping = reference.load_probe_mapping(reference_root)
     summary = reference.capture_summary(reference_root, ref)
-    claims = reference_claims.evaluate_claims(ref, reference_claims.load_claims(reference_root))
+    evaluated = reference_claims.Evaluated(ref, reference_claims.load_claims(reference_root))   # once: every table below
+    claims = evaluated.verdicts()
     arch = architecture_ratios(ref, sources)
     env = environment_ratios(result) if result is not None else environment_ratios(None)
     estimates = our_estimates(result) if result is not None else pd.DataFrame(columns=ESTIMATE_COLUMNS)
@@ -315,11 +316,11 @@ def reference_outputs(result=None, reference_root: str | Path | None = None, *,
     tables = {"capture_summary": summary, "source_issues": reference.source_issues(reference_root, ref),
               "headline_claims": claims_table_for_paper(claims), "architecture_ratios": arch,
               "ours_vs_published": side, "environment_ratios": env,
-              "claim_readings": reference_claims.claims_table(ref, root=reference_root),
+              "claim_readings": reference_claims.claims_table(ref, root=reference_root, evaluated=evaluated),
               "verdict_counts": reference_claims.verdict_counts(claims),
               "published_factors": published_factors_by_primitive(published_factors(ref, sources, mapping)),
               "cited_results": cited_results(ref, reference_root),
-              "knife_edge_sensitivity": reference_claims.band_sensitivity(ref, reference_claims.load_claims(reference_root))}
+              "knife_edge_sensitivity": reference_claims.band_sensitivity(ref, evaluated=evaluated)}
     # on screen each of our environments has its own colour and marker; in print, black diamonds
     figures = {"architecture_ratios": plots_reference.plot_architecture_ratios(arch, env, distinct_environments=screen),
                "ours_vs_published": plots_reference.plot_ours_vs_published(side, distinct_environments=screen)}
