@@ -119,6 +119,8 @@ def test_the_newest_round_is_the_newest_unsealed_as_partial_campaign_of_each_swe
     assert versions.newest_round(mem) == ["b-new", "c-old", "a-new"]
     assert versions.memory_mode(mem.iloc[-1]) == "warm" and versions.memory_mode(cat.iloc[0]) == ""
     assert versions.newest_round(cat.iloc[0:0]) == []
+    # a store with campaigns but none of the sweep (a synthetic paper's): no round, not a KeyError
+    assert versions.newest_round(cat[cat["campaign_id"] == "x"]) == []
 
 
 def test_no_sweep_no_section_and_no_stale_file(tmp_path):

@@ -59,10 +59,13 @@ def newest_round(cat: pd.DataFrame) -> list[str]:
 
     if not len(cat):
         return []
-    sweep = cat[[parse_environment(e) is not None for e in cat["environment"]]]
-    sweep = sweep[~sealed_partial(sweep)].sort_values(["created_utc", "campaign_id"])
+    # boolean masks through .loc: an empty list inside [] would select no columns, not no rows
+    sweep = cat.loc[[parse_environment(e) is not None for e in cat["environment"]]]
+    sweep = sweep.loc[~sealed_partial(sweep)].sort_values(["created_utc", "campaign_id"])
     # a campaign with the memory model loaded is memevents.memory_campaigns', beside the round, not of it
-    sweep = sweep[[not memory_mode(r) for _, r in sweep.iterrows()]]
+    sweep = sweep.loc[[not memory_mode(r) for _, r in sweep.iterrows()]]
+    if not len(sweep):
+        return []
     last = sweep.groupby("environment")["campaign_id"].last()
     order = {kernels.env_name(k, v): i for i, (k, v) in enumerate(
         (k, v) for k in sorted(kernels.KERNELS, key=lambda k: k.sort_key()) for v in MITIGATIONS)}
