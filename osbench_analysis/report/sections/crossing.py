@@ -77,7 +77,7 @@ def crossing_tex(inp: SectionInputs) -> str:
     out.append("Table~\\ref{tab:factors} in Appendix~\\ref{sec:factors} gives every factor of "
                "Figure~\\ref{fig:architectures} with its interval, beside the published factors for the same "
                "primitive as ranges by the kind of system they come from: a hybrid (xnu serves these calls in its "
-               "BSD layer, in the kernel) or a microkernel (MINIX~3).")
+               "BSD layer, in the kernel) or a microkernel (MINIX~3), and gVisor's and FUSE's published costs beside ours.")
     ag = agreement(m, pub)
     if len(ag):
         out.append(f"Reading each published range as uncertain by {PUBLISHED_TOLERANCE:.0%} either way (they carry "
@@ -285,4 +285,7 @@ def factors_table_tex(inp: SectionInputs) -> str:
                       + (" " + caveats + " It is not counted in Section~\\ref{sec:crossing}." if (caveats := design_caveats_tex(pub, m["primitive"]))
                          else "") + lmbench_syscall_note(pub, m["primitive"]),
                       "tab:factors", size=r"\tiny"))
+    from osbench_analysis.report.sections.interposition import interposition_tex
+
+    out.append(interposition_tex(m, inp.reference_root))
     return "\n".join(out) + "\n"

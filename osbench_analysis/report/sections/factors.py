@@ -48,13 +48,14 @@ class SectionInputs:
     measured: pd.DataFrame
     published: pd.DataFrame
     sources: dict
+    reference_root: object = None     # data/reference or a test's copy: what the interposition paragraph reads
 
     @classmethod
     def build(cls, result, reference_root=None) -> "SectionInputs":
         from osbench_analysis.reference import studies as reference
 
         return cls(result, measured_factors(result), published_factors(reference_root),
-                   reference.load_sources(reference_root))
+                   reference.load_sources(reference_root), reference_root)
 
 
 #: A published factor carries no interval; we read it as a range widened by this relative tolerance either way
