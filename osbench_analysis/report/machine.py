@@ -122,6 +122,11 @@ def machine_report(root: str | Path | None = None, paper_root: str | Path | None
     ref = scope.reference_host(paper_root, reference_file)
     cat = store.catalog(root)
     mine = cat[(cat["host"] == this) & ~cat["campaign_id"].isin(set(paper_cat["campaign_id"]))] if len(cat) else cat
+    if len(mine):   # the kernel-version sweep and memory-events campaigns enter no conclusion: not counted as its
+        from osbench_analysis.analysis.versions import parse_environment
+
+        sweep = np.array([parse_environment(e) is not None for e in mine["environment"]], dtype=bool)
+        mine = mine.loc[~sweep & ~store.memory_model(mine).to_numpy()]
     if len(mine) and not parts:
         parts = store.load_campaign(mine.sort_values("created_utc").iloc[-1]["path"]).manifest.host_identity.parts
     if len(mine) and label == this:
