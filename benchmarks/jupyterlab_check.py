@@ -35,6 +35,9 @@ OPEN_ONLY = ["fleet.ipynb"]
 # question, of the two campaigns and the widget's; reference_comparisons the architecture ratios and ours
 # beside the published values (run_campaign draws none: its bar is a widget)
 MIN_IMAGES = {"analyze.ipynb": 4, "explore.ipynb": 3, "reference_comparisons.ipynb": 2}
+#: explore's two-campaign figure needs two rounds of this host; a fresh machine's one round prints this
+#: (explore.two_campaigns' note) and draws one figure fewer
+ONE_ROUND_NOTE = "nothing to compare yet"
 
 
 def tiny_campaign_parameters(scratch: Path) -> str:
@@ -184,7 +187,9 @@ def count_outputs(drv) -> dict:
         const outs = cells.flatMap(c => Array.from({{length: c.model.outputs.length}},
                                                    (_, i) => c.model.outputs.get(i).toJSON()));
         const errors = outs.filter(o => o.output_type === 'error');
+        const text = outs.filter(o => o.output_type === 'stream').map(o => [].concat(o.text).join('')).join('');
         return {{images: imgs.length,
+                 said_one_round: text.includes({ONE_ROUND_NOTE!r}),
                  blank_images: imgs.filter(i => i.naturalWidth < 10 || i.naturalHeight < 10).length,
                  errors: errors.length,
                  not_run: cells.filter(c => c.model.sharedModel.getSource().trim() && c.model.executionCount === null).length,
@@ -353,7 +358,7 @@ def main(argv=None) -> int:
     print(f"checkout unchanged: {summary['checkout_unchanged']}; screenshots and summary.json in {args.out}")
     ok = summary["checkout_unchanged"] and all(
         not r["modified_on_opening"] and not r.get("errors") and not r.get("not_run") and not r.get("blank_images")
-        and r.get("images", 0) >= MIN_IMAGES.get(name, 0) and (r.get("run_all_seconds") or name in OPEN_ONLY)
+        and r.get("images", 0) >= MIN_IMAGES.get(name, 0) - bool(r.get("said_one_round")) and (r.get("run_all_seconds") or name in OPEN_ONLY)
         for name, r in summary.items() if isinstance(r, dict))
     return 0 if ok else 1
 
