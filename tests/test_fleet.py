@@ -145,8 +145,10 @@ def fake_fleet_task(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
-def test_one_campaign_per_host_failures_reported_others_kept_and_a_rerun_resumes(tmp_path, fake_fleet_task):
+def test_one_campaign_per_host_failures_reported_others_kept_and_a_rerun_resumes(tmp_path, fake_fleet_task,
+                                                                                monkeypatch):
     """The in-process fleet: the measurement is replaced by one that sends a synthetic campaign."""
+    monkeypatch.setattr(fleet, "JOIN_WAIT_S", 2.0)      # h3 never joins: its wait, shortened
     fake_fleet_task["fail"].add("h2")
 
     def ran_on():
@@ -157,7 +159,9 @@ def test_one_campaign_per_host_failures_reported_others_kept_and_a_rerun_resumes
     out = tmp_path / "campaigns"
     with _cluster(["h1", "h2"], tmp_path) as c:
         assert c.address.startswith("tls://")
+        t0 = time.monotonic()
         r = c.run(["h1", "h2", "h3"], out, campaign_id="f")
+        assert time.monotonic() - t0 >= fleet.JOIN_WAIT_S   # h3 was given its time to join
         status = {o.host: o.status for o in r.outcomes}
         assert status == {"h1": "stored", "h2": "failed", "h3": "absent"}
         assert ran_on() == {"f-h1": "h1", "f-h2": "h2"}  # each host's campaign ran on that host
@@ -487,7 +491,13 @@ def test_one_sshcluster_call_starts_the_scheduler_and_three_hosts_that_measure(t
                         security=fleet.client_security("tls://127.0.0.1", **client)) as cluster:
             started = time.monotonic() - t0
             assert cluster.scheduler_address.startswith("tls://127.0.0.1:")
-            assert sorted(fleet.connected_hosts(cluster, **client, say=lambda m: None)) == hosts
+            # SSHCluster returns once the worker processes started, not once each registered with the
+            # scheduler (Dask's behaviour): a host may join a moment later
+            deadline = time.monotonic() + 30
+            while (got := sorted(fleet.connected_hosts(cluster, **client, say=lambda m: None))) != hosts \
+                    and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert got == hosts
             r = fleet.fleet_run(cluster, hosts, output=str(out), campaign_id="ssh", say=lambda m: None, **client, **TINY)
         print(f"SSHCluster: scheduler and 3 workers started in {started:.1f} s")  # for the report (-s)
     assert [o.status for o in r.outcomes] == ["stored"] * 3, r.table()

@@ -41,6 +41,9 @@ RESOURCES = {"MEASURE": 1}
 VANISHED_AFTER_S = 20.0
 #: how often the client looks at what finished and who is still connected
 POLL_S = 2.0
+#: how long a run waits for a named host that has not joined yet: a cluster object (SSHCluster) is handed
+#: back once its worker processes started, and each registers with the scheduler a moment later
+JOIN_WAIT_S = 10.0
 
 
 def host_campaign_id(prefix: str, host: str) -> str:
@@ -112,6 +115,16 @@ def hosts_of(client) -> dict[str, str]:
     return {name: address for address, name in found.items() if isinstance(name, str)}
 
 
+def await_hosts(client, hosts, timeout: float | None = None) -> dict[str, str]:
+    """hosts_of, once every host named has joined or after ``timeout`` seconds (default JOIN_WAIT_S)."""
+    deadline = time.monotonic() + (JOIN_WAIT_S if timeout is None else timeout)
+    present = hosts_of(client)
+    while not set(hosts) <= set(present) and time.monotonic() < deadline:
+        time.sleep(0.2)
+        present = hosts_of(client)
+    return present
+
+
 def connected_hosts(scheduler, tls_ca_file: str | None = None, tls_cert: str | None = None,
                     tls_key: str | None = None, insecure: bool = False, say=print) -> dict[str, str]:
     """The measuring hosts connected to the fleet's scheduler now: {host: worker address}."""
@@ -156,7 +169,8 @@ def fleet_run(scheduler, hosts: list[str], profile: str | None = None, output: s
 
 
 def _measure(client, prefix, hosts, profile, parameters, wait, root: Path, ca_pem, say) -> FleetResult:
-    result, present, futures = FleetResult(prefix), hosts_of(client), {}
+    todo = [h for h in hosts if not (root / host_campaign_id(prefix, h) / store.SEAL_FILE).is_file()]
+    result, present, futures = FleetResult(prefix), await_hosts(client, todo), {}
     for h in hosts:
         cid = host_campaign_id(prefix, h)
         if (root / cid / store.SEAL_FILE).is_file():
