@@ -306,7 +306,9 @@ def _measure_and_seal(cfg, conditions, envs, ids, root, cpus, host_info, created
             environment=p.env.name, arch_class=p.env.arch_class,
             config={**asdict(cfg), "cpus": cpus, "workdir": cfg.workdir or default_workdir(),
                     "campaign_id": p.campaign_id, "environment": p.env.name,
-                    "campaign_set": ids, "preflight": jr.state.get("preflight", {})},
+                    "campaign_set": ids, "preflight": jr.state.get("preflight", {}),
+                    # the guests' budget: the repeat boots it left out and the emulation speed it judged by
+                    **({"guest_budget": jr.state["guest_budget"]} if "guest_budget" in jr.state else {})},
             conditions=[asdict(c) for c in p.conditions],
             measuring_seconds=round(measuring_s, 3),
             precision=p.report.to_manifest() if p.report is not None else
