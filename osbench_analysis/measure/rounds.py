@@ -175,8 +175,12 @@ def _count_side_by_side(parts: list[_EnvRun], boots: dict, done: set, cfg: Campa
         return not repeat(w) or (first[w[0]] is not None and fits(w))
 
     def rank(w: tuple[int, int]):
-        # first boots before repeats, the most work left first; repeats the shortest first
-        return (1, left[w[0]]) if not repeat(w) else (0, -first[w[0]])
+        # first boots before repeats; without a budget the most work left first; with one the longest boot first
+        # (its start-up allowance, Environment.round_startup_s: xen-linux's first, so that it does not end last,
+        # alone), then the most work left; repeats the shortest first
+        if budget is None:
+            return (1, left[w[0]])
+        return (1, by_id[w[0]].env.round_startup_s, left[w[0]]) if not repeat(w) else (0, -first[w[0]])
 
     def take_cpu(p: _EnvRun, run: int) -> int | None:
         me = (id(p), run)
