@@ -212,8 +212,8 @@ def determinism_summary(det: pd.DataFrame) -> str:
         parts.append("; ".join(f"{_label(r.environment)}'s boots' medians lie within {100 * r.max_spread:.2g}\\%"
                                for r in other.itertuples()))
     if len(once):
-        parts.append(f"{names(once)} booted once (the quick profile's budget left the repeat out), which shows "
-                     "nothing of that")
+        parts.append(f"{names(once)} booted once (the quick profile's budget left the repeat out): whether "
+                     f"{'its' if len(once) == 1 else 'their'} counts repeat is not shown")
     text = "; ".join(parts)
     return (text[0].upper() + text[1:] + " (boot to boot, within one round; Appendix~\\ref{sec:published-microkernel} "
             "gives each kernel's conditions and boots).")
