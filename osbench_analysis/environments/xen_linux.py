@@ -66,7 +66,8 @@ class XenLinux(GuestEnvironment):
     kernel = "linux"
     startup_s = 150.0   # GRUB, Xen and dom0's boot under icount: about 30 s idle, 60-120 s on a busy host
     round_startup_s = 150.0
-    #: the boots' medians differ by under 0.1%: two boots give that range; more add nothing
+    #: the boots' medians differ by under 0.1%: two boots give that range (one gives none: the quick profile's
+    #: budget may leave the second out, measure/config.py); more add nothing
     boots_needed = 2
     #: the memory model's window: the Linux harness's markers (dom0 runs the linux-tcg initramfs)
     memory_boundary = "marker"
