@@ -164,9 +164,12 @@ def _count_side_by_side(parts: list[_EnvRun], boots: dict, done: set, cfg: Campa
     first = {id(p): _first_wall(p, done, cfg) for p in parts}   # guest -> its first boot's wall seconds, once known
     skipped = {id(p): 0 for p in parts}
     by_id = {id(p): p for p in parts}
+    # a boot an interrupted attempt measured whole (the journal) is never left out: it costs nothing now
+    journaled = {(id(p), run) for p in parts for run in range(boots[id(p)])
+                 if all(_run_key(p.env.name, c.probe, c.params_json, c.placement, run) in done for c in p.conditions)}
 
     def repeat(w: tuple[int, int]) -> bool:
-        return budget is not None and w[1] >= _first_boots(cfg)
+        return budget is not None and w[1] >= _first_boots(cfg) and w not in journaled
 
     def fits(w: tuple[int, int]) -> bool:
         return time.monotonic() - t0 + first[w[0]] <= budget
