@@ -285,8 +285,10 @@ def test_a_budget_leaves_out_the_repeat_boots_that_would_end_past_it_judged_by_e
     registered(slow, fast)
     s, f = _measure(tmp_path, "slow,fast", probes=["null_syscall"], runs=2, guest_boots=2, guest_budget_s=2.0)
     assert [r.run for r in s.manifest.runs] == [0] and sorted(r.run for r in f.manifest.runs) == [0, 1]
-    assert s.manifest.precision == {"target": None, "stop_reason": "guest_boots", "runs": 1}
-    assert f.manifest.precision["runs"] == 2
+    assert s.manifest.precision == {"target": None, "stop_reason": "guest_boots", "runs": 1, "left_out": 1}
+    assert f.manifest.precision == {"target": None, "stop_reason": "guest_boots", "runs": 2}
+    assert run_report.stop_words(s.manifest.precision) == ("1 boot(s) of the guest, whose counts repeat: no precision target; "
+                                                "1 repeat boot(s) left out by the guests' budget (config guest_budget)")
     assert len(slow.spans) == 2 and len(fast.spans) == 3          # the pre-flight's span, then the boots
     # the fast guest's repeat began after its own first boot ended
     assert sorted(fast.spans[1:])[1][0] >= sorted(fast.spans[1:])[0][1]
