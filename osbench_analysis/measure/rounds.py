@@ -160,7 +160,7 @@ def _count_side_by_side(parts: list[_EnvRun], boots: dict, done: set, cfg: Campa
     turn = threading.Condition()
     left = {id(p): boots[id(p)] * len(p.conditions) for p in parts}
     waiting: list[tuple[int, int]] = []     # (guest, run) of the boots waiting for a CPU, in arrival order
-    budget, t0 = cfg.guest_budget_s, time.monotonic()
+    budget, t0, arrived = cfg.guest_budget_s, time.monotonic(), [0]
     first = {id(p): _first_wall(p, done, cfg) for p in parts}   # guest -> its first boot's wall seconds, once known
     skipped = {id(p): 0 for p in parts}
     by_id = {id(p): p for p in parts}
@@ -189,10 +189,15 @@ def _count_side_by_side(parts: list[_EnvRun], boots: dict, done: set, cfg: Campa
         me = (id(p), run)
         with turn:
             waiting.append(me)
-            # max() keeps the first of equals: a guest's boots in the order they asked
-            turn.wait_for(lambda: (repeat(me) and first[id(p)] is not None and not fits(me))
-                          or (free and max(filter(eligible, waiting), key=rank, default=None) == me))
+            arrived[0] += 1
+            turn.notify_all()
+            # no boot starts before every boot has asked (the first to start is the first by rank, not the
+            # first thread to run); max() keeps the first of equals: a guest's boots in the order they asked
+            turn.wait_for(lambda: arrived[0] == len(threads) and (
+                (repeat(me) and first[id(p)] is not None and not fits(me))
+                or (free and max(filter(eligible, waiting), key=rank, default=None) == me)))
             waiting.remove(me)
+            turn.notify_all()      # the next by rank may now be another waiting boot, with a CPU still free
             left[id(p)] -= len(p.conditions)
             if repeat(me) and not fits(me):    # it would end past the budget: left out
                 skipped[id(p)] += 1
