@@ -134,7 +134,9 @@ endef
 
 # ENVIRONMENT=all (make all) measures in two rounds.  The guests count their instructions (QEMU
 # -icount), which the host's load does not change (docs/environments.md): they measure as soon as they
-# are built, while runsc's Go build (niced) and the rest of the set-up go on beside them.  The
+# are built, while runsc's Go build (niced) and the rest of the set-up go on beside them, each guest
+# booted once and its repeat boot only within the quick profile's budget (guest_budget_s, 45 s of this
+# machine's wall, judged by each first boot's: a slower machine repeats fewer).  The
 # environments timed in ns (native, gVisor, UML, FUSE) measure after the whole set-up, on a quiet host,
 # interleaved as always.  Any other ENVIRONMENT: one round after the set-up.
 measure:

@@ -76,6 +76,10 @@ def add_campaign_parameters(p):
     p.add_argument("--guest-boots", type=int,
                    help="boots of a guest counting instructions (mach, linux-tcg, sel4, xen-linux): its counts "
                         "repeat, so two show it (the quick profile's 2, the full profile's 3); at most --runs (xen-linux: 2)")
+    p.add_argument("--guest-budget-s", type=float,
+                   help="wall seconds the guests' boots may take here: every guest boots once, a repeat boot only if "
+                        "its first boot's wall says it ends within them (the quick profile's 45; the full profile: "
+                        "none, every guest boots --guest-boots times)")
     p.add_argument("--memory-events", nargs="?", const="warm", choices=("warm", "polluted"),
                    help="load the guests' memory-system model (cache and TLB misses, CR3 writes, kernel entries per "
                         "batch; docs/environments.md): warm (the default), or polluted (caches emptied before each "

@@ -38,6 +38,8 @@ def no_measuring(monkeypatch):
     # issue 31 (reliability review 2026-11-26): values that sealed empty or nonsense campaigns, exit 0
     (dict(batches=10 ** 9), r"batches must be an integer from 1 to 10000 \(got 1000000000\)"),          # B12
     (dict(guest_batches=0), r"guest_batches must be an integer from 1 to 10000 \(got 0\)"),
+    (dict(guest_budget_s=0), r"guest_budget_s must be a number of seconds > 0 and <= 86400 \(got 0\)"),
+    (dict(guest_budget_s=float("nan")), r"guest_budget_s must be a number of seconds .* \(got nan\)"),
     (dict(warmup=10 ** 9), r"warmup must be an integer from 0 to 1000 \(got 1000000000\)"),             # B14
     (dict(timeout_s=float("inf")), r"timeout_s must be a number of seconds > 0 and <= 86400 \(got inf\)"),  # B20
     (dict(timeout_s=1e300), r"timeout_s .* \(got 1e\+300\)"),                                           # B21
@@ -162,3 +164,12 @@ def test_a_probe_the_environment_does_not_serve_is_refused_by_name(campaigns_roo
 def test_front_end_switches_of_the_wrong_type_are_refused(params, message, campaigns_root):
     with pytest.raises(config.ConfigError, match=message):
         runner.measure("quick", progress=False, probes=["null_syscall"], output=str(campaigns_root), **params)
+
+
+def test_quick_budgets_the_guests_repeat_boots_and_full_boots_every_guest_every_time():
+    """Issue 37: make all's guests' phase is sized by the emulation speed measured in the run (rounds.py): the
+    quick profile's repeat boots fit in 45 s of this machine's wall; the full profile has no budget."""
+    quick, full = config.make_config("quick"), config.make_config("full")
+    assert (quick.guest_boots, quick.guest_budget_s) == (2, 45.0)
+    assert full.guest_budget_s is None
+    assert config.make_config("quick", guest_budget_s=300).guest_budget_s == 300

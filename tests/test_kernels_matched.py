@@ -85,6 +85,24 @@ def test_determinism_tells_exact_kernels_from_those_whose_boots_differ_and_by_ho
     assert "its minimum batch the same in every boot for 1 of them" in sentence
 
 
+def test_one_boot_is_neither_exact_nor_a_range_and_says_its_repeat_was_not_checked():
+    """A quick round whose budget left a guest's repeat boot out (measure/rounds.py): its counts are one boot's,
+    and nothing says they repeat (one boot used to read as exact: every boot the same, vacuously)."""
+    data = pd.DataFrame(rows("xen-linux", "pipe_pingpong", [[20557, 23122]]) + rows("sel4", "sel4_call_space",
+                                                                                    [[432, 432]] * 2))
+    det = kernels.determinism(data).set_index("environment")
+    x = det.loc["xen-linux"]
+    assert x["exact"] == 0 and x["single_boot"] == 1 and x["max_spread"] == 0
+    assert x["verdict"] == "one boot: whether its counts repeat is not checked"
+    assert det.loc["sel4", "verdict"] == "identical counts in every boot"
+    sentence = kernels.determinism_sentence(det.reset_index())
+    assert "Linux on Xen: one boot" in sentence and "minimum batch" not in sentence
+    tab = kernels.matched(data)
+    cell = tab[(tab["environment"] == "xen-linux") & (tab["probe"] == "pipe_pingpong")].iloc[0]
+    assert cell["boots"] == 1 and not cell["exact"]
+    assert kernels._tex_count(cell) == "21\\,800$^1$"      # its one median, marked, no '*' (boots differ)
+
+
 def test_the_paths_table_bounds_what_instructions_leave_out_for_the_ipc_rows():
     paths = kernels.paths_table()
     assert {"kernel entries", "address-space switches", "copies"} <= set(paths.columns)

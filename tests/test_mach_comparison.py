@@ -188,3 +188,12 @@ def test_boots_of_two_campaigns_are_not_merged_run_by_run():
     r = microkernel.comparison(pd.concat([one, two, linux], ignore_index=True)).set_index("mach_probe").loc[
         "mach_null_trap"]
     assert r["mach_boots"] == 6 and (r["mach_lo"], r["mach_hi"]) == (76, 80)
+
+
+def test_one_boot_is_not_exact_however_alike_its_batches():
+    """A boot has nothing to repeat against (the quick profile's budget may leave a guest's repeat out): one boot's
+    identical batches do not make it exact, and its range is its one median."""
+    one = pd.DataFrame(rows("mach", "mach_null_trap", [[76, 76, 76]]) + rows("linux-tcg", "null_syscall", [[326] * 3]))
+    r = microkernel.comparison(one).set_index("mach_probe").loc["mach_null_trap"]
+    assert r["mach_boots"] == 1 and not r["mach_exact"] and not r["linux_exact"] and not r["ratio_exact"]
+    assert r["mach_lo"] == r["mach_hi"] == 76 and np.isnan(r["mach_coverage"])

@@ -274,6 +274,49 @@ def test_guests_counting_instructions_boot_side_by_side_one_per_cpu_before_the_t
     assert min(start for start, *_ in timed.spans[1:]) >= max(end for _, end, _ in boots["count-a"] + boots["count-b"])
 
 
+def test_a_budget_leaves_out_the_repeat_boots_that_would_end_past_it_judged_by_each_first_boot(tmp_path,
+                                                                                                 registered):
+    """Issue 37: with guest_budget_s every guest boots once; a repeat starts only once its first boot has ended and
+    only if, at that guest's first boot's wall, it ends within the budget.  A slow guest (1.5 s a boot) loses its
+    repeat under a 2 s budget; a fast one keeps it; each manifest records what was left out and the speed."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: the guests have one lane")
+    slow, fast = _recording(_counting("slow"), 1.5), _recording(_counting("fast"), 0.0)
+    registered(slow, fast)
+    s, f = _measure(tmp_path, "slow,fast", probes=["null_syscall"], runs=2, guest_boots=2, guest_budget_s=2.0)
+    assert [r.run for r in s.manifest.runs] == [0] and sorted(r.run for r in f.manifest.runs) == [0, 1]
+    assert s.manifest.precision == {"target": None, "stop_reason": "guest_boots", "runs": 1, "left_out": 1}
+    assert f.manifest.precision == {"target": None, "stop_reason": "guest_boots", "runs": 2}
+    assert run_report.stop_words(s.manifest.precision) == ("1 boot(s) of the guest, whose counts repeat: no precision target; "
+                                                "1 repeat boot(s) left out by the guests' budget (config guest_budget)")
+    assert len(slow.spans) == 2 and len(fast.spans) == 3          # the pre-flight's span, then the boots
+    # the fast guest's repeat began after its own first boot ended
+    assert sorted(fast.spans[1:])[1][0] >= sorted(fast.spans[1:])[0][1]
+    budget = s.manifest.config["guest_budget"]
+    assert budget == f.manifest.config["guest_budget"] and budget["budget_s"] == 2.0
+    assert budget["guests"]["slow"]["boots"] == 1 and budget["guests"]["slow"]["left_out"] == 1
+    assert budget["guests"]["fast"] == {**budget["guests"]["fast"], "boots": 2, "left_out": 0}
+    assert budget["guests"]["slow"]["first_boot_s"] >= 1.5
+    # the speed it judged by: the instructions (here ns) its first boot's batches counted per second of that boot
+    counted = sum(int(x) for x in s.samples.query("run == 0")["elapsed_ns"])
+    assert budget["guests"]["slow"]["counted_instructions_per_s"] == pytest.approx(
+        counted / budget["guests"]["slow"]["first_boot_s"], rel=0.01)
+
+
+def test_with_a_budget_the_longest_guest_boots_first_whichever_thread_asks_first(tmp_path, registered):
+    """xen-linux's boot is the round's longest path (issue 37): under a budget the first boots go by their start-up
+    allowance (round_startup_s), so the long guest, named last, is among the first two to boot on two CPUs."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: the guests have one lane")
+    a, b, long = (_recording(_counting(n), 0.3) for n in ("short-a", "short-b", "long"))
+    long.round_startup_s = 150.0
+    registered(a, b, long)
+    _measure(tmp_path, "short-a,short-b,long", probes=["null_syscall"], runs=2, guest_boots=2, guest_budget_s=100.0)
+    first_starts = sorted((min(s[0] for s in env.spans[1:]), env.name) for env in (a, b, long))
+    assert "long" in [name for _, name in first_starts[:2]]
+    assert all(len(env.spans) == 3 for env in (a, b, long))       # the budget fits every repeat
+
+
 def test_guest_boots_below_two_is_refused_before_anything_runs(tmp_path, registered):
     registered(_counting("counting"))
     with pytest.raises(runner.ConfigError, match=r"guest_boots must be a whole number from 2 to 100: .* \(got 1\)"):

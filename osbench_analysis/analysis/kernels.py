@@ -105,28 +105,33 @@ def determinism(samples: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for env, part in boots.groupby("environment"):
         conds = part.groupby(["probe", "params_json", *(["campaign_id"] if "campaign_id" in part else [])])
-        exact = same_min = 0
+        exact = same_min = single = 0
         spread = 0.0
         for _, g in conds:
+            single += len(g) < 2     # one boot: nothing to compare it with
             st = summarise(g)
             exact += st["exact"]
             same_min += bool(np.ptp(g["min"].to_numpy(float)) == 0) if len(g) > 1 else False
             spread = max(spread, (st["hi"] - st["lo"]) / st["median"] if st["median"] else 0.0)
         n = conds.ngroups
-        verdict = ("identical counts in every boot" if exact == n else
+        verdict = ("one boot: whether its counts repeat is not checked" if single == n else
+                   "identical counts in every boot" if exact == n else
                    f"{exact} of {n} conditions exact, the boots' medians within {100 * spread:.2g}%")
         rows.append({"environment": env, "boots": int(part["run"].nunique()), "conditions": n, "exact": exact,
+                     "single_boot": single,
                      "same_minimum": same_min, "max_spread": spread, "verdict": verdict})
     return pd.DataFrame(rows)
 
 
 def _tex_count(r: pd.Series) -> str:
     """A cell's count for the paper: '432', '20\\,900$^*$' (boots differ past the digits shown),
-    '22\\,800 [22\\,700, 22\\,800]', with $^a$ for an analog; '--' when not measured."""
+    '22\\,800 [22\\,700, 22\\,800]', '1\\,100$^1$' (one boot: whether it repeats is not shown), with $^a$
+    for an analog; '--' when not measured."""
     if not r["boots"]:
         return "--"
     med, lo, hi = (_count(r[k]).replace(",", "\\,") for k in ("median", "lo", "hi"))
-    return med + ("" if r["exact"] else "$^*$" if lo == hi else f" [{lo}, {hi}]") + ("$^a$" if r["analog"] else "")
+    spread = "$^1$" if int(r["boots"]) == 1 else "" if r["exact"] else "$^*$" if lo == hi else f" [{lo}, {hi}]"
+    return med + spread + ("$^a$" if r["analog"] else "")
 
 
 def matched_tex(tab: pd.DataFrame) -> str:
@@ -235,7 +240,7 @@ def determinism_sentence(det: pd.DataFrame) -> str:
     det = det.assign(_o=[order.index(e) if e in order else len(order) for e in det["environment"]]).sort_values("_o")
     parts = []
     for _, r in det.iterrows():
-        minima = ("" if int(r["exact"]) == int(r["conditions"]) else
+        minima = ("" if int(r["exact"]) == int(r["conditions"]) or r.get("single_boot", 0) == r["conditions"] else
                   f", its minimum batch the same in every boot for {int(r['same_minimum'])} of them")
         parts.append(f"{tex_escape(catalog.COLUMN_LABELS.get(r['environment'], r['environment']))}: "
                      f"{tex_escape(r['verdict'])}{minima} ({int(r['conditions'])} conditions, {int(r['boots'])} boots)")

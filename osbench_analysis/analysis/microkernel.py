@@ -53,10 +53,12 @@ def boot_counts(samples: pd.DataFrame) -> pd.DataFrame:
 
 def summarise(boots: pd.DataFrame) -> dict:
     """One condition across boots: the median of the boots' medians, the range
-    of them as the interval, min and mean, and whether it is exact."""
+    of them as the interval, min and mean, and whether it is exact (two boots
+    or more, every one the same)."""
     med = boots["median"].to_numpy()
-    # exact: every boot counted the same min, median and mean (the batches may still differ within a boot)
-    exact = bool((np.ptp(boots[["min", "median", "mean"]].to_numpy(), axis=0) == 0).all()) if len(boots) else False
+    # exact: every boot counted the same min, median and mean (the batches may still differ within a boot); one
+    # boot shows nothing of that (the quick profile's budget may leave a guest's repeat boot out: config.py)
+    exact = bool((np.ptp(boots[["min", "median", "mean"]].to_numpy(), axis=0) == 0).all()) if len(boots) > 1 else False
     n = len(boots)
     return {"median": float(np.median(med)) if n else np.nan, "lo": float(med.min()) if n else np.nan,
             "hi": float(med.max()) if n else np.nan, "min": float(boots["min"].min()) if n else np.nan,

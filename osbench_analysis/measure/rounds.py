@@ -73,10 +73,15 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
         if counting:
             for p in counting:
                 started[p.env.name] = time.monotonic()
-                bar.write(f"{p.env.name}: measuring {len(p.conditions)} condition(s), {boots[id(p)]} boot(s)")
-            _count_side_by_side(counting, boots, done, cfg, cpus, scratch, keep, bar)
+                repeats = (f" at most (a repeat only if it ends within the {cfg.guest_budget_s:.0f} s budget)"
+                           if cfg.guest_budget_s is not None and boots[id(p)] > _first_boots(cfg) else "")
+                bar.write(f"{p.env.name}: measuring {len(p.conditions)} condition(s), {boots[id(p)]} boot(s){repeats}")
+            sized = _count_side_by_side(counting, boots, done, cfg, cpus, scratch, keep, bar)
+            # what the budget left out, and the emulation speed it was judged by: every manifest (guest_budget)
+            jr.state["guest_budget"] = sized
+            jr.save_state()
             for p in counting:   # p.boots set: this guest has booted its last time
-                p.boots, open_[id(p)] = boots[id(p)], []
+                p.boots, open_[id(p)] = sized["guests"][p.env.name]["boots"], []
                 # boots side by side end in any order: the campaign keeps its runs in boot order
                 p.runs.sort(key=lambda r: r.run)
                 p.rows.sort(key=lambda r: r["run"])
@@ -125,7 +130,7 @@ def _measure_rounds(parts: list[_EnvRun], cfg: CampaignConfig, cpus: list[int], 
 
 
 def _count_side_by_side(parts: list[_EnvRun], boots: dict, done: set, cfg: CampaignConfig, cpus: list[int],
-                        scratch: Path, keep, bar) -> None:
+                        scratch: Path, keep, bar) -> dict:
     """Every boot of the guests that count their instructions, before the timed
     rounds, side by side: each boot is a thread of its own and takes one of
     the campaign's CPUs for itself (pinned to it): at most one boot per CPU, a
@@ -138,7 +143,16 @@ def _count_side_by_side(parts: list[_EnvRun], boots: dict, done: set, cfg: Campa
     host runs (docs/environments.md), so running them together changes no
     number, and no timed worker runs meanwhile.  Each boot is still a run of
     its own.  Only this thread journals (`keep`): the boots' threads hand over
-    what they measured through a queue."""
+    what they measured through a queue.
+
+    With a budget (cfg.guest_budget_s) a guest's repeat boots (those after its first, or after its first two
+    with memory events: `_first_boots`) are sized by this machine's measured emulation speed: every guest's
+    first boots go first (the longest guest first), and a repeat boot starts only once its guest's first boot
+    has ended and only if it is projected to end within the budget, from the wall time that first boot took
+    here (the same jobs: the same instructions); the shortest repeat first, so that the most guests show
+    whether their counts repeat.  A repeat that does not fit is left out.  Returns the record the manifest
+    keeps (config["guest_budget"]): per guest its boots, those left out, its first boot's wall seconds and the
+    guest instructions its batches counted per second of it (the emulation speed measured here)."""
     import queue
     import threading
 
@@ -146,25 +160,65 @@ def _count_side_by_side(parts: list[_EnvRun], boots: dict, done: set, cfg: Campa
     turn = threading.Condition()
     left = {id(p): boots[id(p)] * len(p.conditions) for p in parts}
     waiting: list[tuple[int, int]] = []     # (guest, run) of the boots waiting for a CPU, in arrival order
+    budget, t0, arrived = cfg.guest_budget_s, time.monotonic(), [0]
+    first = {id(p): _first_wall(p, done, cfg) for p in parts}   # guest -> its first boot's wall seconds, once known
+    skipped = {id(p): 0 for p in parts}
+    by_id = {id(p): p for p in parts}
+    # a boot an interrupted attempt measured whole (the journal) is never left out: it costs nothing now
+    journaled = {(id(p), run) for p in parts for run in range(boots[id(p)])
+                 if all(_run_key(p.env.name, c.probe, c.params_json, c.placement, run) in done for c in p.conditions)}
 
-    def take_cpu(p: _EnvRun, run: int) -> int:
+    def repeat(w: tuple[int, int]) -> bool:
+        return budget is not None and w[1] >= _first_boots(cfg) and w not in journaled
+
+    def fits(w: tuple[int, int]) -> bool:
+        return time.monotonic() - t0 + first[w[0]] <= budget
+
+    def eligible(w: tuple[int, int]) -> bool:
+        return not repeat(w) or (first[w[0]] is not None and fits(w))
+
+    def rank(w: tuple[int, int]):
+        # first boots before repeats; without a budget the most work left first; with one the longest boot first
+        # (its start-up allowance, Environment.round_startup_s: xen-linux's first, so that it does not end last,
+        # alone), then the most work left; repeats the shortest first
+        if budget is None:
+            return (1, left[w[0]])
+        return (1, by_id[w[0]].env.round_startup_s, left[w[0]]) if not repeat(w) else (0, -first[w[0]])
+
+    def take_cpu(p: _EnvRun, run: int) -> int | None:
         me = (id(p), run)
         with turn:
             waiting.append(me)
-            # max() keeps the first of equals: a guest's boots in the order they asked
-            turn.wait_for(lambda: free and max(waiting, key=lambda w: left[w[0]]) == me)
+            arrived[0] += 1
+            turn.notify_all()
+            # no boot starts before every boot has asked (the first to start is the first by rank, not the
+            # first thread to run); max() keeps the first of equals: a guest's boots in the order they asked
+            turn.wait_for(lambda: arrived[0] == len(threads) and (
+                (repeat(me) and first[id(p)] is not None and not fits(me))
+                or (free and max(filter(eligible, waiting), key=rank, default=None) == me)))
             waiting.remove(me)
+            turn.notify_all()      # the next by rank may now be another waiting boot, with a CPU still free
             left[id(p)] -= len(p.conditions)
+            if repeat(me) and not fits(me):    # it would end past the budget: left out
+                skipped[id(p)] += 1
+                turn.notify_all()
+                return None
             return free.pop(0)
 
-    def give_back(cpu: int) -> None:
+    def give_back(cpu: int, p: _EnvRun, run: int, wall: float) -> None:
         with turn:
             free.append(cpu)
+            if run == _first_boots(cfg) - 1 and first[id(p)] is None:
+                first[id(p)] = wall
             turn.notify_all()
 
     def boot(p: _EnvRun, run: int) -> None:
         try:
             cpu = take_cpu(p, run)
+            if cpu is None:     # left out by the budget: the bar's total loses its runs
+                results.put(("left out", p))
+                return
+            began = time.monotonic()
             try:
                 if stop.is_set():
                     return
@@ -178,7 +232,7 @@ def _count_side_by_side(parts: list[_EnvRun], boots: dict, done: set, cfg: Campa
                         for result in got:
                             results.put((p, placement, run, *result))
             finally:
-                give_back(cpu)
+                give_back(cpu, p, run, time.monotonic() - began)
         except BaseException as e:   # a guest's fault reaches the runner, which stops the campaign
             results.put(e)
         finally:
@@ -198,11 +252,48 @@ def _count_side_by_side(parts: list[_EnvRun], boots: dict, done: set, cfg: Campa
                 ended += 1
             elif isinstance(got, BaseException):
                 raise got
+            elif got[0] == "left out":
+                bar.total -= len(got[1].conditions)
+                bar.refresh()
             else:
                 keep(*got)
     finally:
         # on an error or Ctrl-C the sessions' close() takes the QEMUs down, and the threads end with them
         stop.set()
+    for i, n in skipped.items():
+        if n:
+            bar.write(f"{by_id[i].env.name}: {n} repeat boot(s) left out: each would end past the guests' "
+                      f"budget of {budget:.0f} s (its first boot took {first[i]:.0f} s here)")
+    return {"budget_s": budget, "boots_s": round(time.monotonic() - t0, 1),
+            "guests": {p.env.name: _speed(p, boots[id(p)] - skipped[id(p)], skipped[id(p)], first[id(p)], cfg)
+                       for p in parts}}
+
+
+def _first_boots(cfg: CampaignConfig) -> int:
+    """The boots of a guest a budget never leaves out: its first (with memory events its first two: the
+    plain boot that checks the model's counts, and the model's)."""
+    return 1 + bool(cfg.memory_events)
+
+
+def _first_wall(p: _EnvRun, done: set, cfg: CampaignConfig) -> float | None:
+    """The wall seconds of a guest's last first boot (the one its repeats are like) when an interrupted
+    attempt measured it already (the journal's runs: each job's record holds its share of the boot's wall),
+    else None (measured as it ends)."""
+    run = _first_boots(cfg) - 1
+    if not p.conditions or any(_run_key(p.env.name, c.probe, c.params_json, c.placement, run) not in done
+                               for c in p.conditions):
+        return None
+    return sum(r.wall_s for r in p.runs if r.run == run)
+
+
+def _speed(p: _EnvRun, boots: int, left_out: int, first_s: float | None, cfg: CampaignConfig) -> dict:
+    """A guest's line in the manifest's guest_budget: its boots, the repeats left out, its (last) first
+    boot's wall seconds and the guest instructions that boot's batches counted per wall second (the
+    emulation speed measured on this machine, a lower bound: the boot itself is not counted)."""
+    run = _first_boots(cfg) - 1
+    counted = sum(int(r.get("elapsed_ns") or 0) for r in p.rows if r.get("run") == run)
+    return {"boots": boots, "left_out": left_out, "first_boot_s": round(first_s, 2) if first_s else None,
+            "counted_instructions_per_s": round(counted / first_s) if first_s else None}
 
 
 #: an environment of which this many groups in a row failed entirely (every worker) is stopped

@@ -306,11 +306,13 @@ def _measure_and_seal(cfg, conditions, envs, ids, root, cpus, host_info, created
             environment=p.env.name, arch_class=p.env.arch_class,
             config={**asdict(cfg), "cpus": cpus, "workdir": cfg.workdir or default_workdir(),
                     "campaign_id": p.campaign_id, "environment": p.env.name,
-                    "campaign_set": ids, "preflight": jr.state.get("preflight", {})},
+                    "campaign_set": ids, "preflight": jr.state.get("preflight", {}),
+                    # the guests' budget: the repeat boots it left out and the emulation speed it judged by
+                    **({"guest_budget": jr.state["guest_budget"]} if "guest_budget" in jr.state else {})},
             conditions=[asdict(c) for c in p.conditions],
             measuring_seconds=round(measuring_s, 3),
             precision=p.report.to_manifest() if p.report is not None else
-            {"target": None, "stop_reason": "guest_boots", "runs": p.boots} if p.boots else
+            {"target": None, "stop_reason": "guest_boots", "runs": p.boots, **_left_out(jr, p)} if p.boots else
             {"target": None, "stop_reason": "fixed_runs", "runs": cfg.runs},
             host=host_info.as_dict(), runs=p.runs,
             environment_facts=p.facts,
@@ -335,6 +337,12 @@ def _measure_and_seal(cfg, conditions, envs, ids, root, cpus, host_info, created
                               f"{'; sealed complete: ' + ', '.join(whole) if whole else ''}. "
                               "Measure again for a complete campaign")
     return sealed
+
+
+def _left_out(jr, p) -> dict:
+    """{"left_out": n} when the guests' budget left n of this guest's repeat boots out, else {}."""
+    n = jr.state.get("guest_budget", {}).get("guests", {}).get(p.env.name, {}).get("left_out", 0)
+    return {"left_out": n} if n else {}
 
 
 def _partial(p) -> str:

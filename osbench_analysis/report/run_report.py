@@ -76,7 +76,7 @@ _STOP_WORDS = {
     "continue": "stopped while {open} condition(s) still needed runs: {met} of {total} at ±{target}",
     "no_successful_run": "no worker run succeeded: nothing to judge",
     "fixed_runs": "fixed runs: {runs} per condition, no precision target",
-    "guest_boots": "{runs} boot(s) of the guest, whose counts repeat: no precision target",
+    "guest_boots": "{runs} boot(s) of the guest, whose counts repeat: no precision target{left_out}",
 }
 
 
@@ -87,7 +87,9 @@ def stop_words(precision: dict) -> str:
     total, met = p.get("conditions_total", 0), p.get("conditions_met", 0)
     fill = dict(level=f"{100 * t.get('level', 0.95):g}%", target=f"{100 * t.get('target_rel', 0):g}%",
                 budget=f"{t.get('budget_s', 0):.0f} s", max_runs=t.get("max_runs"), met=met, total=total,
-                open=total - met, runs=p.get("runs"))
+                open=total - met, runs=p.get("runs"),
+                left_out=(f"; {p['left_out']} repeat boot(s) left out by the guests' budget (config guest_budget)"
+                          if p.get("left_out") else ""))
     reason = p.get("stop_reason", "")
     return _STOP_WORDS.get(reason, reason).format(**fill)
 

@@ -195,8 +195,10 @@ def determinism_summary(det: pd.DataFrame) -> str:
         return ""
     order = list(catalog.COLUMNS)
     det = det.assign(_o=[order.index(e) if e in order else len(order) for e in det["environment"]]).sort_values("_o")
-    exact = det[det["exact"].astype(int) == det["conditions"].astype(int)]
-    other = det[det["exact"].astype(int) != det["conditions"].astype(int)]
+    single = (det["single_boot"].astype(int) == det["conditions"].astype(int)) if "single_boot" in det else False
+    exact = det[(det["exact"].astype(int) == det["conditions"].astype(int)) & ~single]
+    other = det[(det["exact"].astype(int) != det["conditions"].astype(int)) & ~single]
+    once = det[single] if "single_boot" in det else det.iloc[0:0]
 
     def names(part) -> str:
         n = [_label(e) for e in part["environment"]]
@@ -209,6 +211,9 @@ def determinism_summary(det: pd.DataFrame) -> str:
     if len(other):
         parts.append("; ".join(f"{_label(r.environment)}'s boots' medians lie within {100 * r.max_spread:.2g}\\%"
                                for r in other.itertuples()))
+    if len(once):
+        parts.append(f"{names(once)} booted once (the quick profile's budget left the repeat out): whether "
+                     f"{'its' if len(once) == 1 else 'their'} counts repeat is not shown")
     text = "; ".join(parts)
     return (text[0].upper() + text[1:] + " (boot to boot, within one round; Appendix~\\ref{sec:published-microkernel} "
             "gives each kernel's conditions and boots).")
@@ -280,7 +285,8 @@ def section_tex(tab: pd.DataFrame, det: pd.DataFrame, ipc: pd.DataFrame, publish
         r"\resizebox{\linewidth}{!}{\input{generated/microkernel_matched}}",
         r"\caption{Matched primitives of four kernel designs on one emulated CPU: " + UNIT + r", median over "
         r"boots, exact when every boot counted the same, else with the range of the boots' medians, or $^*$ "
-        r"when they differ past the digits shown; $^a$: an analog, doing other work than the row's; "
+        r"when they differ past the digits shown; " + ("$^1$: one boot; " if (tab["boots"] == 1).any() else "")
+        + r"$^a$: an analog, doing other work than the row's; "
         r"\emph{none}: no counterpart on that kernel. A count of instructions, not a time; "
         r"Figure~\ref{fig:kernels-matched} (Appendix~\ref{sec:published-microkernel}) draws it on one logarithmic axis.}",
         r"\label{tab:kernels-matched}", r"\end{table}",
