@@ -50,11 +50,13 @@ def conclusion_tex(inp: SectionInputs, micro: pd.DataFrame | None = None, four: 
                              if len(ipc) else ""))
     rtt = rtt_sentence(four) if four is not None and len(four) else ""
     if rtt:
+        cost = ("The counts price every privileged instruction at one and every cache and TLB miss at nothing, "
+                "and such misses dominated microkernel IPC in time in earlier work~\\citep{chen1993mach,liedtke1995}")
         paragraphs.append("Real microkernels, run on the same emulated CPU as Linux (Section~\\ref{sec:microkernel}), "
-                          "answer the question in path length. " + rtt + " The counts price every privileged "
-                          "instruction at one and every cache and TLB miss at nothing, and such misses dominated "
-                          "microkernel IPC in time in earlier work~\\citep{chen1993mach,liedtke1995}: the counts compare "
-                          "the lengths of the paths, not their times." + (" " + memory if memory else ""))
+                          "answer the question in path length" + (" and in a model's memory events. " if memory else ". ")
+                          + rtt + " " + cost
+                          + ("; a cache and TLB model counts those misses. " + memory if memory else
+                             ": the counts compare the lengths of the paths, not their times."))
     elif microkernel.measured(micro):
         paragraphs.append("A real microkernel, GNU Mach, run on the same emulated CPU as Linux "
                           "(Section~\\ref{sec:microkernel}), answers the question in path length."
