@@ -1,6 +1,7 @@
 """The paper's "Linux across its versions" (report/sections/versions.py) on synthetic histories: which
 changes the body names, the numbers its sentences carry, the appendix table, the newest round, and no
 stale file without a sweep."""
+import dataclasses
 import json
 
 import numpy as np
@@ -269,3 +270,11 @@ def test_the_versions_appendix_tabulates_the_memory_events_per_version_and_says_
     fewer.loc[(fewer["condition"] == "fork_exit") & (fewer["version"] == "7.3"), "l1i_misses"] = 2000.0
     assert section.memory_sentence(fewer).startswith("1 of the 2 conditions")
     assert section.memory_table_tex(pd.DataFrame()) == "" and section.memory_sentence(pd.DataFrame()) == ""
+
+
+def test_the_body_says_the_memory_events_in_one_sentence_when_measured():
+    inp = _inputs()
+    assert "memory model" not in section._body_tail(inp)
+    with_memory = section._body_tail(dataclasses.replace(inp, memory=_memory_history()))
+    assert ("In the memory model, warm, all 2 conditions that miss the L1I cache miss it more often per operation on "
+            "7.3 than on 5.10") in with_memory and "(Table~\\ref{tab:versions-memory})" in with_memory

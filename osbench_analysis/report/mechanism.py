@@ -113,15 +113,14 @@ def _prices(terms: pd.DataFrame) -> str:
             out.append(f"a {name} at {tex_escape(p.priced_as)} ({cost})")
     unpriced = terms[terms["piece"] == "host system call, unpriced"]
     if calls or len(unpriced):
-        names = sorted({n.split()[0] for t in unpriced["priced_as"] for n in
-                        str(t).split(": ", 1)[-1].split(", ") if n and float(n.split()[-1]) >= 0.05})
+        # the unpriced calls are named where they matter, in the argument (report/accounting.py) and the caption
+        unnamed = any(float(n.split()[-1]) >= 0.05 for t in unpriced["priced_as"]
+                      for n in str(t).split(": ", 1)[-1].split(", ") if n)
         order = list(host_calls.PRICES)
         calls = [c for _, c in sorted(dict(calls).items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99)]
         out.insert(0, "each host system call, counted by name, at the native call that is it ("
                    + ", ".join(dict.fromkeys(calls)) + "; a read or write at a 1-byte one, a floor for one that "
-                   "waits or copies more)" + (
-                       "; " + ", ".join(f"\\texttt{{{tex_escape(n)}}}" for n in names)
-                       + ", which no native probe makes alone, unpriced" if names else ""))
+                   "waits or copies more)" + ("; one no native probe makes alone unpriced" if unnamed else ""))
     return "; ".join(out)
 
 

@@ -7,7 +7,7 @@ import pandas as pd
 
 from osbench_analysis.analysis.architectures import CROSSING_PROBE, CROSSING_PROBES, FILE_CROSSING_PROBE
 from osbench_analysis.catalog.families import family_rank, print_name
-from osbench_analysis.formatting import percent_tex, tex_escape
+from osbench_analysis.formatting import percent_tex, sig3, tex_escape
 from osbench_analysis.report.estimand import ESTIMAND_PLURAL, environment_file_systems
 from osbench_analysis.report.sections.common import MAIN_PLACEMENT, _cost_tex, _table, _time
 from osbench_analysis.report.sections.factors import (PUBLISHED_TOLERANCE, SectionInputs, _agreement_sentence,
@@ -121,34 +121,35 @@ def guest_tmpfs_sentence(guest: pd.DataFrame, cc: pd.DataFrame, env_short) -> st
 
 
 def _added_cost_sentences(cc: pd.DataFrame, env_short, lvl: str, k: int) -> str:
-    """What one crossing adds, in sentences with verbs: 'A getpid system call takes X longer under gVisor and Y
-    longer under ... than on native Linux. Where only the file system is served elsewhere, one stat on it takes
-    ...'; where an interval includes zero, no added cost is measurable."""
-    def joined(items: list[str]) -> str:
-        return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+    """What one crossing adds, as an argument over Table tab:crossing's rows rather than a row of its cells
+    (review W9): the cheapest and the dearest measurable crossing of each kind, the others between them, and how
+    many times the one the other is; where an interval includes zero, no added cost is measurable."""
+    def env(r) -> str:
+        return tex_escape(env_short(r.environment))
 
-    def clause(subject: str, rows) -> str:
+    def span(subject: str, paid: list) -> str:
+        paid = sorted(paid, key=lambda r: r.cost_ns)
+        if len(paid) == 1:
+            return f"{subject} adds {_cost_tex(paid[0])} under {env(paid[0])}"
+        lo, hi, mid = paid[0], paid[-1], paid[1:-1]
+        return (f"{subject} adds from {_cost_tex(lo)} under {env(lo)} to {_cost_tex(hi)} under {env(hi)}"
+                + (" (" + "; ".join(f"{env(r)} {_time(r.cost_ns)}" for r in mid) + " between)" if mid else "")
+                + f", the dearest {sig3(hi.cost_ns / lo.cost_ns)} times the cheapest")
+
+    def free_words(free: list) -> str:
+        return ("; under " + ", ".join(f"{env(r)} ({_cost_tex(r)})" for r in free) + " no added cost is measurable"
+                if free else "")
+
+    text = []
+    for probe, subject in ((CROSSING_PROBE, "Intercepting a \\texttt{getpid}"),
+                           (None, "Where only the file system is served elsewhere, one \\texttt{stat} on it")):
+        rows = [r for r in cc.itertuples() if (r.probe == CROSSING_PROBE) == (probe == CROSSING_PROBE)]
         paid = [r for r in rows if not r.ci_low_ns <= 0 <= r.ci_high_ns]
         free = [r for r in rows if r.ci_low_ns <= 0 <= r.ci_high_ns]
-        text = ""
         if paid:
-            text = (f"{subject} takes " + joined([f"{_cost_tex(r)} longer under {tex_escape(env_short(r.environment))}"
-                                                  for r in paid]) + " than on native Linux")
-        if free:
-            text += ("; under " if paid else f"For {subject[0].lower() + subject[1:]}, under ") + joined(
-                [f"{tex_escape(env_short(r.environment))} ({_cost_tex(r)})" for r in free]) + \
-                " no added cost is measurable"
-        return text + "."
-
-    cc = cc.sort_values("cost_ns", ascending=False)
-    calls = [r for r in cc.itertuples() if r.probe == CROSSING_PROBE]
-    files = [r for r in cc.itertuples() if r.probe != CROSSING_PROBE]
-    text = []
-    if calls:
-        text.append(clause("A \\texttt{getpid} system call", calls))
-    if files:
-        text.append("Where only the file system is served elsewhere, the crossing is a file operation: "
-                    + clause("one \\texttt{stat} on the served file system", files))
+            text.append(span(subject, paid) + free_words(free) + ".")
+        elif free:
+            text.append(f"{subject}: " + free_words(free)[2:] + ".")
     text.append(f"These are {lvl} intervals within one campaign; Table~\\ref{{tab:crossing}} gives them"
                 + (f" beside the same differences pooled over the host's {k} campaigns" if k > 1 else "") + ".")
     return " ".join(text)

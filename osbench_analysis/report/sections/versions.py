@@ -296,6 +296,9 @@ def _body_tail(inp: VersionsInputs) -> str:
                    f"where LEBench timed {_pct(float(np.nanmin(step)))} to {_pct(float(np.nanmax(step)))} for the "
                    "Meltdown and Spectre patches: mostly page-table isolation's switch and flushes, which this "
                    "AMD-vendor \\texttt{qemu64} guest does not run and a count would not price.")
+    mem = memory_sentence(inp.memory)
+    if mem:     # the memory model on every version (Table tab:versions-memory in the appendix)
+        out.append("In the memory model, warm, " + mem[0].lower() + mem[1:-1] + " (Table~\\ref{tab:versions-memory}).")
     h = inp.hosts
     if len(h):
         out.append("The sweep ran on another machine of the reference host's kind; on the kernel both booted the "
