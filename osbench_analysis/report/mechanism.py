@@ -192,12 +192,21 @@ def _where(counts: pd.DataFrame, done: pd.DataFrame, host: str, paper: set[str] 
             continue
         mine = crossing_counts.record_facts(counts, host)
         same = [e for e, v in f.get("software", {}).items() if mine.get("software", {}).get(e) == v]
-        sw = sorted(set(f["software"][e] for e in same))
+        sw = sorted(set(_version_words(f["software"][e]) for e in same))
         parts.append(f"on another machine, {_label(counts, h)}{code}, because this "
                      "host cannot be chosen to count again" + (
                          f" (the sandboxes' software the same as in this host's own counts: {tex_escape(', '.join(sw))})"
                          if sw else ""))
     return "; ".join(parts)
+
+
+def _version_words(version: str) -> str:
+    """A Go pseudo-version as its date, no commit hash in prose ('runsc v0.0.0-20260905035102-160fafc42237' ->
+    'runsc of 2026-09-05'); any other version as it is."""
+    import re
+
+    m = re.search(r"v0\.0\.0-(\d{4})(\d{2})(\d{2})\d{6}-[0-9a-f]{12}", str(version))
+    return str(version)[:m.start()].rstrip() + f" of {m.group(1)}-{m.group(2)}-{m.group(3)}" if m else str(version)
 
 
 def _transfer(counts: pd.DataFrame, summary: pd.DataFrame, terms: pd.DataFrame, host: str, baseline: str,
