@@ -380,7 +380,9 @@ def test_machines_are_compared_like_with_like_and_the_prose_quotes_the_tables(th
     assert "come from 3 machine kinds" in text
     assert "2 versions of the probe code (A, B; C)" in text.replace("host ", "")
     assert "User-mode Linux on host B (xsave shim reading CPUID on every ptrace call)" in text
-    assert "host C differs from host A in host kernel build v657 and v999" in text
+    # C's kernel build beside A's, in the one argument over the machines (not a sentence per machine)
+    # B records nothing different from A, so C alone is named, its value beside A's
+    assert "host C differs from host A in host kernel build (v999, against v657)" in text
     assert "not measured" in text and "dispatch" not in text
     # the prose's spread is the table's pooled one, to the printed digit
     assert f"by up to {t['spread'].iloc[0]:.2f} times" in text
