@@ -380,7 +380,9 @@ def test_machines_are_compared_like_with_like_and_the_prose_quotes_the_tables(th
     assert "come from 3 machine kinds" in text
     assert "2 versions of the probe code (A, B; C)" in text.replace("host ", "")
     assert "User-mode Linux on host B (xsave shim reading CPUID on every ptrace call)" in text
-    assert "host C differs from host A in host kernel build v657 and v999" in text
+    # C's kernel build beside A's, in the one argument over the machines (not a sentence per machine)
+    # B records nothing different from A, so C alone is named, its value beside A's
+    assert "host C differs from host A in host kernel build (v999, against v657)" in text
     assert "not measured" in text and "dispatch" not in text
     # the prose's spread is the table's pooled one, to the printed digit
     assert f"by up to {t['spread'].iloc[0]:.2f} times" in text
@@ -490,3 +492,33 @@ def test_the_papers_method_macros_name_its_host_its_cpu_and_microcode_and_pool_o
     # only this host's campaigns (b-...), never host A's (the title page's line: test_paper_mechanism)
     ids = m["osbCampaignIds"].replace("\\_", "_").split(", ")
     assert ids and all(c.startswith("b-") for c in ids)
+
+
+def test_the_machines_recorded_differences_read_as_one_argument_not_a_template_per_machine():
+    """Review W9: what every other machine differs in is said once, with each machine's value beside this one's;
+    what only one differs in follows; what only one of a pair records is said once, not per pair."""
+    import types
+
+    from osbench_analysis.hosts.identity import HostIdentity
+    from osbench_analysis.report.sections import machines
+
+    def ident(key, model, kernel, mitig, family=None):
+        return HostIdentity(key, key, {"cpu_model": model, "kernel_release": kernel, "mitigations": mitig,
+                                       "cpu_family": family})
+
+    a = ident("a", "AMD EPYC 7B13", "6.18.44-fc-v669", {"spectre_v2": "on", "srso": "on"}, 25)
+    b = ident("b", "Intel Xeon Platinum 8480+", "6.18.44-fc-v657", {"spectre_v2": "off", "srso": "on"})
+    c = ident("c", "AMD EPYC 7B13", "6.18.44-fc-v782", {"spectre_v2": "on", "srso": "off"})
+    cross = types.SimpleNamespace(hosts=pd.DataFrame({"host": ["a", "b", "c"]}))
+    s = machines.differences_sentence(cross, "a", {"a": a, "b": b, "c": c})
+    assert ("every other machine differs from host A in host kernel build (B v657, C v782, against v669) and the "
+            "state of some mitigations (B 1 of 2, C 1 of 2)") in s
+    assert "host B also in CPU model (Intel Xeon" in s and "against AMD EPYC" in s
+    assert s.count("differs from") == 1                      # one sentence, not one per machine
+    assert "CPU family is recorded for only one machine of a pair, so it is not compared." in s
+    assert s.endswith("which of them moves a number is not measured.")
+    # one machine beside this one: named, its values without a letter
+    one = machines.differences_sentence(types.SimpleNamespace(hosts=pd.DataFrame({"host": ["a", "c"]})), "a",
+                                        {"a": a, "c": c})
+    assert "host B differs from host A in host kernel build (v782, against v669)" in one
+    assert machines.differences_sentence(cross, "a", {"a": a}) == ""

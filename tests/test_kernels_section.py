@@ -58,6 +58,21 @@ def test_the_round_trip_sentence_sets_every_kernel_beside_the_others_from_the_ta
     assert "21\\,300 on Linux on Xen" in s                       # the median of the boots' medians
     assert f"{10500 / 432:.3g} times seL4's" in s and f"{10500 / 1663:.3g} times GNU Mach's" in s
     assert section.rtt_sentence(tab[tab["environment"] != "linux-tcg"]) == ""   # nothing to compare without Linux
+    # short (the Conclusion beside the memory model's sentence): seL4, GNU Mach and Linux, no ratio, no Xen
+    short = section.rtt_sentence(tab, short=True)
+    assert short.endswith("1\\,660 on GNU Mach and 10\\,500 on Linux (its cheapest).")
+    assert "fastpath" not in short and "Xen" not in short and "times" not in short
+
+
+def test_the_determinism_sentence_names_the_exception_when_most_kernels_count_the_same():
+    det = pd.DataFrame({"environment": ["linux-tcg", "linux-tcg-nomitig", "xen-linux", "mach"],
+                        "exact": [3, 3, 0, 2], "conditions": [3, 3, 3, 2], "max_spread": [0, 0, 0.0017, 0]})
+    s = section.determinism_summary(det)
+    assert s.startswith("Every boot of every kernel but Linux on Xen counted the same instructions; Linux on Xen's "
+                        "boots' medians lie within 0.17\\%")
+    # a list of names with commas in them is kept apart by semicolons
+    s = section.determinism_summary(det[det["environment"] != "xen-linux"])
+    assert s.startswith("Every boot of Linux; Linux, mitigations=off; and GNU Mach counted the same instructions")
 
 
 def test_a_query_served_by_another_address_space_costs_a_round_trip_over_linuxs_direct_query():
@@ -111,6 +126,11 @@ def test_the_abstract_takes_the_four_designs_when_measured(tab):
     s = section.abstract_sentence(tab)
     assert "Four kernel designs" in s and "not a time" in s and "432" in s
     assert section.abstract_sentence(tab.assign(boots=0)) == ""
+    # with the memory model's sentence the counts are no longer called a path length without caches
+    words = "A round trip between two address spaces takes 432 instructions on seL4."
+    with_memory = section.abstract_sentence(tab, words)
+    assert "without caches" not in with_memory and "a model's cache and TLB misses" in with_memory
+    assert with_memory.endswith(words) and section.rtt_counts(tab)["seL4"] == pytest.approx(432, abs=1)
 
 
 @pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not

@@ -269,17 +269,22 @@ def test_the_paper_says_how_host_calls_were_priced_where_they_were_counted_and_a
     summary, terms = mechanism.decompose(named_samples(10_000.0), both, host="h")
     prices = paper_mechanism._prices(terms)
     assert "each host system call, counted by name, at the native call that is it" in prices
-    assert "\\texttt{read}" in prices and "\\texttt{futex}, which no native probe makes alone, unpriced" in prices
-    where = paper_mechanism._where(both, summary, "h")
-    assert "on another machine, label of other with probe code abc12345" in where
+    # the unpriced calls are named by the argument and the caption, not listed again here
+    assert "\\texttt{read}" in prices and "one no native probe makes alone unpriced" in prices
+    assert "futex" not in prices
+    # the probe code in words, never its hash (review W9): the paper's campaigns ran abc12345
+    paper = {"abc12345"}
+    where = paper_mechanism._where(both, summary, "h", paper)
+    assert "on another machine, label of other with the paper's probe code" in where and "abc12345" not in where
     assert "cannot be chosen to count again" in where and "runsc 1" in where
-    moved = paper_mechanism._transfer(both, summary, terms, "h", "native")
+    moved = paper_mechanism._transfer(both, summary, terms, "h", "native", paper)
     # by name: 5 calls beyond native's against this host's total 3; switches 2 against 2
-    assert "with probe code 0ld0ld00" in moved and "host system calls by at most 2 per operation" in moved
-    assert "switches by at most 0 per operation" in moved
+    assert "with other probe code than the paper's" in moved and "0ld0ld00" not in moved
+    assert "host system calls by at most 2 per operation" in moved and "switches by at most 0 per operation" in moved
     cap = paper_mechanism._unpriced_caption(summary)
     assert "counted by name" in cap and "left unpriced (in the rest: gVisor: futex)" in cap
-    assert "Counts taken on label of other (probe code abc12345), another machine, not on this host: it cannot be " \
-        "chosen to count again." == paper_mechanism._counted_caption(both, summary, "h").strip()
+    assert "Counts taken on label of other (the paper's probe code), another machine, not on this host: it cannot " \
+        "be chosen to count again." == paper_mechanism._counted_caption(both, summary, "h", paper).strip()
+    assert paper_mechanism._version_words("runsc v0.0.0-20260905035102-160fafc42237") == "runsc of 2026-09-05"
     old = mechanism.decompose(named_samples(10_000.0), counts(host="h"), host="h")[0]
     assert "priced as a native getpid" in paper_mechanism._unpriced_caption(old)

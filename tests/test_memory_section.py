@@ -156,8 +156,14 @@ def test_the_files_are_written_and_none_stale_without_the_campaigns(tmp_path):
 def test_the_conclusion_claims_the_counts_and_no_time():
     t = tabs()
     s = memory.conclusion_sentence(t)
-    assert "touches 63 lines cold against Linux's 1,770" in s and "misses 8 times warm against 281" in s
+    assert "touches 63 lines with the caches emptied first against at most 1\\,770 for Linux's" in s
+    assert "misses 8 times warm against 281" in s and "the shorter path is also the smaller footprint" in s
     assert "prices nothing" in s and memory.conclusion_sentence(None) == ""
+    # a Linux that touched fewer lines than seL4 would not be called the larger footprint
+    flipped = t["matched"].copy()
+    linux = (flipped["environment"] == "linux-tcg") & (flipped["row"] == "rtt_spaces")
+    flipped.loc[linux, "footprint lines"] = 10.0
+    assert "do not order the two kernels alike" in memory.conclusion_sentence(dict(t, matched=flipped))
     rt_less = dict(t, matched=t["matched"][t["matched"]["environment"] != "sel4"])
     assert memory.conclusion_sentence(rt_less) == ""
 
@@ -251,3 +257,31 @@ def test_the_native_side_is_the_papers_estimates_named_by_their_parameters():
     cal = memory.calibration(result, tabs())
     assert set(cal["probe"]) == {"service_shm", "null_syscall"}
     assert memory.calibration(None, tabs()).empty and memory.calibration(result, None).empty
+
+
+def test_the_abstract_states_the_round_trip_in_memory_terms_and_no_time():
+    t = tabs()
+    counts = {"seL4": 432.0, "GNU Mach": 1664.0, "Linux": 9464.0}
+    s = memory.abstract_sentence(t, None, counts)
+    # the instruction counts beside the model's events, kernel by kernel in one order
+    assert s.startswith("A round trip between two address spaces takes 432, 1\\,660 and 9\\,460 instructions on "
+                        "seL4, GNU Mach and Linux (Linux's cheapest)")
+    # lines with the caches emptied first (Linux's an upper bound: its window held other work), warm misses
+    assert "touches 63, 191 and at most 1\\,770 cache lines from cold caches" in s
+    assert "warm misses L1 0, 0 and 180 times, the TLBs 8, 6 and 101." in s
+    assert "~ns" not in s                        # no calibration given: no price
+    # without counts the sentence names the kernels and quotes no instruction
+    assert memory.abstract_sentence(t).startswith("A round trip between two address spaces on seL4, GNU Mach and Linux "
+                                                  "touches")
+    # without Linux, or Linux alone, nothing to set side by side
+    only_linux = dict(t, matched=t["matched"][t["matched"]["environment"].str.startswith("linux")])
+    assert memory.abstract_sentence(only_linux, None, counts) == "" and memory.abstract_sentence(None) == ""
+
+
+def test_the_abstracts_price_is_the_calibrations_range_and_says_no_microkernel_was_timed():
+    cal = pd.DataFrame({"probe": ["a", "b", "c"], "native_ns": [100.0, 2000.0, 1500.0],
+                        "ns_per_insn": [0.30, 0.21, 0.16], "count_ns": [100.0, 2000.0, 1500.0],
+                        "modelled_ns": [110.0, 1900.0, 1600.0], "known_answer": [False] * 3})
+    s = memory.price_sentence(cal)
+    assert "0.160--0.300~ns" in s and "no microkernel was timed" in s
+    assert memory.price_sentence(pd.DataFrame()) == "" and memory.price_sentence(None) == ""

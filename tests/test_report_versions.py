@@ -1,6 +1,7 @@
 """The paper's "Linux across its versions" (report/sections/versions.py) on synthetic histories: which
 changes the body names, the numbers its sentences carry, the appendix table, the newest round, and no
 stale file without a sweep."""
+import dataclasses
 import json
 
 import numpy as np
@@ -230,3 +231,50 @@ def test_the_sweeps_memory_campaigns_are_the_newest_of_each_sweep_environment_an
                        columns=["campaign_id", "environment", "created_utc", "memory_events"])
     assert sorted(versions.sweep_memory_campaigns(cat)) == ["m2", "m3"]   # not the plain campaign, not linux-tcg's
     assert versions.sweep_memory_campaigns(cat.iloc[0:0]) == []
+
+
+def _memory_history() -> pd.DataFrame:
+    """versions.memory_rows of a synthetic per-operation table: fork + exit and a pipe round trip missing more
+    L1I lines on the newer kernel, a null system call that never misses, and a variant row the table leaves out."""
+    ev = {e: 0.0 for e in versions.MEMORY_EVENTS}
+    rows = []
+    for env, fork, pipe, tlb in (("linux-tcg-5.10", 2880.0, 172.0, 541.0), ("linux-tcg-6.1", 3436.0, 203.0, 574.0),
+                                 ("linux-tcg-7.3", 5067.0, 625.0, 846.0)):
+        rows += [{"mode": "warm", "environment": env, "probe": "fork_exit", "params_json": "{}", "boots": 2,
+                  "exact": True, **ev, "l1i_misses": fork, "dtlb_misses": tlb},
+                 {"mode": "warm", "environment": env, "probe": "pipe_pingpong", "params_json": "{}", "boots": 2,
+                  "exact": True, **ev, "l1i_misses": pipe, "dtlb_misses": 74.0},
+                 {"mode": "warm", "environment": env, "probe": "null_syscall", "params_json": "{}", "boots": 2,
+                  "exact": True, **ev, "l1i_misses": 0.02},
+                 {"mode": "warm", "environment": env, "probe": "service_shm", "params_json": '{"bytes": 64}',
+                  "boots": 2, "exact": True, **ev, "l1i_misses": 300.0}]
+    return versions.memory_rows(pd.DataFrame(rows))
+
+
+def test_the_versions_appendix_tabulates_the_memory_events_per_version_and_says_what_grew():
+    mem = _memory_history()
+    g = section.memory_grid(mem, "l1i_misses")
+    # the conditions that miss, no variant, versions oldest first
+    assert list(g.index) == ["fork_exit", "pipe_pingpong"] and list(g.columns) == ["5.10", "6.1", "7.3"]
+    tex = section.memory_table_tex(mem)
+    assert r"\label{tab:versions-memory}" in tex and "condition & 5.10 & 6.1 & 7.3" in tex
+    assert "fork + exit & 2{,}880 & 3{,}436 & 5{,}067" in tex and "pipe round trip & 172 & 203 & 625" in tex
+    assert "fork + exit & 541 & 574 & 846" in tex and "null system call" not in tex
+    words = section.memory_sentence(mem)
+    # both grew; the pipe most (625 / 172 = 3.63 times), fork + exit least (5067 / 2880 = 1.76)
+    assert words.startswith("All 2 conditions that miss the L1I cache miss it more often per operation on 7.3 "
+                            "than on 5.10, 1.76 to 3.63 times as often")
+    assert "(most, pipe round trip: 172 to 625)" in words
+    # one that shrank is counted apart
+    fewer = mem.copy()
+    fewer.loc[(fewer["condition"] == "fork_exit") & (fewer["version"] == "7.3"), "l1i_misses"] = 2000.0
+    assert section.memory_sentence(fewer).startswith("1 of the 2 conditions")
+    assert section.memory_table_tex(pd.DataFrame()) == "" and section.memory_sentence(pd.DataFrame()) == ""
+
+
+def test_the_body_says_the_memory_events_in_one_sentence_when_measured():
+    inp = _inputs()
+    assert "memory model" not in section._body_tail(inp)
+    with_memory = section._body_tail(dataclasses.replace(inp, memory=_memory_history()))
+    assert ("In the memory model, warm, all 2 conditions that miss the L1I cache miss it more often per operation on "
+            "7.3 than on 5.10") in with_memory and "(Table~\\ref{tab:versions-memory})" in with_memory

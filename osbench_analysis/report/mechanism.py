@@ -64,16 +64,6 @@ def _count(terms: pd.DataFrame, r, piece: str) -> float:
     return float(m["count"].iloc[0]) if len(m) else float("nan")
 
 
-def _fuse_opcodes(counts: pd.DataFrame, host: str, env: str, probe: str) -> str:
-    """'3 requests (LOOKUP 1, OPEN 1, FLUSH 1)': the requests the FUSE server saw per operation, by opcode."""
-    c = crossing_counts.per_operation(counts, host, env, probe)
-    total = c.get("fuse_requests", 0.0)
-    ops = [(k.removeprefix("fuse_").upper(), v) for k, v in c.items()
-           if k.startswith("fuse_") and k != "fuse_requests" and v >= 0.005]
-    return (f"{_n(total)} request{'s' if abs(total - 1) > 0.005 else ''}"
-            + (" (" + ", ".join(f"{tex_escape(o)} {_n(v)}" for o, v in ops) + ")" if ops else ""))
-
-
 def _sentence(r, terms: pd.DataFrame) -> str:
     env, op = _env(r.environment), _op(r.crossing_probe)
     if r.status == "not decomposed":
@@ -95,18 +85,6 @@ def _sentence(r, terms: pd.DataFrame) -> str:
                 "crossing) is not accounted for by these events.")
     return (head + f": more than the crossing, by {_t(r.excess_ns, r.excess_low_ns, r.excess_high_ns)}, so some "
             "of these events cost less there than measured alone; the counts do not tell which.")
-
-
-def _rest_sentence(summary: pd.DataFrame) -> str:
-    """One sentence for every crossing the priced events leave a rest of (Table tab:mechanism has each one's
-    counts, prices and rest; the prose does not repeat them cell by cell: review W9)."""
-    rest = summary[(summary["status"] == "rest") & (summary["crossing_ns"] > 0)]
-    if rest.empty:
-        return ""
-    share = rest["unexplained_ns"] / rest["crossing_ns"]
-    return (f" Table~\\ref{{tab:mechanism}} gives each sandbox's counts, their price and the rest: in {len(rest)} "
-            f"crossings the priced events leave {percent_tex(float(share.min()))}--{percent_tex(float(share.max()))} "
-            "of the crossing unaccounted for.")
 
 
 def _spread(terms: pd.DataFrame) -> str:
@@ -135,15 +113,14 @@ def _prices(terms: pd.DataFrame) -> str:
             out.append(f"a {name} at {tex_escape(p.priced_as)} ({cost})")
     unpriced = terms[terms["piece"] == "host system call, unpriced"]
     if calls or len(unpriced):
-        names = sorted({n.split()[0] for t in unpriced["priced_as"] for n in
-                        str(t).split(": ", 1)[-1].split(", ") if n and float(n.split()[-1]) >= 0.05})
+        # the unpriced calls are named where they matter, in the argument (report/accounting.py) and the caption
+        unnamed = any(float(n.split()[-1]) >= 0.05 for t in unpriced["priced_as"]
+                      for n in str(t).split(": ", 1)[-1].split(", ") if n)
         order = list(host_calls.PRICES)
         calls = [c for _, c in sorted(dict(calls).items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99)]
         out.insert(0, "each host system call, counted by name, at the native call that is it ("
                    + ", ".join(dict.fromkeys(calls)) + "; a read or write at a 1-byte one, a floor for one that "
-                   "waits or copies more)" + (
-                       "; " + ", ".join(f"\\texttt{{{tex_escape(n)}}}" for n in names)
-                       + ", which no native probe makes alone, unpriced" if names else ""))
+                   "waits or copies more)" + ("; one no native probe makes alone unpriced" if unnamed else ""))
     return "; ".join(out)
 
 
@@ -173,31 +150,49 @@ def _label(counts: pd.DataFrame, h: str) -> str:
     return tex_escape(crossing_counts.host_label(counts, h).replace(" · ", ", "))
 
 
-def _counted_caption(counts: pd.DataFrame, summary: pd.DataFrame, host: str) -> str:
-    """' Counts taken on <other machine> (probe code ...), not on this host: it cannot be chosen to count again.'"""
+def paper_probe_sources(result) -> set[str]:
+    """The first 8 hex digits of the probe code of the analysed host's primary campaigns (their manifests)."""
+    host = result.hosts[0] if getattr(result, "hosts", None) else None
+    s = result.samples
+    mine = set(s.loc[s["host"] == host, "campaign_id"]) if host is not None and "host" in s else set(result.manifests)
+    return {str((m.host or {}).get("probes", {}).get("source_sha256", ""))[:8]
+            for cid, m in (getattr(result, "manifests", None) or {}).items()
+            if cid in mine and cid in set(result.primary_ids)} - {""}
+
+
+def _code_words(source: str, paper: set[str] | None) -> str:
+    """Which probe code counted, in words, never its hash (review W9): 'the paper's probe code' or 'other
+    probe code than the paper's'; '' when unknown."""
+    if not source or paper is None:
+        return ""
+    return "the paper's probe code" if str(source)[:8] in paper else "other probe code than the paper's"
+
+
+def _counted_caption(counts: pd.DataFrame, summary: pd.DataFrame, host: str, paper: set[str] | None = None) -> str:
+    """' Counts taken on <other machine> (the paper's probe code), not on this host: it cannot be chosen to
+    count again.'"""
     done = summary[summary["status"] != "not decomposed"]
     other = [h for h in dict.fromkeys(done["counts_host"]) if h and h != host]
     if not other:
         return ""
     return " Counts taken on " + "; ".join(
-        _label(counts, h) + (f" (probe code {tex_escape(f['probe_source'])})"
-                                                            if (f := crossing_counts.record_facts(counts, h)).get(
-                                                                "probe_source") else "")
+        _label(counts, h) + (f" ({w})" if (w := _code_words(crossing_counts.record_facts(counts, h).get(
+            "probe_source", ""), paper)) else "")
         for h in other) + ", another machine, not on this host: it cannot be chosen to count again."
 
 
-def _where(counts: pd.DataFrame, done: pd.DataFrame, host: str) -> str:
+def _where(counts: pd.DataFrame, done: pd.DataFrame, host: str, paper: set[str] | None = None) -> str:
     """Where the counts were taken, and when not on this host, why and what is the same."""
     parts = []
     for h in [h for h in dict.fromkeys(done["counts_host"]) if h]:
         f = crossing_counts.record_facts(counts, h)
-        code = f" with probe code {tex_escape(f['probe_source'])}" if f.get("probe_source") else ""
+        code = f" with {w}" if (w := _code_words(f.get("probe_source", ""), paper)) else ""
         if h == host:
             parts.append("on this host" + code)
             continue
         mine = crossing_counts.record_facts(counts, host)
         same = [e for e, v in f.get("software", {}).items() if mine.get("software", {}).get(e) == v]
-        sw = sorted(set(f["software"][e] for e in same))
+        sw = sorted(set(_version_words(f["software"][e]) for e in same))
         parts.append(f"on another machine, {_label(counts, h)}{code}, because this "
                      "host cannot be chosen to count again" + (
                          f" (the sandboxes' software the same as in this host's own counts: {tex_escape(', '.join(sw))})"
@@ -205,7 +200,17 @@ def _where(counts: pd.DataFrame, done: pd.DataFrame, host: str) -> str:
     return "; ".join(parts)
 
 
-def _transfer(counts: pd.DataFrame, summary: pd.DataFrame, terms: pd.DataFrame, host: str, baseline: str) -> str:
+def _version_words(version: str) -> str:
+    """A Go pseudo-version as its date, no commit hash in prose ('runsc v0.0.0-20260905035102-160fafc42237' ->
+    'runsc of 2026-09-05'); any other version as it is."""
+    import re
+
+    m = re.search(r"v0\.0\.0-(\d{4})(\d{2})(\d{2})\d{6}-[0-9a-f]{12}", str(version))
+    return str(version)[:m.start()].rstrip() + f" of {m.group(1)}-{m.group(2)}-{m.group(3)}" if m else str(version)
+
+
+def _transfer(counts: pd.DataFrame, summary: pd.DataFrame, terms: pd.DataFrame, host: str, baseline: str,
+              paper: set[str] | None = None) -> str:
     """The counts used against this host's own (where both exist): the largest differences per operation."""
     done = summary[(summary["status"] != "not decomposed") & (summary["counts_host"] != host)]
     rows = []
@@ -224,8 +229,8 @@ def _transfer(counts: pd.DataFrame, summary: pd.DataFrame, terms: pd.DataFrame, 
         d, _, r, used, theirs = max((x for x in rows if x[1] == words), key=lambda x: x[0])
         out.append(f"{words} by at most {_n(d)} per operation ({_env(r.environment)}'s {_op(r.crossing_probe)}: "
                    f"{_n(used)} against {_n(theirs)})")
-    return (" This host's own counts, of totals only" + (f" and with probe code {tex_escape(f['probe_source'])}"
-                                                         if f.get("probe_source") else "")
+    return (" This host's own counts, of totals only" + (f" and with {w}" if (w := _code_words(
+                f.get("probe_source", ""), paper)) else "")
             + ", differ from these in " + " and in ".join(out) + ": the same software's counts vary between machines "
             "and runs, and the priced events with them.")
 
@@ -239,7 +244,10 @@ def mechanism_tex(result, counts: pd.DataFrame | None = None) -> str:
     host = result.hosts[0]
     lvl = percent_tex(float(summary["level"].iloc[0]))
     done = summary[summary["status"] != "not decomposed"]
-    where = _where(counts, done, host)
+    paper = paper_probe_sources(result)
+    where = _where(counts, done, host, paper)
+    from osbench_analysis.report.accounting import argument_tex
+
     text = ("\\paragraph{What one crossing is made of.} We counted the host events each sandbox's own processes "
             "make per operation (\\texttt{perf stat} over the kernel's scheduler, system-call and signal "
             "tracepoints, every process the sandbox starts and the FUSE server; two runs of "
@@ -247,20 +255,10 @@ def mechanism_tex(result, counts: pd.DataFrame | None = None) -> str:
                "that start-up cancels" if len(counts) else "two lengths, differenced")
             + (f"; counted {where}" if where else "") + _spread(terms) + ") and priced each at its cost measured alone on native "
             f"Linux here ({lvl} intervals): " + _prices(terms) + ". "
-            + _transfer(counts, summary, terms, host, result.settings.baseline)
+            + _transfer(counts, summary, terms, host, result.settings.baseline, paper)
             + " ".join(_sentence(r, terms) for r in summary.itertuples() if r.status in ("not decomposed", "exceeds"))
-            + _rest_sentence(summary))
-    fuse = [r for r in done.itertuples() if r.environment.startswith("fuse")]
-    if fuse:
-        text += (" The FUSE server saw, per operation, " + "; ".join(
-            f"{_fuse_opcodes(counts, r.counts_host, r.environment, r.crossing_probe)} under {_env(r.environment)} "
-            f"for one {_op(r.crossing_probe)}" for r in fuse) + ".")
-    if len(done):
-        n_up = int((done["status"] == "adds up").sum())
-        n_over = int((done["status"] == "exceeds").sum())
-        text += (f" The counted events account for the crossing within their intervals in {n_up} of {len(done)} "
-                 "decomposed crossings" + (f", exceed it in {n_over}" if n_over else "")
-                 + "; what they leave is not attributed here.")
+            + " Table~\\ref{tab:mechanism} gives every count, its price and the rest. "
+            + argument_tex(summary, terms, counts))
     rows = []
     for r in summary.itertuples():
         cells = [f"{_env(r.environment)} & {_op(r.crossing_probe)}"]
@@ -294,7 +292,7 @@ def mechanism_tex(result, counts: pd.DataFrame | None = None) -> str:
         "scale, so it is symmetric; the appendix tables give one condition's interval on the log scale, so the same "
         "estimate has slightly different bounds there. Where the priced events exceed "
         "the crossing the table says so instead of printing a negative rest." + _unpriced_caption(summary)
-        + _counted_caption(counts, summary, host)
+        + _counted_caption(counts, summary, host, paper)
         + "}", r"\label{tab:mechanism}",
         r"\end{table}"])
     return text + "\n" + table + "\n"

@@ -229,15 +229,16 @@ def write_generated(result, out_dir: str | Path | None = None, campaigns_root: s
     four = kernels.from_campaigns(root=campaigns_root)     # four designs, matched: section (a) when measured
     from osbench_analysis.report.sections import memory as memory_section
 
+    memory = memory_section.load(campaigns_root)
     written += paper_sections.write_sections(result, out, microkernel_table=micro[0],
                                              other_campaigns=other_campaigns(result, campaigns_root),
-                                             kernels_table=four[0], memory=memory_section.load(campaigns_root))
+                                             kernels_table=four[0], memory=memory)
     written += write_reproducibility(result, out)
     written += microkernel.write_section(out, loaded=micro)
     written += kernels.write_files(*four, out)
     from osbench_analysis.report.sections import kernels as kernels_section
 
-    written += kernels_section.write_section(*four, out)
+    written += kernels_section.write_section(*four, out, memory_measured=memory is not None)
     from osbench_analysis.report.sections import versions as versions_section
 
     written += versions_section.write_section(out, root=campaigns_root)   # Linux across its versions

@@ -22,10 +22,12 @@ def _host_words(result) -> str:
     return tex_escape(label)
 
 
-def abstract_tex(inp: SectionInputs, micro: pd.DataFrame | None = None, four: pd.DataFrame | None = None) -> str:
+def abstract_tex(inp: SectionInputs, micro: pd.DataFrame | None = None, four: pd.DataFrame | None = None,
+                 memory: str = "") -> str:
     """The abstract, every number from the analysis; no count of comparisons.  `micro`: GNU Mach against Linux
     (microkernel.comparison), `four`: the four designs' matched table (kernels.matched); section (a) is the
-    four designs when they were measured, else GNU Mach against Linux."""
+    four designs when they were measured, else GNU Mach against Linux; `memory`: the four designs' round trip in
+    the memory model's terms (sections/memory.abstract_sentence), '' without its campaigns."""
     from osbench_analysis.report.sections.kernels import abstract_sentence
     from osbench_analysis.analysis import microkernel
     result, m = inp.result, inp.measured
@@ -35,11 +37,11 @@ def abstract_tex(inp: SectionInputs, micro: pd.DataFrame | None = None, four: pd
     envs = list(dict.fromkeys(m["environment"])) if len(m) else []
     n_arch = m["probe"].nunique() if len(m) else 0
     lvl = percent_tex(result.settings.level)
-    text = ("How much does a primitive cost when the kernel service behind it runs outside the kernel? On "
+    text = ("What does a primitive cost when the kernel service behind it runs outside the kernel? On "
             f"{_host_words(result)} we measure {n_prims} primitives natively"
             + (f" and {n_arch} of them under {len(envs)} user-space or hosted kernels and file servers" if envs else "")
-            + f", each with a {lvl} confidence interval.")
-    four_designs = abstract_sentence(four) if four is not None else ""
+            + f", with {lvl} confidence intervals.")
+    four_designs = abstract_sentence(four, memory) if four is not None else ""
     if four_designs:
         text += four_designs
     elif microkernel.measured(micro):

@@ -48,13 +48,16 @@ def conclusion_tex(inp: SectionInputs, micro: pd.DataFrame | None = None, four: 
                              "hardware (Table~\\ref{tab:published-ipc}). The factor measured here is that of Linux's "
                              "IPC path; what a kernel built for IPC pays on this hardware is not measured."
                              if len(ipc) else ""))
-    rtt = rtt_sentence(four) if four is not None and len(four) else ""
+    # with the memory model's sentence the round trip's ratios give way to its footprint (the body has both)
+    rtt = rtt_sentence(four, short=bool(memory)) if four is not None and len(four) else ""
     if rtt:
+        cost = ("The counts price every privileged instruction at one and every cache and TLB miss at nothing, "
+                "and such misses dominated microkernel IPC in time in earlier work~\\citep{chen1993mach,liedtke1995}")
         paragraphs.append("Real microkernels, run on the same emulated CPU as Linux (Section~\\ref{sec:microkernel}), "
-                          "answer the question in path length. " + rtt + " The counts price every privileged "
-                          "instruction at one and every cache and TLB miss at nothing, and such misses dominated "
-                          "microkernel IPC in time in earlier work~\\citep{chen1993mach,liedtke1995}: the counts compare "
-                          "the lengths of the paths, not their times." + (" " + memory if memory else ""))
+                          "answer the question in path length" + (" and in a model's memory events. " if memory else ". ")
+                          + rtt + " " + cost
+                          + ("; a cache and TLB model counts those misses. " + memory if memory else
+                             ": the counts compare the lengths of the paths, not their times."))
     elif microkernel.measured(micro):
         paragraphs.append("A real microkernel, GNU Mach, run on the same emulated CPU as Linux "
                           "(Section~\\ref{sec:microkernel}), answers the question in path length."

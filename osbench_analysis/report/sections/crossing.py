@@ -7,7 +7,7 @@ import pandas as pd
 
 from osbench_analysis.analysis.architectures import CROSSING_PROBE, CROSSING_PROBES, FILE_CROSSING_PROBE
 from osbench_analysis.catalog.families import family_rank, print_name
-from osbench_analysis.formatting import percent_tex, tex_escape
+from osbench_analysis.formatting import percent_tex, sig3, tex_escape
 from osbench_analysis.report.estimand import ESTIMAND_PLURAL, environment_file_systems
 from osbench_analysis.report.sections.common import MAIN_PLACEMENT, _cost_tex, _table, _time
 from osbench_analysis.report.sections.factors import (PUBLISHED_TOLERANCE, SectionInputs, _agreement_sentence,
@@ -43,11 +43,7 @@ def crossing_tex(inp: SectionInputs) -> str:
         out.append(_added_cost_sentences(cc, env_short, lvl, k))
         guest = guest_crossing_costs(result)
         if len(guest):
-            out.append("Served by the guest kernel's own tmpfs instead of the host-backed volume, one \\texttt{stat} "
-                       "costs " + "; ".join(f"{_cost_tex(r)} more under "
-                                            f"{tex_escape(env_short(r.environment))}"
-                                            for r in guest.sort_values("cost_ns", ascending=False).itertuples())
-                       + ": a call intercepted and served by the sandbox's own file system, without the host.")
+            out.append(guest_tmpfs_sentence(guest, cc, env_short))
         rows_guest = [f"{tex_escape(env_short(r.environment))} & {print_name(r.probe)} & tmpfs (guest's own) & "
                       f"{_time(r.baseline_estimate_ns)} & {_time(r.estimate_ns)} & "
                       f"{_cost_tex(r)}" + (" & --" if k > 1 else "") + " \\\\"
@@ -92,35 +88,68 @@ def crossing_tex(inp: SectionInputs) -> str:
     return "\n".join(out) + "\n"
 
 
-def _added_cost_sentences(cc: pd.DataFrame, env_short, lvl: str, k: int) -> str:
-    """What one crossing adds, in sentences with verbs: 'A getpid system call takes X longer under gVisor and Y
-    longer under ... than on native Linux. Where only the file system is served elsewhere, one stat on it takes
-    ...'; where an interval includes zero, no added cost is measurable."""
-    def joined(items: list[str]) -> str:
-        return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+#: a stat on the guest's own tmpfs within this factor of the same sandbox's intercepted null call costs 'about as much'
+ABOUT = 1.25
 
-    def clause(subject: str, rows) -> str:
+
+def guest_tmpfs_sentence(guest: pd.DataFrame, cc: pd.DataFrame, env_short) -> str:
+    """A stat served by the sandbox's own tmpfs, set against the same sandbox's intercepted null call (review
+    W9: an argument, not the table's cells in a row): less than, about as much as, or more than one crossing,
+    each class only where the data put a sandbox in it; a sandbox without a null-call crossing is named apart."""
+    calls = {r.environment: r for r in cc.itertuples() if r.probe == CROSSING_PROBE}
+    classes: dict[str, list[str]] = {"less": [], "about": [], "more": []}
+    alone = []
+    for r in guest.sort_values("cost_ns").itertuples():
+        env = tex_escape(env_short(r.environment))
+        call = calls.get(r.environment)
+        if call is None:
+            alone.append(f"{_cost_tex(r)} under {env}")
+            continue
+        ratio = r.cost_ns / call.cost_ns
+        kind = "less" if ratio < 1 / ABOUT else "more" if ratio > ABOUT else "about"
+        classes[kind].append(f"under {env} ({_time(r.cost_ns)} against {_time(call.cost_ns)})")
+    first = {"less": "less than", "about": "about as much as", "more": "more than"}
+    then = {"less": "less", "about": "about as much", "more": "more"}
+    parts = [(first if not i else then)[k] + (" the same sandbox's intercepted \\texttt{getpid} " if not i else " ")
+             + " and ".join(v) for i, (k, v) in enumerate((k, v) for k, v in classes.items() if v)]
+    text = ("Served instead by the tmpfs the guest kernel keeps itself, without the host, one \\texttt{stat} costs "
+            + (", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]) if parts else "")
+    if alone:
+        text += ("; under " if text else "Served by the guest kernel's own tmpfs, one \\texttt{stat} costs under ") \
+            + " and ".join(a.split(" under ")[1] + " " + a.split(" under ")[0] for a in alone) + " more than natively"
+    return text + "."
+
+
+def _added_cost_sentences(cc: pd.DataFrame, env_short, lvl: str, k: int) -> str:
+    """What one crossing adds, as an argument over Table tab:crossing's rows rather than a row of its cells
+    (review W9): the cheapest and the dearest measurable crossing of each kind, the others between them, and how
+    many times the one the other is; where an interval includes zero, no added cost is measurable."""
+    def env(r) -> str:
+        return tex_escape(env_short(r.environment))
+
+    def span(subject: str, paid: list) -> str:
+        paid = sorted(paid, key=lambda r: r.cost_ns)
+        if len(paid) == 1:
+            return f"{subject} adds {_cost_tex(paid[0])} under {env(paid[0])}"
+        lo, hi, mid = paid[0], paid[-1], paid[1:-1]
+        return (f"{subject} adds from {_cost_tex(lo)} under {env(lo)} to {_cost_tex(hi)} under {env(hi)}"
+                + (" (" + "; ".join(f"{env(r)} {_time(r.cost_ns)}" for r in mid) + " between)" if mid else "")
+                + f", the dearest {sig3(hi.cost_ns / lo.cost_ns)} times the cheapest")
+
+    def free_words(free: list) -> str:
+        return ("; under " + ", ".join(f"{env(r)} ({_cost_tex(r)})" for r in free) + " no added cost is measurable"
+                if free else "")
+
+    text = []
+    for probe, subject in ((CROSSING_PROBE, "Intercepting a \\texttt{getpid}"),
+                           (None, "Where only the file system is served elsewhere, one \\texttt{stat} on it")):
+        rows = [r for r in cc.itertuples() if (r.probe == CROSSING_PROBE) == (probe == CROSSING_PROBE)]
         paid = [r for r in rows if not r.ci_low_ns <= 0 <= r.ci_high_ns]
         free = [r for r in rows if r.ci_low_ns <= 0 <= r.ci_high_ns]
-        text = ""
         if paid:
-            text = (f"{subject} takes " + joined([f"{_cost_tex(r)} longer under {tex_escape(env_short(r.environment))}"
-                                                  for r in paid]) + " than on native Linux")
-        if free:
-            text += ("; under " if paid else f"For {subject[0].lower() + subject[1:]}, under ") + joined(
-                [f"{tex_escape(env_short(r.environment))} ({_cost_tex(r)})" for r in free]) + \
-                " no added cost is measurable"
-        return text + "."
-
-    cc = cc.sort_values("cost_ns", ascending=False)
-    calls = [r for r in cc.itertuples() if r.probe == CROSSING_PROBE]
-    files = [r for r in cc.itertuples() if r.probe != CROSSING_PROBE]
-    text = []
-    if calls:
-        text.append(clause("A \\texttt{getpid} system call", calls))
-    if files:
-        text.append("Where only the file system is served elsewhere, the crossing is a file operation: "
-                    + clause("one \\texttt{stat} on the served file system", files))
+            text.append(span(subject, paid) + free_words(free) + ".")
+        elif free:
+            text.append(f"{subject}: " + free_words(free)[2:] + ".")
     text.append(f"These are {lvl} intervals within one campaign; Table~\\ref{{tab:crossing}} gives them"
                 + (f" beside the same differences pooled over the host's {k} campaigns" if k > 1 else "") + ".")
     return " ".join(text)

@@ -19,6 +19,8 @@ from osbench_analysis.formatting import sig3, tex_escape
 #: seL4 5.0.0's release year: the tree predates the Meltdown and Spectre disclosures (January 2018) and the
 #: defences seL4 added after them; the measured kernel's configuration says so in its manifest.
 SEL4_RELEASE_YEAR = 2017
+#: The same, when the memory model's campaigns were read: its paragraph follows this section's.
+MEMORY_NEXT = "The cache and TLB model of the next paragraph counts those misses."
 #: Where the misses the count leaves out are counted: the memory model (sections/memory.py when measured).
 PLUGIN_CHECK = ("A cache and TLB model that counts them, a QEMU plugin of this repository, runs in every guest on "
                 "request (\\texttt{osbench run --memory-events}).")
@@ -54,10 +56,13 @@ def _entry(tab: pd.DataFrame, env: str, probe: str) -> float:
     return float(part["median"].iloc[0]) if len(part) else np.nan
 
 
-def rtt_sentence(tab: pd.DataFrame) -> str:
+def rtt_sentence(tab: pd.DataFrame, short: bool = False) -> str:
     """The request-reply round trip between two address spaces on each kernel (its cheapest entry), and
-    Linux's against seL4's and GNU Mach's: the sentence the abstract and the Conclusion quote ('' if unmeasured)."""
-    c = {env: cheapest(tab, "rtt_spaces", env) for env in (SEL4, SEL4_SLOWPATH, MACH, LINUX, XEN_LINUX)}
+    Linux's against seL4's and GNU Mach's: the sentence the abstract and the Conclusion quote ('' if unmeasured);
+    `short`: seL4 without its fastpath and Linux on Xen left to the body."""
+    envs = (SEL4, MACH, LINUX) if short else (SEL4, SEL4_SLOWPATH, MACH, LINUX, XEN_LINUX)
+    c = {env: cheapest(tab, "rtt_spaces", env) if env in envs else None
+         for env in (SEL4, SEL4_SLOWPATH, MACH, LINUX, XEN_LINUX)}
     if c[LINUX] is None or (c[SEL4] is None and c[MACH] is None):
         return ""
     parts = []
@@ -66,26 +71,40 @@ def rtt_sentence(tab: pd.DataFrame) -> str:
                      + (f" ({_n(c[SEL4_SLOWPATH]['median'])} without its fastpath)" if c[SEL4_SLOWPATH] is not None else ""))
     if c[MACH] is not None:
         parts.append(f"{_n(c[MACH]['median'])}" + ("" if parts else " guest instructions") + " on GNU Mach")
-    parts.append(f"{_n(c[LINUX]['median'])} on Linux ({print_name(c[LINUX]['probe'])}, its cheapest)")
+    parts.append(f"{_n(c[LINUX]['median'])} on Linux (" + ("" if short else f"{print_name(c[LINUX]['probe'])}, ")
+                 + "its cheapest)")
     if c[XEN_LINUX] is not None:
         parts.append(f"{_n(c[XEN_LINUX]['median'])} on Linux on Xen")
     lx = float(c[LINUX]["median"])
     vs = [f"{sig3(lx / float(c[k]['median']))} times seL4's" if k == SEL4 else f"{sig3(lx / float(c[k]['median']))} "
           "times GNU Mach's" for k in (SEL4, MACH) if c[k] is not None]
     return ("A request-reply round trip between two address spaces takes " + ", ".join(parts[:-1]) + " and "
-            + parts[-1]
-            + ": Linux's path is " + " and ".join(vs) + ".")
+            + parts[-1] + ("." if short else ": Linux's path is " + " and ".join(vs) + "."))
 
 
-def abstract_sentence(tab: pd.DataFrame) -> str:
-    """The abstract's and the Conclusion's sentence on the four designs ('' unless two designs were measured)."""
+def rtt_counts(tab: pd.DataFrame) -> dict:
+    """Each kernel's cheapest round trip between two address spaces, by its name in prose (seL4, GNU Mach,
+    Linux): what the abstract's memory sentence quotes beside the model's events."""
+    names = {SEL4: "seL4", MACH: "GNU Mach", LINUX: "Linux"}
+    found = {name: cheapest(tab, "rtt_spaces", env) for env, name in names.items()} if len(tab) else {}
+    return {name: float(r["median"]) for name, r in found.items() if r is not None}
+
+
+def abstract_sentence(tab: pd.DataFrame, memory: str = "") -> str:
+    """The abstract's sentences on the four designs ('' unless two designs were measured); `memory`: the same
+    round trip in the memory model's terms (sections/memory.abstract_sentence), when its campaigns were read:
+    then the counts are said to be instructions and a model's events, else a path length without caches."""
     from osbench_analysis.analysis import kernels
 
     if not kernels.measured(tab):
         return ""
+    if memory:      # the round trip's counts and its memory events in one sentence (memory.abstract_sentence)
+        return (" Linux, Linux on Xen, GNU Mach and seL4 run on one emulated CPU, counted in guest instructions "
+                "and a model's cache and TLB misses. " + memory)
     rtt = rtt_sentence(tab)
     return (" Four kernel designs---Linux, Linux on Xen, GNU Mach and seL4---run on the same emulated CPU, "
-            "counted in guest instructions, a path length without caches or TLBs, not a time." + (" " + rtt if rtt else ""))
+            "counted in guest instructions, a path length without caches or TLBs, not a time."
+            + (" " + rtt if rtt else ""))
 
 
 def _ratio_range(tab: pd.DataFrame, num: str, den: str) -> tuple[float, float, int] | None:
@@ -202,10 +221,17 @@ def determinism_summary(det: pd.DataFrame) -> str:
 
     def names(part) -> str:
         n = [_label(e) for e in part["environment"]]
-        return n[0] if len(n) == 1 else ", ".join(n[:-1]) + " and " + n[-1]
+        if len(n) == 1:
+            return n[0]
+        if any("," in x for x in n):          # 'Linux, mitigations=off' is one name: semicolons between them
+            return "; ".join(n[:-1]) + "; and " + n[-1]
+        return ", ".join(n[:-1]) + " and " + n[-1]
 
     parts = []
-    if len(exact):
+    if len(exact) and len(other) and len(exact) > len(other):
+        # most kernels exact: name the few that are not (a list of labels with commas in them reads badly)
+        parts.append(f"every boot of every kernel but {names(other)} counted the same instructions")
+    elif len(exact):
         parts.append(f"every boot of {names(exact)} counted the same "
                      "instructions")
     if len(other):
@@ -266,8 +292,23 @@ def published_beside_tex(side: pd.DataFrame) -> str:
                       r"\label{tab:kernels-published}\label{tab:published-ipc}", r"\end{table}", ""])
 
 
-def section_tex(tab: pd.DataFrame, det: pd.DataFrame, ipc: pd.DataFrame, published: pd.DataFrame | None) -> str:
-    """microkernel_kernels.tex: the body of section (a) on the four designs."""
+def _switch_words(tab: pd.DataFrame) -> str:
+    """', so seL4's round trips within one address space and across two count almost the same (426 and 432)':
+    what a count leaves out of an address-space switch, where seL4 measured both round trips within 10 %."""
+    one, two = cheapest(tab, "rtt_threads", SEL4), cheapest(tab, "rtt_spaces", SEL4)
+    if one is None or two is None:
+        return ""
+    a, b = float(one["median"]), float(two["median"])
+    if abs(b / a - 1) > 0.1:
+        return ""
+    return (f", so seL4's round trips within one address space and across two count almost the same "
+            f"({_n(a)} and {_n(b)})")
+
+
+def section_tex(tab: pd.DataFrame, det: pd.DataFrame, ipc: pd.DataFrame, published: pd.DataFrame | None,
+                memory_measured: bool = False) -> str:
+    """microkernel_kernels.tex: the body of section (a) on the four designs (`memory_measured`: the memory
+    model's paragraph follows, sections/memory.py, and counts what these counts leave out)."""
     facts = tab.attrs.get("facts", {}) if hasattr(tab, "attrs") else {}
     side = published_beside(tab, ipc, published)
     return "\n".join([
@@ -292,12 +333,12 @@ def section_tex(tab: pd.DataFrame, det: pd.DataFrame, ipc: pd.DataFrame, publish
         r"\label{tab:kernels-matched}", r"\end{table}",
         "",
         "Instructions are not time. A CR3 write (an address-space switch), a \\texttt{syscall} and a locked "
-        "instruction each count one, and TLB and cache misses count nothing, which flatters whatever switches "
-        "address spaces: seL4's round trips within one address space and across two cost almost the same here. "
+        "instruction each count one, and TLB and cache misses count nothing" + _switch_words(tab) + ". "
         "Table~\\ref{tab:kernels-paths} (Appendix~\\ref{sec:published-microkernel}) bounds what is left out from "
         "each kernel's own path: the kernel entries, address-space switches and copies each operation makes (read "
         "from the kernels' code, not measured); on hardware each switch also refills the TLB, since none of these "
-        "kernels runs with PCID here. " + PLUGIN_CHECK + " " + determinism_summary(det)
+        "kernels runs with PCID here. " + (MEMORY_NEXT if memory_measured else PLUGIN_CHECK) + " "
+        + determinism_summary(det)
         # the published figures beside ours (Table tab:kernels-published) are cited by Section sec:service
         + (" Table~\\ref{tab:kernels-published} sets the published microkernel figures beside these counts, in "
            "their own units." if len(side) else ""), ""])
@@ -315,8 +356,9 @@ def figure_tex() -> str:
 
 
 def write_section(tab: pd.DataFrame, det: pd.DataFrame, out_dir, reference_root=None,
-                  published: pd.DataFrame | None = None) -> list[Path]:
-    """paper/generated/microkernel_kernels.tex, or nothing (and no stale file) unless two designs were measured."""
+                  published: pd.DataFrame | None = None, memory_measured: bool = False) -> list[Path]:
+    """paper/generated/microkernel_kernels.tex, or nothing (and no stale file) unless two designs were measured
+    (`memory_measured`: the memory model's paragraph follows it)."""
     from osbench_analysis.analysis import kernels
     from osbench_analysis.report.sections.service import load_published_ipc
 
@@ -330,7 +372,7 @@ def write_section(tab: pd.DataFrame, det: pd.DataFrame, out_dir, reference_root=
 
         published = published_factors(root=reference_root)
     ipc = load_published_ipc(reference_root)
-    path.write_text(section_tex(tab, det, ipc, published) + "\n")
+    path.write_text(section_tex(tab, det, ipc, published, memory_measured) + "\n")
     # the published figures beside ours: the appendix's table (it replaces the published figures alone there)
     # and what the counts leave out per path, and each kernel's boots (the body says them in a sentence)
     beside = Path(out_dir) / "microkernel_published_beside.tex"

@@ -279,16 +279,86 @@ def _software_sentence(cross, letters: dict) -> str:
     return out
 
 
+def _difference_items(a, b) -> tuple[dict[str, str], list[str]]:
+    """({fact: b's value in words, against a's}, the facts recorded for only one of the two): what
+    recorded_differences says, keyed by fact so that differences_sentence can say what every machine shares."""
+    from osbench_analysis.hosts.identity import differences, short_cpu_name
+
+    out = {}
+    diff = differences(a, b)
+    if "cpu_model" in diff:
+        diff.pop("cpu_vendor", None)
+        diff["cpu_model"] = tuple(short_cpu_name(v) if v else v for v in diff["cpu_model"])
+    for k in SAID_FACTS:
+        if k not in diff or diff[k][0] is None or diff[k][1] is None:
+            continue
+        x, y = diff[k]
+        if k in _VALUES_SAID:
+            x, y = (str(v).rsplit("-", 1)[-1] if k == "kernel_release" else f"{v:,}" if isinstance(v, int) else v
+                    for v in (x, y))
+            out[k] = (tex_escape(str(y)), tex_escape(str(x)))
+        elif k == "mitigations":
+            names = set(x) | set(y)
+            out[k] = (f"{sum(x.get(m) != y.get(m) for m in names)} of {len(names)}", "")
+        elif k == "features":
+            out[k] = (f"{len(set(x) ^ set(y))}", "")
+        else:
+            out[k] = ("", "")
+    unrecorded = [SAID_FACTS[k] for k in ("cpu_family", "microcode", "features")
+                  if (a.parts.get(k) is None) != (b.parts.get(k) is None)]
+    return out, unrecorded
+
+
 def differences_sentence(cross, this: str, idents: dict) -> str:
-    """What the manifests record differently between this paper's machine and each other one; no cause named."""
+    """What the manifests record differently between this paper's machine and each other one, as one
+    argument (review W9): the facts every other machine differs in, each machine's values beside this one's,
+    then what only some differ in; what only one of a pair records is said once.  No cause named."""
     letters = host_letters(cross, this)
-    parts = [f"{letters[h]} differs from {letters[this]} in " + ", ".join(d)
-             for h in letters if h != this and h in idents and this in idents
-             and (d := recorded_differences(idents[this], idents[h]))]
-    if not parts:
+    if this not in idents:
         return ""
-    return ("What the manifests record about the machines: " + "; ".join(parts) + ". No experiment here varies "
-            "one of these facts alone, so which of them moves a number is not measured.")
+    items = {h: _difference_items(idents[this], idents[h]) for h in letters if h != this and h in idents}
+    items = {h: d for h, d in items.items() if d[0]}
+    if not items:
+        return ""
+    short = {h: letters[h].removeprefix("host ") for h in items}
+    common = [k for k in SAID_FACTS if all(k in d for d, _ in items.values())]
+
+    def fact(k: str, hosts: list[str]) -> str:
+        name = SAID_FACTS[k]
+        vals = [(short[h], *items[h][0][k]) for h in hosts]
+        if len(vals) == 1:          # one machine: its value alone, no letter
+            vals = [("", y, x) for _, y, x in vals]
+        if k in _VALUES_SAID:
+            return (f"{name} ({', '.join(f'{s} {y}'.strip() for s, y, _ in vals)}, against {vals[0][2]})")
+        if k == "mitigations":
+            return "the state of some mitigations (" + ", ".join(f"{s} {y}".strip() for s, y, _ in vals) + ")"
+        if k == "features":
+            return f"{name} (" + ", ".join(f"{s} {y}".strip() for s, y, _ in vals) + ")"
+        return name
+
+    others = [h for h in letters if h != this]
+    every = ("every other machine" if len(items) > 1 and len(items) == len(others) else
+             _and([letters[h] for h in items]) if len(items) > 1 else letters[next(iter(items))])
+    every_verb = "differ" if len(items) > 1 and len(items) != len(others) else "differs"
+    parts = []
+    if common:
+        parts.append(f"{every} {every_verb} from {letters[this]} in " + _and([fact(k, list(items)) for k in common]))
+    for h, (d, _) in items.items():
+        own = [k for k in SAID_FACTS if k in d and k not in common]
+        if own:
+            parts.append(f"{letters[h]} {'also ' if common else 'differs from ' + letters[this] + ' '}in "
+                         + _and([fact(k, [h]) for k in own]))
+    lacking = sorted({u for _, (_, un) in items.items() for u in un}, key=list(SAID_FACTS.values()).index)
+    text = "What the manifests record about the machines: " + "; ".join(parts) + "."
+    if lacking:
+        text += (" " + _and(lacking)[0].upper() + _and(lacking)[1:]
+                 + (" is" if len(lacking) == 1 else " are") + " recorded for only one machine of a pair, so "
+                 + ("it is" if len(lacking) == 1 else "they are") + " not compared.")
+    return text + " No experiment here varies one of these facts alone, so which of them moves a number is not measured."
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def section_tex(cross, this: str, repro: pd.DataFrame, idents: dict | None = None, figure: bool = False) -> str:

@@ -143,8 +143,10 @@ def table_tex(t: pd.DataFrame, mix: dict) -> str:
         r"environment & workload & measured & predicted & predicted/measured & calls unpriced \\", r"\midrule",
         *rows, r"\bottomrule", r"\end{tabular}",
         r"\caption{Each workload's slowdown over native Linux, measured (95\% interval " + tex_escape(over)
-        + r") and predicted from its system calls counted by name per run (on " + host + r", probe code "
-        + tex_escape(_probe_hash(mix)) + r", " + tex_escape(str(mix.get("tool", "")).replace("-- ", "")) + r"), each "
+        + r") and predicted from its system calls counted by name per run (on " + host + r", "
+        + ("the paper's probe code" if _probe_hash(mix) in {str(h)[:8] for h in mix.get("paper_probe_sources", set())}
+           else "other probe code than the paper's")
+        + r", " + tex_escape(str(mix.get("tool", "")).replace("-- ", "")) + r"), each "
         r"priced by the primitive that makes it, environment less native in the same round: an \texttt{openat} as "
         r"an open + close (its \texttt{close} inside), a \texttt{stat}, \texttt{access} or \texttt{readlink} as a "
         r"stat, a process created and executed as a fork + exec (its \texttt{wait4} inside; an \texttt{execve} "

@@ -39,6 +39,7 @@ class VersionsInputs:
     sweep_args: tuple = ()      # what every sweep boot's command line adds (kernel_versions.SWEEP_ARGS)
     spread: pd.DataFrame = None  # versions.round_spread: how far each condition moved between two rounds
     user_functions: frozenset = frozenset()   # the profiles' user-space names (the probes' own code): never named
+    memory: pd.DataFrame = None  # versions.memory_history: the memory model's events per version (warm), or empty
 
 
 def load(root=None, profiles_dir=None, reference_root=None) -> VersionsInputs | None:
@@ -54,7 +55,7 @@ def load(root=None, profiles_dir=None, reference_root=None) -> VersionsInputs | 
     ch = versions.beyond_spread(versions.explain(versions.changes(hist), prof), spread)
     user = frozenset(prof.loc[prof["space"] == "user", "function"]) if len(prof) else frozenset()
     return VersionsInputs(hist, ch, lebench.agreement(hist, reference_root, prof=prof), host_check(root),
-                          tuple(SWEEP_ARGS), spread, user)
+                          tuple(SWEEP_ARGS), spread, user, versions.memory_history(root))
 
 
 def host_check(root=None) -> pd.DataFrame:
@@ -295,11 +296,92 @@ def _body_tail(inp: VersionsInputs) -> str:
                    f"where LEBench timed {_pct(float(np.nanmin(step)))} to {_pct(float(np.nanmax(step)))} for the "
                    "Meltdown and Spectre patches: mostly page-table isolation's switch and flushes, which this "
                    "AMD-vendor \\texttt{qemu64} guest does not run and a count would not price.")
+    mem = memory_sentence(inp.memory)
+    if mem:     # the memory model on every version (Table tab:versions-memory in the appendix)
+        out.append("In the memory model, warm, " + mem[0].lower() + mem[1:-1] + " (Table~\\ref{tab:versions-memory}).")
     h = inp.hosts
     if len(h):
         out.append("The sweep ran on another machine of the reference host's kind; on the kernel both booted the "
                    f"counts agree within {float(h['percent'].abs().max()):.1f}\\,\\%.")
     return " ".join(out) + ("\n" if out else "")
+
+
+#: the memory model's events the appendix's table gives per version (versions.MEMORY_EVENTS), in a reader's words
+MEMORY_ROWS = (("l1i_misses", "L1I misses"), ("dtlb_misses", "data-TLB misses"))
+#: a condition enters that table when it misses at least this often per operation in some version
+MEMORY_FLOOR = 1.0
+
+
+def memory_grid(mem: pd.DataFrame, event: str) -> pd.DataFrame:
+    """condition x version of one event per operation, warm, default mitigations, the conditions without a
+    variant that miss at least MEMORY_FLOOR times in some version (empty without them)."""
+    from osbench_analysis.analysis import versions
+
+    if mem is None or mem.empty or event not in mem:
+        return pd.DataFrame()
+    m = mem[(mem["mode"] == "warm") & (mem["mitigations"] == "default") & ~mem["condition"].str.contains(" ")]
+    g = m.pivot_table(index="condition", columns="version", values=event, aggfunc="first")
+    g = g[[v for v in versions.version_order() if v in g.columns]]
+    return g[g.max(axis=1) >= MEMORY_FLOOR]
+
+
+def _events(v: float) -> str:
+    if not np.isfinite(v):
+        return "--"
+    if v < 0.05:
+        return "0"
+    return f"{v:,.0f}".replace(",", "{,}") if v >= 10 else f"{v:.2g}"
+
+
+def memory_changes(mem: pd.DataFrame, event: str = "l1i_misses") -> pd.DataFrame:
+    """Per condition of memory_grid: the event in the oldest and the newest version and their ratio, largest
+    ratio first."""
+    g = memory_grid(mem, event)
+    if g.empty or g.shape[1] < 2:
+        return pd.DataFrame(columns=["condition", "first", "last", "ratio"])
+    out = pd.DataFrame({"condition": g.index, "first": g.iloc[:, 0].to_numpy(float), "last": g.iloc[:, -1].to_numpy(float)})
+    out["ratio"] = out["last"] / out["first"].where(out["first"] > 0)
+    return out.sort_values("ratio", ascending=False).reset_index(drop=True)
+
+
+def memory_sentence(mem: pd.DataFrame) -> str:
+    """The versions' memory events in words: how many conditions miss more L1I lines in the newest version than
+    in the oldest, the range of that growth and the largest ('' without the model's campaigns)."""
+    ch = memory_changes(mem).dropna(subset=["ratio"])
+    g = memory_grid(mem, "l1i_misses")
+    if ch.empty:
+        return ""
+    up = ch[ch["ratio"] > 1]
+    first, last = g.columns[0], g.columns[-1]
+    top = ch.iloc[0]
+    who = f"All {len(ch)} conditions" if len(up) == len(ch) else f"{len(up)} of the {len(ch)} conditions"
+    return (f"{who} that miss the L1I cache miss it more often per operation on {last} than on {first}, "
+            f"{ch['ratio'].min():.2f} to {ch['ratio'].max():.2f} times as often (most, {_cond(top['condition'])}: "
+            f"{_events(top['first'])} to {_events(top['last'])}).")
+
+
+def memory_table_tex(mem: pd.DataFrame) -> str:
+    """The appendix's table: per condition and version the memory model's warm L1I and data-TLB misses per
+    operation ('' without the model's campaigns)."""
+    grids = [(words, memory_grid(mem, e)) for e, words in MEMORY_ROWS]
+    grids = [(w, g) for w, g in grids if not g.empty]
+    if not grids:
+        return ""
+    cols = list(grids[0][1].columns)
+    lines = [r"\begin{table}[!htbp]", r"\centering", r"\scriptsize", r"\setlength{\tabcolsep}{3pt}",
+             r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
+             r"\begin{tabular}{l" + "r" * len(cols) + "}", r"\toprule",
+             "condition & " + " & ".join(str(c) for c in cols) + r" \\"]
+    for words, g in grids:
+        lines += [r"\midrule", rf"\multicolumn{{{len(cols) + 1}}}{{l}}{{\emph{{{words} per operation}}}} \\"]
+        for cond, row in g.iterrows():
+            lines.append(_cond(cond) + " & " + " & ".join(_events(row.get(c, np.nan)) for c in cols) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}}",
+              r"\caption{Linux's versions in memory terms: the guests' memory model of Section~\ref{sec:microkernel} "
+              r"(stated geometry, no timing) in one warm campaign per version, default mitigations, per operation; "
+              rf"the conditions that miss at least {MEMORY_FLOOR:g} time per operation in some version.}}",
+              r"\label{tab:versions-memory}", r"\end{table}", ""]
+    return "\n".join(lines)
 
 
 def figure_tex(inp: VersionsInputs) -> str:
@@ -337,6 +419,10 @@ def appendix_tex(ch: pd.DataFrame, user: frozenset = frozenset(), inp: VersionsI
             "$^*$: the change is no larger.\n")
     if inp is not None:
         head += "\n{\\sloppy\n" + _spread_paragraph(inp) + "\n" + _mitigations_paragraph(inp) + "\n" + _hosts_paragraph(inp) + "\\par}\n"
+        mem_words = memory_sentence(inp.memory)
+        if mem_words:
+            head += ("\nThe guests' memory model also ran on every version, warm, with the default mitigations "
+                     "(Table~\\ref{tab:versions-memory}). " + mem_words + "\n" + memory_table_tex(inp.memory) + "\n")
     lines = [head, r"\footnotesize", r"\setlength{\tabcolsep}{2.5pt}",
              r"\begin{longtable}{@{}l l >{\raggedright\arraybackslash}p{2.7cm} r r r r "
              r">{\raggedright\arraybackslash}p{5.2cm} l@{}}",

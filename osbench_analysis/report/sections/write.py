@@ -44,13 +44,18 @@ def write_sections(result, out_dir: str | Path, reference_root=None, microkernel
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     inp = SectionInputs.build(result, reference_root)
-    texts = {"abstract": abstract_tex(inp, microkernel_table, kernels_table),
+    cal = memory_section.calibration(result, memory)
+    from osbench_analysis.report.sections.kernels import rtt_counts
+
+    kernels_rtt = rtt_counts(kernels_table) if kernels_table is not None else {}
+    texts = {"abstract": abstract_tex(inp, microkernel_table, kernels_table,
+                                      memory_section.abstract_sentence(memory, cal, kernels_rtt)),
              "background_studies": background_tex(inp, reference_root),
              "background_sentence": background_sentence_tex(inp), "setup_detail": setup_detail_tex(result),
              "results": results_tex(result), "architectures": architectures_tex(inp),
              "factors_table": factors_table_tex(inp),
-             "scalability": scalability_tex(result), "conclusion": conclusion_tex(inp, microkernel_table, kernels_table, memory_section.conclusion_sentence(
-                 memory, memory_section.calibration(result, memory))),
+             "scalability": scalability_tex(result), "conclusion": conclusion_tex(inp, microkernel_table, kernels_table,
+                                         memory_section.conclusion_sentence(memory, cal)),
              "architectures_figure": architectures_figure_tex(inp),
              "environments": environments_tex(result), "reproduce": reproduce_tex(result, other_campaigns),
              "validation": validation_tex(load_validation()), "published_ipc_table": published_ipc_tex(reference_root)}
