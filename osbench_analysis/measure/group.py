@@ -25,7 +25,7 @@ from osbench_analysis.paths import default_workdir
 from osbench_analysis.store import owners
 from osbench_analysis.store.records import RunRecord
 from osbench_analysis.worker import launch
-from osbench_analysis.worker.main import WorkerRequest
+from osbench_analysis.worker.request import WorkerRequest
 
 
 def _placement_cpus(placement: str, cpus: list[int]) -> tuple[int | None, int, set[int] | None]:
