@@ -22,7 +22,7 @@ def _worker(req: WorkerRequest, *extra: str) -> subprocess.CompletedProcess:
     stderr, last, which of AVOIDED it imported."""
     argv = launch.worker_argv(req)
     i = argv.index("-c")
-    boot = argv[i + 1].replace("sys.exit(main())", "rc = main()")
+    boot = argv[i + 1].replace("import run; run()", "import main; rc = main()")
     assert boot != argv[i + 1]
     code = "\n".join(["try:", f"    {boot}", "finally:", "    import json",
                       f"    print(json.dumps(sorted(set(sys.modules) & set({AVOIDED!r}))), file=sys.stderr)",

@@ -76,7 +76,7 @@ def worker_argv(req: WorkerRequest, command_prefix: list[str] = ()) -> list[str]
     start-up and more inside gVisor and UML (docs/environments.md, 'Where a worker's start-up goes').
     Same as ``python -m osbench_analysis.worker.main --request JSON``."""
     boot = (f"import sys; sys.path[:0] = {worker_paths()!r}; "
-            "from osbench_analysis.worker.main import main; sys.exit(main())")
+            "from osbench_analysis.worker.main import run; run()")
     return [*command_prefix, sys.executable, "-S", "-c", boot, "--request", req.to_json()]
 
 

@@ -1,7 +1,8 @@
 """The worker: runs one probe in its own process and reports every batch.
 
 It only executes (pyperf's worker role); the runner decides what to run.
-Launched as ``python -m osbench_analysis.worker.main --request JSON``, possibly
+Launched as ``python -S -c <boot> --request JSON`` (launch.worker_argv: the same as
+``python -m osbench_analysis.worker.main --request JSON``, without site), possibly
 behind a command prefix (a sandbox runner), it writes one JSON object per line
 to stdout (or --out FILE): first {"kind": "environment", ...} with the facts it
 sees from inside (facts.py), then {"kind": "batch", ...} for each batch, then
@@ -339,6 +340,16 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_PROBE_ERROR
     emit({"kind": "done"})
     return 0
+
+
+def run() -> None:
+    """The worker process's entry (launch.worker_argv): main(), its output flushed, then out without the
+    interpreter's finalization (nothing of it is needed once the lines are written; inside a sandbox it is
+    system calls again).  An exception or SystemExit leaves as usual."""
+    rc = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(rc)
 
 
 if __name__ == "__main__":
