@@ -87,3 +87,10 @@ def test_the_request_carries_the_registry_facts_the_worker_would_otherwise_impor
 
 def test_the_workers_own_copy_of_the_harness_fields_is_the_schemas():
     assert main.HARNESS_FIELDS == HARNESS_FIELDS
+
+
+def test_a_guest_reads_the_request_back_from_the_worker_command_line():
+    from osbench_analysis.environments import qemu
+
+    req = WorkerRequest("null_syscall", {}, 1, 0, 1, 10, settle_s=0.5)
+    assert qemu.request_of(launch.worker_argv(req, ["nice"])) == req
