@@ -65,8 +65,8 @@ def worker_paths() -> list[str]:
     one holding cffi's backend, which the probe extension loads."""
     import _cffi_backend
 
-    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    return list(dict.fromkeys([package_parent, os.path.dirname(os.path.abspath(_cffi_backend.__file__))]))
+    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+    return list(dict.fromkeys([package_parent, os.path.dirname(os.path.realpath(_cffi_backend.__file__))]))
 
 
 def worker_argv(req: WorkerRequest, command_prefix: list[str] = ()) -> list[str]:

@@ -31,7 +31,7 @@ from osbench_analysis.hosts import facts
 EXIT_PROBE_ERROR = 3
 #: the folder of the package's programs (osbench-parent, the helpers, the guard), beside the extension; a
 #: string: the worker imports no pathlib (BIN_DIR, a Path, is made on first use for the runner's side)
-_BIN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_bin")
+_BIN = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "_bin")
 _PARENT = os.path.join(_BIN, "osbench-parent")
 #: the batch fields the harness fills (store.schema.HARNESS_FIELDS, which tests/test_worker_start.py checks
 #: this against): schema itself is not imported here
