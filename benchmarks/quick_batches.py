@@ -8,6 +8,9 @@ per environment, how many quoted estimates move and by how much, and the CI half
 after, their median and largest; then every condition of the named probes.  For a guest counting its
 instructions the quoted number is the median count, so the same comparison says how many counts move.
 Used for issue 37's `make all` budget: which batch counts of the quick profile keep its intervals.
+--mode warmup0 asks what one warm-up batch fewer would change (the quick profile's warmup 1 -> 0), with
+--mode shift as its control (one batch swapped for its later neighbour); both on campaigns measured with
+warmup 1 and at least --keep + 1 measured batches.
 """
 from __future__ import annotations
 
@@ -34,10 +37,36 @@ def first_batches(samples: pd.DataFrame, keep: int) -> pd.DataFrame:
     return pd.concat([samples[samples["warmup"].astype(bool)], measured[rank < keep]]).sort_index()
 
 
-def compare(samples: pd.DataFrame, keep: int) -> pd.DataFrame:
+def warmup_as_measured(samples: pd.DataFrame, keep: int, shift_only: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(the first `keep` measured batches of every run, the same number with one batch moved): a run measured
+    with one warm-up batch fewer (warmup 1 -> 0: the calibration's last, full-size batch is then the only
+    warm-up) is, batch for batch, the sealed run's explicit warm-up followed by its first keep-1 measured
+    batches.  shift_only: the control, measured batches 1..keep instead (one batch later, none warmer), which
+    says how far estimates move when one batch of a run is swapped for its neighbour."""
+    s = samples.sort_values("batch")
+    measured = s[~s["warmup"].astype(bool)]
+    rank = measured.groupby([*KEYS, "run"], sort=False).cumcount()
+    calib = s[s["warmup"].astype(bool)]
+    base = pd.concat([calib, measured[rank < keep]]).sort_index()
+    if shift_only:
+        moved = measured[(rank >= 1) & (rank <= keep)]
+        return base, pd.concat([calib, moved]).sort_index()
+    # the explicit warm-up: a run's last warm-up batch, measured as the first of the new plan
+    last_w = calib.groupby([*KEYS, "run"], sort=False).tail(1).copy()
+    last_w["warmup"] = False
+    rest = calib.drop(last_w.index)
+    return base, pd.concat([rest, last_w, measured[rank < keep - 1]]).sort_index()
+
+
+def compare(samples: pd.DataFrame, keep: int, mode: str = "fewer") -> pd.DataFrame:
     cols = [*KEYS, "estimate_ns", "halfwidth_rel", "n_batches"]
-    before = stats.summarize(samples, quality=False)[cols]
-    after = stats.summarize(first_batches(samples, keep), quality=False)[cols]
+    if mode == "fewer":
+        before = stats.summarize(samples, quality=False)[cols]
+        after = stats.summarize(first_batches(samples, keep), quality=False)[cols]
+    else:
+        base, other = warmup_as_measured(samples, keep, shift_only=mode == "shift")
+        before = stats.summarize(base, quality=False)[cols]
+        after = stats.summarize(other, quality=False)[cols]
     t = before.merge(after, on=KEYS, suffixes=("", f"_{keep}"))
     t["moved_rel"] = t[f"estimate_ns_{keep}"] / t["estimate_ns"] - 1
     return t
@@ -49,11 +78,15 @@ def main(argv=None) -> int:
     ap.add_argument("--keep", type=int, default=3, help="measured batches kept per run (default 3)")
     ap.add_argument("--probes", nargs="*", default=["null_syscall", "pipe_pingpong"],
                     help="probes whose every condition is printed")
+    ap.add_argument("--mode", choices=["fewer", "warmup0", "shift"], default="fewer",
+                    help="fewer: all measured batches against the first --keep; warmup0: the first --keep against "
+                         "a run with one warm-up fewer (its warm-up and first keep-1 batches); shift: the control, "
+                         "the first --keep against batches 1..keep")
     args = ap.parse_args(argv)
     rows = []
     for d in map(Path, args.campaigns):
         manifest = json.loads((d / "manifest.json").read_text())
-        t = compare(pd.read_parquet(d / "samples.parquet"), args.keep)
+        t = compare(pd.read_parquet(d / "samples.parquet"), args.keep, args.mode)
         t.insert(0, "environment", manifest["environment"])
         rows.append(t)
         hw, hw_k = t["halfwidth_rel"], t[f"halfwidth_rel_{args.keep}"]

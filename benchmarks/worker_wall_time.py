@@ -8,6 +8,7 @@ Reads sealed campaigns (nothing is measured unless --measure is given):
     .venv/bin/python benchmarks/worker_wall_time.py --measure --output /tmp/scratch          # a short all-environment set now
     .venv/bin/python benchmarks/worker_wall_time.py BEFORE_DIRS... --after AFTER_DIRS...      # side by side
     .venv/bin/python benchmarks/worker_wall_time.py --startup native,gvisor,uml               # where start-up goes
+    .venv/bin/python benchmarks/worker_wall_time.py --gaps DIRS... [--after DIRS...]           # the overhead between workers
 
 Per environment it prints the workers, their total wall time, the mean wall
 per worker with its 95% t interval over workers, the timed share, and the
@@ -33,6 +34,13 @@ timed share = batch time (calibration and warm-ups included) / worker wall:
     all             932 s worker wall, 16 %      404 s, 42 %; measuring 947 s -> 354 s
     at equal work   932 s                        268 s (0.29x): the before set's 999 worker runs,
                                                  each at the after set's mean for its condition
+
+--gaps reads the batches' own start times (started_unix_ns) of one campaign set: per environment, the
+median gap between two workers of that environment (the last batch of one to the first batch of the
+next: the worker's exit, the runner's bookkeeping, the next worker's start-up, none of it measured),
+the gap where the round moves to another environment (a sandbox's boot and, for gVisor, its clock's
+settling), the span of a worker's batches, and the seconds per worker all told (issue 37: the host
+round of `make all`).
 """
 from __future__ import annotations
 
@@ -105,6 +113,31 @@ def equal_work(before: list[str], after: list[str]) -> pd.DataFrame:
     return rows.round({"before_s": 1, "after_s": 1, "after/before": 3})
 
 
+def gaps_table(paths: list[str]) -> pd.DataFrame:
+    """Per environment of one campaign set: workers, the median gap between two of its workers in a row
+    (same_gap_s), the median gap before its first worker of a group (switch_gap_s: the boot), the mean span
+    of a worker's batches, and the seconds per worker (its batches and the gap before each)."""
+    frames = []
+    for path in paths:
+        c = store.load_campaign(Path(path))
+        s = c.samples.assign(end=c.samples["started_unix_ns"] + c.samples["elapsed_ns"])
+        w = s.groupby(["probe", "variant", "placement", "run"]).agg(start=("started_unix_ns", "min"),
+                                                                     end=("end", "max")).reset_index()
+        frames.append(w.assign(environment=c.environment))
+    w = pd.concat(frames).sort_values("start").reset_index(drop=True)
+    w["gap_s"] = (w["start"] - w["end"].shift(1)) / 1e9
+    w["span_s"] = (w["end"] - w["start"]) / 1e9
+    same = w["environment"] == w["environment"].shift(1)
+    g = w.groupby("environment")
+    table = pd.DataFrame({"workers": g.size(),
+                          "same_gap_s": w[same].groupby("environment")["gap_s"].median(),
+                          "switch_gap_s": w[~same].groupby("environment")["gap_s"].median(),
+                          "span_s": g["span_s"].mean(),
+                          "s_per_worker": (w["gap_s"].fillna(0) + w["span_s"]).groupby(w["environment"]).sum()
+                          / g.size()})
+    return table.round(3)
+
+
 def measure(output: str) -> list[str]:
     from osbench_analysis.measure import runner
 
@@ -150,7 +183,15 @@ def main() -> int:
     ap.add_argument("--measure", action="store_true", help="measure a quick all-environment set first (as --after)")
     ap.add_argument("--output", default=None, help="with --measure: where its campaigns go (default: a temp folder)")
     ap.add_argument("--startup", default=None, help="comma-separated environments: time each start-up step inside")
+    ap.add_argument("--gaps", action="store_true", help="the gaps between workers per environment (batch times)")
     args = ap.parse_args()
+    if args.gaps:
+        pd.set_option("display.width", 160)
+        for label, paths in (("before", args.before), ("after", args.after)):
+            if paths:
+                print(f"{label}: gaps between workers per environment (medians; s_per_worker: batches and gaps)")
+                print(gaps_table(paths).to_string())
+        return 0
     if args.startup:
         pd.set_option("display.width", 160)
         print("start-up steps per environment (wall per job of one boot; min and max over repeats)")

@@ -63,6 +63,9 @@ def add_campaign_parameters(p):
                    help="measured batches per boot of a guest counting instructions, whose count repeats boot "
                         "after boot (the profile's: quick 5, full its --batches)")
     p.add_argument("--warmup", type=int, help="extra warm-up batches per worker (kept, flagged)")
+    p.add_argument("--timed-warmup", type=int,
+                   help="extra warm-up batches per worker in the environments timed in ns (native, gVisor, UML, "
+                        "FUSE); the calibration's last, full-size batch is one already (quick: 0; default: --warmup)")
     p.add_argument("--min-batch-ms", type=float, help="calibration target for one batch")
     p.add_argument("--placements", type=_csv(), help="same_cpu,cross_cpu,unpinned")
     p.add_argument("--cpus", type=_csv(int), help="first and second CPU for pinning, e.g. 0,1")

@@ -41,6 +41,7 @@ def no_measuring(monkeypatch):
     (dict(guest_budget_s=0), r"guest_budget_s must be a number of seconds > 0 and <= 86400 \(got 0\)"),
     (dict(guest_budget_s=float("nan")), r"guest_budget_s must be a number of seconds .* \(got nan\)"),
     (dict(warmup=10 ** 9), r"warmup must be an integer from 0 to 1000 \(got 1000000000\)"),             # B14
+    (dict(timed_warmup=-1), r"timed_warmup must be an integer from 0 to 1000 \(got -1\)"),
     (dict(timeout_s=float("inf")), r"timeout_s must be a number of seconds > 0 and <= 86400 \(got inf\)"),  # B20
     (dict(timeout_s=1e300), r"timeout_s .* \(got 1e\+300\)"),                                           # B21
     (dict(runs=10 ** 9), r"runs must be an integer from 1 to 1000 \(got 1000000000\)"),                 # B8
@@ -104,6 +105,22 @@ def test_quick_sizes_its_batches_to_what_runs_and_repeating_counts_need_and_full
     assert config.make_config("quick", guest_batches=3).guest_batches == 3
     # a worker's timeout covers the longer of the two plans
     assert config.make_config("quick", guest_batches=100).worker_timeout_s() > quick.worker_timeout_s()
+
+
+def test_quick_warms_a_host_worker_up_with_its_calibration_only_and_a_guest_as_before():
+    """Issue 37: a quick host worker's calibration ends with a full-size (flagged) batch, its one warm-up; the
+    guests counting instructions keep one more; the full profile and an explicit timed_warmup are as asked."""
+    from osbench_analysis import environments
+
+    native, gvisor = environments.get("native"), environments.get("gvisor")
+    guest = environments.get("linux-tcg")
+    quick, full = config.make_config("quick"), config.make_config("full")
+    assert (quick.warmup_in(native), quick.warmup_in(gvisor), quick.warmup_in(guest)) == (0, 0, 1)
+    assert (full.warmup_in(native), full.warmup_in(guest)) == (2, 2)
+    assert config.make_config("quick", timed_warmup=3).warmup_in(native) == 3
+    assert config.make_config("full", timed_warmup=0).warmup_in(native) == 0
+    # a warmup given alone is every environment's (the profile's timed_warmup does not override it)
+    assert config.make_config("quick", warmup=2).warmup_in(native) == 2
 
 
 def test_quick_measures_every_probe_natively_and_the_architecture_primitives_in_sandboxes():

@@ -69,6 +69,10 @@ def test_uml_mounts_the_host_root_read_only_and_only_the_output_folder_writable(
     worker_line = next(line for line in script.splitlines() if "osbench_analysis.worker.main" in line)
     assert shlex.split(worker_line) == [*WORKER, "--out", str(out), "2>&1"]
     assert lines.index("echo o > /proc/sysrq-trigger") > lines.index(worker_line)  # powers off after the worker
+    # the loopback up before any worker: iproute2's ip, a Python start-up without site only where ip fails
+    lo = next(line for line in lines if "ip link set lo up" in line)
+    assert lo.startswith("ip link set lo up 2>/dev/null || ") and " -S -c " in lo
+    assert lines.index(lo) < lines.index(worker_line)
 
 
 def test_worker_paths_cover_the_package_the_venv_and_the_interpreter_without_nesting():

@@ -151,6 +151,20 @@ def test_a_guest_counting_instructions_measures_guest_batches_per_boot_and_the_h
     assert guest.manifest.config["guest_batches"] == 2 and host.manifest.config["batches"] == 4
 
 
+def test_timed_warmup_is_a_host_workers_warm_up_and_a_guest_keeps_warmup(tmp_path, registered):
+    """Issue 37: the batches at the calibrated size flagged as warm-ups: the calibration's last, then timed_warmup
+    more in an environment timed in ns, warmup more in a guest counting its instructions."""
+    registered(_counting("counting"))
+    host, guest = _measure(tmp_path, "native,counting", probes=["null_syscall"], batches=2, guest_batches=2,
+                           guest_boots=2, warmup=2, timed_warmup=0)
+    for c, want in ((host, 1), (guest, 3)):
+        s = c.samples[c.samples["probe"] == "null_syscall"]
+        for _, run in s.groupby("run"):
+            n = run.loc[~run["warmup"].astype(bool), "iterations"].iloc[0]
+            assert int((run["warmup"].astype(bool) & (run["iterations"] == n)).sum()) == want
+    assert host.manifest.config["timed_warmup"] == 0 and host.manifest.config["warmup"] == 2
+
+
 def test_a_selectors_guest_is_checked_by_its_first_boot_and_left_out_when_no_boot_measured(tmp_path, registered,
                                                                                          monkeypatch, capsys):
     """Issue 37: in a selector's round a guest counting its instructions boots no pre-flight of its own (xen-linux's

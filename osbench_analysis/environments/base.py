@@ -31,7 +31,7 @@ from osbench_analysis.catalog.registry import FS_HOST_VOLUME, ProbeError
 
 if TYPE_CHECKING:
     from osbench_analysis.worker.launch import WorkerOutcome
-    from osbench_analysis.worker.main import WorkerRequest
+    from osbench_analysis.worker.request import WorkerRequest
 
 from osbench_analysis.worker.launch import Launch  # noqa: F401  (an environment returns one; re-exported)
 from osbench_analysis.store.schema import ARCH_CLASSES, PLACEMENTS  # noqa: F401  (the vocabulary, re-exported)

@@ -342,7 +342,7 @@ def smoke(env_name: str) -> str:
     from osbench_analysis import environments
     from osbench_analysis.catalog import registry
     from osbench_analysis.environments import RoundJob
-    from osbench_analysis.worker.main import WorkerRequest
+    from osbench_analysis.worker.request import WorkerRequest
 
     env = environments.get(env_name)
     if not env.availability():

@@ -275,10 +275,10 @@ def outcomes(b: Boot, n_jobs: int, facts: dict, timeout_s: float) -> list:
 
 def request_of(worker_argv: Sequence[str]):
     """The WorkerRequest inside a worker command line (launch.worker_argv)."""
-    from osbench_analysis.worker.main import WorkerRequest
+    from osbench_analysis.worker.request import WorkerRequest
 
     argv = list(worker_argv)
-    return WorkerRequest(**json.loads(argv[argv.index("--request") + 1]))
+    return WorkerRequest.from_json(argv[argv.index("--request") + 1])
 
 
 class GuestSession(Session):
@@ -450,11 +450,11 @@ def main(argv: list[str] | None = None) -> int:
     import tempfile
 
     from osbench_analysis import environments
-    from osbench_analysis.worker.main import WorkerRequest
+    from osbench_analysis.worker.request import WorkerRequest
 
     args = list(sys.argv[1:] if argv is None else argv)
     env = environments.get(args[0])
-    req = WorkerRequest(**json.loads(args[1]))
+    req = WorkerRequest.from_json(args[1])
     cpus = {int(c) for c in args[2].split(",")} if len(args) > 2 and args[2] else None
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))   # the finally below still removes the folder
     with tempfile.TemporaryDirectory(prefix="osbench-guest-") as tmp:

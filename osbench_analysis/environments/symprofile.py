@@ -177,7 +177,7 @@ def profile(env_name: str, conditions: list[tuple[str, dict, int]], cpus: set[in
 
     from osbench_analysis import environments
     from osbench_analysis.catalog import registry
-    from osbench_analysis.worker.main import WorkerRequest
+    from osbench_analysis.worker.request import WorkerRequest
 
     build()
     env = environments.get(env_name)

@@ -219,7 +219,8 @@ class UML(Environment):
             f"mkdir -p {q(str(rw))} && mount -t hostfs -o {q(str(rw))} hostfs {q(str(rw))}",
             f"export PATH={q(os.environ.get('PATH', '/usr/bin:/bin'))} HOME=/tmp TMPDIR=/tmp LANG=C.UTF-8",
             f"export PYTHONDONTWRITEBYTECODE=1 GLIBC_TUNABLES={q(GLIBC_TUNABLES)}",
-            f"{q(python)} -c {q(LO_UP)}",
+            # iproute2's ip where the host has it: a Python start-up inside UML costs ~0.2-0.3 s of every boot
+            f"ip link set lo up 2>/dev/null || {q(python)} -S -c {q(LO_UP)}",
             "cd /",
             body,
             "echo o > /proc/sysrq-trigger",

@@ -4,18 +4,18 @@ thing, inside whatever sandbox it runs in, so a campaign records the kernel
 the probes really talked to (gVisor's emulated release, UML's guest kernel)
 beside the host's view that host.py gathers.  Standard library only: this
 runs inside sandboxes before anything else is imported, and imports nothing
-it can do without (hashlib, platform, socket): inside UML every module a
+it can do without (hashlib, platform, socket, pathlib): inside UML every module a
 worker imports costs milliseconds."""
 from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 
-def read_text(path: str | Path, default: str = "") -> str:
+def read_text(path: str | os.PathLike, default: str = "") -> str:
     try:
-        return Path(path).read_text().strip()
+        with open(path) as f:
+            return f.read().strip()
     except OSError:
         return default
 
@@ -25,7 +25,7 @@ def _unescape_mount(field: str) -> str:
     return field.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
 
 
-def filesystem_type(path: str | Path) -> str:
+def filesystem_type(path: str | os.PathLike) -> str:
     """Type of the filesystem holding `path` (longest mount-point prefix in /proc/self/mounts)."""
     real = os.path.realpath(path)
     best, fstype = "", "unknown"
@@ -48,7 +48,7 @@ def current_cpu() -> int:
         return -1
 
 
-def sha256_prefix(path: str | Path, chars: int = 16) -> str:
+def sha256_prefix(path: str | os.PathLike, chars: int = 16) -> str:
     """The first `chars` hex digits of a file's SHA-256 ('' if unreadable): enough to tell two builds apart."""
     import hashlib
 
@@ -78,16 +78,16 @@ def binaries_facts() -> dict:
     same files in every environment; the sandboxes mount the host's / read-only, so the checkout's
     compiled extension and the host's libc are the very files native uses).  Comparing these between
     environments' manifests proves it, or shows a guest with binaries of its own."""
-    here = Path(__file__).resolve().parent.parent   # the package folder: the extension and _bin/
+    here = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))   # the package folder: extension, _bin/
     libc = mapped_libc()
-    ext = sorted(here.glob("_probes.*so"))
+    ext = sorted(os.path.join(here, n) for n in os.listdir(here) if n.startswith("_probes.") and n.endswith("so"))
     return {
         "libc": libc_version(),
         "libc_path": os.path.realpath(libc) if libc else "",
         "libc_sha256": sha256_prefix(libc) if libc else "",
         "probe_extension": str(ext[0]) if ext else "",
         "probe_extension_sha256": sha256_prefix(ext[0]) if ext else "",
-        "probe_parent_sha256": sha256_prefix(here / "_bin" / "osbench-parent"),
+        "probe_parent_sha256": sha256_prefix(os.path.join(here, "_bin", "osbench-parent")),
     }
 
 

@@ -205,7 +205,7 @@ def perf_version(perf: str = "perf") -> str:
 
 
 def _request(probe: str, iterations: int, workdir: str | None, worker_cpu: int | None):
-    from osbench_analysis.worker.main import WorkerRequest
+    from osbench_analysis.worker.request import WorkerRequest
 
     return WorkerRequest(probe=probe, params={}, min_batch_ns=0, warmup=0, batches=1, max_iterations=iterations,
                          worker_cpu=worker_cpu, workdir=workdir, iterations=iterations, settle_s=0.0,

@@ -25,7 +25,7 @@ from osbench_analysis.paths import default_workdir
 from osbench_analysis.store import owners
 from osbench_analysis.store.records import RunRecord
 from osbench_analysis.worker import launch
-from osbench_analysis.worker.main import WorkerRequest
+from osbench_analysis.worker.request import WorkerRequest
 
 
 def _placement_cpus(placement: str, cpus: list[int]) -> tuple[int | None, int, set[int] | None]:
@@ -79,7 +79,7 @@ def _measure_group(p: _EnvRun, conds: list[Condition], run: int, cfg: CampaignCo
             # a guest counting its instructions: its own (fewer) batches, the count repeating batch after batch
             batches = cfg.batches if env.time_unit == "ns" else cfg.guest_batches or cfg.batches
             req = WorkerRequest(probe=cond.probe, params=cond.params, min_batch_ns=int(cfg.min_batch_ms * 1e6),
-                                warmup=cfg.warmup, batches=batches, max_iterations=cond.spec.max_iterations,
+                                warmup=cfg.warmup_in(env), batches=batches, max_iterations=cond.spec.max_iterations,
                                 worker_cpu=worker_cpu, child_cpu=child_cpu,
                                 workdir=sess.inside(private) if private else inside, make_workdir=bool(inside),
                                 settle_s=env.settle_s, binaries_facts=not p.facts,

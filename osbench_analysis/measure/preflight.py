@@ -17,7 +17,7 @@ from osbench_analysis.measure.group import _outcomes
 from osbench_analysis.measure.plan import _EnvRun
 from osbench_analysis.store.records import RunRecord
 from osbench_analysis.worker import launch
-from osbench_analysis.worker.main import WorkerRequest
+from osbench_analysis.worker.request import WorkerRequest
 
 
 class PreflightError(ConfigError):

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Callable
 
 from osbench_analysis.errors import OsbenchError
-from osbench_analysis.worker.main import BIN_DIR, WorkerRequest
+from osbench_analysis.worker.main import BIN_DIR
+from osbench_analysis.worker.request import WorkerRequest
 
 GUARD = BIN_DIR / "osbench-guard"
 #: how long the guard gets to take a worker's processes down before the group is SIGKILLed directly
@@ -59,9 +60,24 @@ class WorkerOutcome:
     facts: dict = field(default_factory=dict)   # the worker's {"kind": "environment"} record
 
 
+def worker_paths() -> list[str]:
+    """What a worker imports from outside the standard library: the folder holding the package, and the
+    one holding cffi's backend, which the probe extension loads."""
+    import _cffi_backend
+
+    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+    return list(dict.fromkeys([package_parent, os.path.dirname(os.path.realpath(_cffi_backend.__file__))]))
+
+
 def worker_argv(req: WorkerRequest, command_prefix: list[str] = ()) -> list[str]:
-    """The worker's command line, before an environment wraps it."""
-    return [*command_prefix, sys.executable, "-m", "osbench_analysis.worker.main", "--request", req.to_json()]
+    """The worker's command line, before an environment wraps it: the interpreter without `site` (-S),
+    told where the package and cffi are.  `site` would process the virtualenv's .pth files, the editable
+    install's import finder among them (pathlib, re, importlib.util, ...): a fifth of a native worker's
+    start-up and more inside gVisor and UML (docs/environments.md, 'Where a worker's start-up goes').
+    Same as ``python -m osbench_analysis.worker.main --request JSON``."""
+    boot = (f"import sys; sys.path[:0] = {worker_paths()!r}; "
+            "from osbench_analysis.worker.main import run; run()")
+    return [*command_prefix, sys.executable, "-S", "-c", boot, "--request", req.to_json()]
 
 
 def _signal_name(returncode: int) -> str:

@@ -1,7 +1,8 @@
 """The worker: runs one probe in its own process and reports every batch.
 
 It only executes (pyperf's worker role); the runner decides what to run.
-Launched as ``python -m osbench_analysis.worker.main --request JSON``, possibly
+Launched as ``python -S -c <boot> --request JSON`` (launch.worker_argv: the same as
+``python -m osbench_analysis.worker.main --request JSON``, without site), possibly
 behind a command prefix (a sandbox runner), it writes one JSON object per line
 to stdout (or --out FILE): first {"kind": "environment", ...} with the facts it
 sees from inside (facts.py), then {"kind": "batch", ...} for each batch, then
@@ -24,67 +25,62 @@ import mmap
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from osbench_analysis.hosts import facts
-from osbench_analysis.catalog import registry
-from osbench_analysis.store.schema import HARNESS_FIELDS
 
 EXIT_PROBE_ERROR = 3
-BIN_DIR = Path(__file__).resolve().parent.parent / "_bin"   # beside the package's extension
+#: the folder of the package's programs (osbench-parent, the helpers, the guard), beside the extension; a
+#: string: the worker imports no pathlib (BIN_DIR, a Path, is made on first use for the runner's side)
+_BIN = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "_bin")
+_PARENT = os.path.join(_BIN, "osbench-parent")
+#: the batch fields the harness fills (store.schema.HARNESS_FIELDS, which tests/test_worker_start.py checks
+#: this against): schema itself is not imported here
+HARNESS_FIELDS = ("iterations", "elapsed_ns", "work_done", "cpu_start", "cpu_end", "nvcsw", "nivcsw", "minflt",
+                  "started_unix_ns")
 
 
-@dataclass
-class WorkerRequest:
-    probe: str
-    params: dict
-    min_batch_ns: int
-    warmup: int
-    batches: int
-    max_iterations: int
-    worker_cpu: int | None = None   # pin this process (and by inheritance its children)
-    child_cpu: int = -1             # pin the second party elsewhere (cross_cpu), -1: inherit
-    workdir: str | None = None      # private directory for file probes
-    iterations: int | None = None   # fixed batch size: skips calibration
-    settle_s: float = 0.0           # wait before calibrating (an environment's clock or caches settling)
-    # workdir is on a file system only the guest sees (registry.FS_GUEST_TMPFS): this worker makes it, checks
-    # the probe left it empty and removes it (the runner does that for a host folder)
-    make_workdir: bool = False
-    # report which probe binaries and C library it runs with, hashed (facts.binaries_facts): a campaign keeps
-    # its first worker's facts, and hashing them costs a sandboxed worker tens of milliseconds
-    binaries_facts: bool = True
-    # a guest's memory-system model for this worker's boot (environments/memevents.py): "" none, warm, polluted;
-    # a worker on the host never reads it
-    memory_events: str = ""
+def __getattr__(name: str):
+    """What the runner's side imports from here, made on first use: the worker process imports neither
+    dataclasses (WorkerRequest, request.py) nor pathlib."""
+    if name == "WorkerRequest":
+        from osbench_analysis.worker.request import WorkerRequest
 
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
+        return WorkerRequest
+    if name in ("BIN_DIR", "PARENT"):
+        from pathlib import Path
 
-
-PARENT = BIN_DIR / "osbench-parent"
+        return Path(_BIN if name == "BIN_DIR" else _PARENT)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def helper_path(params: dict, helper: str = "exit0") -> str:
-    return str(BIN_DIR / f"osbench-{helper}-{params.get('linkage', 'dynamic')}")
+    return os.path.join(_BIN, f"osbench-{helper}-{params.get('linkage', 'dynamic')}")
 
 
 class ProbeFailed(RuntimeError):
     pass
 
 
-def probe_library(probe: str):
+def probe_library(probe: str, library: str | None = None):
     """(ffi, lib) of the extension holding the probe: the campaigns' one, or the
-    test extension for the probes that crash or hang on purpose.  Imported
-    here: the runner never loads probes."""
-    from osbench_analysis.catalog.registry import PROBES
-
-    p = PROBES.get(probe)
-    if p is not None and p.family == "testonly":
+    test extension for the probes that crash or hang on purpose (`library`:
+    "test" or "probes", from the request's probe_info; None: asks the
+    registry).  Imported here: the runner never loads probes."""
+    if library is None:
+        library = _probe_info(probe, {})["library"]
+    if library == "test":
         from osbench_analysis._probes_test import ffi, lib
     else:
         from osbench_analysis._probes import ffi, lib
     return ffi, lib
+
+
+def _probe_info(probe: str, params: dict) -> dict:
+    """The registry's facts about a probe (request.probe_info): for a request made in this process
+    without them (tests, benchmarks), never for one the runner sent."""
+    from osbench_analysis.worker.request import probe_info
+
+    return probe_info(probe, params)
 
 
 def touch_anonymous(mb: int) -> mmap.mmap | None:
@@ -102,13 +98,13 @@ class NativeParent:
     it dies with this process (PR_SET_PDEATHSIG) and when close() shuts its stdin."""
 
     def __init__(self, ffi, req: WorkerRequest, helper: str, size: int, parent_mb: int):
-        if not os.access(PARENT, os.X_OK):
-            raise ProbeFailed(f"{PARENT} is missing: rebuild the package (`pip install -e .` or `make install`)")
+        if not os.access(_PARENT, os.X_OK):
+            raise ProbeFailed(f"{_PARENT} is missing: rebuild the package (`pip install -e .` or `make install`)")
         self.ffi = ffi
         self.size = ffi.sizeof("osb_result")
         import subprocess  # only a forking probe's worker pays for it
 
-        argv = [str(PARENT), str(os.getpid()), req.probe, helper, req.workdir or "", str(req.child_cpu),
+        argv = [_PARENT, str(os.getpid()), req.probe, helper, req.workdir or "", str(req.child_cpu),
                 str(size), str(parent_mb)]
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
 
@@ -147,13 +143,13 @@ class Batcher:
     osbench-parent for a probe that forks (unless params parent=python)."""
 
     def __init__(self, req: WorkerRequest):
-        ffi, lib = probe_library(req.probe)
+        info = getattr(req, "probe_info", None) or _probe_info(req.probe, req.params)
+        ffi, lib = probe_library(req.probe, info["library"])
 
-        spec = registry.PROBES.get(req.probe)
-        helper = helper_path(req.params, spec.helper if spec else "exit0")
-        size_param = spec.size_param if spec else "size"
+        helper = helper_path(req.params, info["helper"])
+        size_param = info["size_param"]
         # a grouped probe's batch is whole groups (registry.Probe.batch_multiple)
-        self.multiple = spec.batch_multiple(req.params) if spec else 1
+        self.multiple = info["multiple"]
         self.ffi, self.lib, self.req = ffi, lib, req
         self._keep = [ffi.new("char[]", s.encode()) for s in (req.workdir or "", helper)]
         self.params = ffi.new("osb_params *")
@@ -163,10 +159,10 @@ class Batcher:
         self.result = ffi.new("osb_result *")
         self.name = req.probe.encode()
         parent_mb = int(req.params.get("parent_mb", 0))
-        self.parent = registry.parent_of(req.probe, {"parent": registry.PARENT_NATIVE, **req.params})
+        self.parent = info["parent"]
         self.native = None
         self._ballast = None
-        if self.parent == registry.PARENT_NATIVE:
+        if self.parent == "native":   # registry.PARENT_NATIVE
             self.native = NativeParent(ffi, req, helper, self.params.size, parent_mb)
         else:
             self._ballast = touch_anonymous(parent_mb)  # the interpreter, grown
@@ -315,9 +311,22 @@ def parse_args(argv: list[str]) -> dict[str, str]:
     return opts
 
 
+class _Request:
+    """A request as the worker reads it (the fields of request.WorkerRequest and probe_info, as
+    attributes): a plain object, so that the worker process imports no dataclasses."""
+
+    def __init__(self, fields: dict):
+        self.__dict__.update(fields)
+
+
+#: WorkerRequest's defaults, for a request JSON written by hand that leaves them out
+_DEFAULTS = {"worker_cpu": None, "child_cpu": -1, "workdir": None, "iterations": None, "settle_s": 0.0,
+             "make_workdir": False, "binaries_facts": True, "memory_events": "", "probe_info": None}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    req = WorkerRequest(**json.loads(args["request"]))
+    req = _Request({**_DEFAULTS, **json.loads(args["request"])})
     out = open(args["out"], "a", buffering=1) if args.get("out") else sys.stdout
 
     def emit(obj: dict) -> None:
@@ -331,6 +340,16 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_PROBE_ERROR
     emit({"kind": "done"})
     return 0
+
+
+def run() -> None:
+    """The worker process's entry (launch.worker_argv): main(), its output flushed, then out without the
+    interpreter's finalization (nothing of it is needed once the lines are written; inside a sandbox it is
+    system calls again).  An exception or SystemExit leaves as usual."""
+    rc = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(rc)
 
 
 if __name__ == "__main__":
