@@ -268,7 +268,7 @@ def test_the_abstract_states_the_round_trip_in_memory_terms_and_no_time():
                         "seL4, GNU Mach and Linux (Linux's cheapest)")
     # lines with the caches emptied first (Linux's an upper bound: its window held other work), warm misses
     assert "touches 63, 191 and at most 1\\,770 cache lines from cold caches" in s
-    assert "warm misses L1 0, 0 and 180 times, the TLBs 8, 6 and 101." in s
+    assert "warm, it misses L1 0, 0 and 180 times and the TLBs 8, 6 and 101." in s
     assert "~ns" not in s                        # no calibration given: no price
     # without counts the sentence names the kernels and quotes no instruction
     assert memory.abstract_sentence(t).startswith("A round trip between two address spaces on seL4, GNU Mach and Linux "

@@ -203,7 +203,7 @@ def test_the_abstracts_crossing_sentence_quotes_the_cheapest_and_dearest_measura
     result = SimpleNamespace(crossing_costs=cc, pooling=None, hosts=["h"])
     text = abstract_crossing_sentence(SectionInputs(result, pd.DataFrame(), pd.DataFrame(), {}))
     assert "8.37" in text and "(gVisor) to 12.0" in text and "(User-mode Linux) to one system call" in text
-    assert "up to 39.0" in text and "(FUSE (no cache)) to one stat" in text
+    assert "up to 39.0" in text and "(FUSE, no cache) to one stat" in text and "((" not in text and "))" not in text
     assert "11.0" not in text and "216" not in text          # neither an end of the range nor measurable
     assert text.endswith("within one campaign.")
 

@@ -228,15 +228,19 @@ def abstract_crossing_sentence(inp: SectionInputs) -> str:
     cc = cc[(cc["host"] == result.hosts[0]) & (cc["placement"] == MAIN_PLACEMENT) & (cc["ci_low_ns"] > 0)]
     call = cc[cc["probe"] == CROSSING_PROBE].sort_values("cost_ns")
     stat = cc[cc["probe"] == FILE_CROSSING_PROBE].sort_values("cost_ns")
+    def named(env: str) -> str:   # "(gVisor, ptrace)", not "(gVisor (ptrace))"
+        short = env_short(env)
+        return "(" + tex_escape(short[:-1].replace(" (", ", ") if short.endswith(")") else short) + ")"
+
     parts = []
     if len(call):
         lo, hi = call.iloc[0], call.iloc[-1]
-        parts.append(f"{_cost_tex(lo)} ({tex_escape(env_short(lo.environment))})"
-                     + (f" to {_cost_tex(hi)} ({tex_escape(env_short(hi.environment))})" if len(call) > 1 else "")
+        parts.append(f"{_cost_tex(lo)} {named(lo.environment)}"
+                     + (f" to {_cost_tex(hi)} {named(hi.environment)}" if len(call) > 1 else "")
                      + " to one system call")
     if len(stat):
         hi = stat.iloc[-1]
-        parts.append(f"up to {_cost_tex(hi)} ({tex_escape(env_short(hi.environment))}) to one stat")
+        parts.append(f"up to {_cost_tex(hi)} {named(hi.environment)} to one stat")
     if not parts:
         return ""
     k = int(cc["n_campaigns"].max()) if "n_campaigns" in cc else 1

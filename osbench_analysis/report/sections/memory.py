@@ -423,8 +423,8 @@ def memory_events_sentence(tabs: dict | None, counts: dict | None = None) -> str
     head = (f"A round trip between two address spaces takes {_joined([_n(counts[n]) for n, _ in found])} "
             f"instructions on {names} (Linux's cheapest); it" if all(n in counts for n, _ in found) else
             f"A round trip between two address spaces on {names}")
-    return (f"{head} touches {_joined([_lines(r) for _, r in found])} cache lines from cold caches, and warm "
-            f"misses L1 {each('warm:L1 misses')} times, the TLBs {each('warm:TLB misses')}.")
+    return (f"{head} touches {_joined([_lines(r) for _, r in found])} cache lines from cold caches; warm, it "
+            f"misses L1 {each('warm:L1 misses')} times and the TLBs {each('warm:TLB misses')}.")
 
 
 def price_sentence(cal: pd.DataFrame | None) -> str:
