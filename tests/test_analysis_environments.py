@@ -4,17 +4,14 @@ environment broke paper.tex, the Method paragraph described whichever
 campaign sorted first, two native campaigns beside another environment
 crashed the analysis).  The extra environments' campaigns are written by the
 real store from a real campaign's samples, relabelled (never a sealed folder
-edited)."""
-import re
-import shutil
-
+edited).  The PDF of a paper over several environments, several campaigns of one among them, is built
+and checked by tests/test_paper_layouts.py (four environments, 1 to 9 hosts, 1 to 3 rounds a host)."""
 import pytest
 
 from osbench_analysis.analysis import pipeline as analysis
 from osbench_analysis.report import paper
 from osbench_analysis.report import reference_compare
 from osbench_analysis.store import campaigns as store
-from osbench_analysis.paths import PAPER_DIR
 
 from conftest import relabel
 
@@ -70,17 +67,3 @@ def test_macros_keep_native_names_and_key_the_others(three, tmp_path):
     assert float(macros["osbNullSyscallSameCpu"]) * scale == pytest.approx(null.estimate_ns, rel=0.01)
     # the Method paragraph describes the native campaign, not whichever sorts or is named first
     assert macros["osbBaselineCampaign"] == paper.tex_escape(native.id)
-
-
-@pytest.mark.slow
-def test_two_environments_to_pdf(three, tmp_path):
-    root, native, later, gv = three
-    r = analysis.analyze([native.id, gv.id], root=root, n_resamples=300)
-    shutil.copy(PAPER_DIR / "paper.tex", tmp_path / "paper.tex")
-    for extra in PAPER_DIR.glob("*.bib"):
-        shutil.copy(extra, tmp_path / extra.name)
-    paper.write_generated(r, out_dir=tmp_path / "generated", campaigns_root=root)   # never the checkout's data
-    reference_compare.write_reference(r, out_dir=tmp_path / "generated")
-    assert "built" in paper.build_pdf(tmp_path)
-    log = (tmp_path / "paper.log").read_text(errors="replace")
-    assert not re.search(r"Undefined control sequence|undefined references", log)

@@ -148,7 +148,7 @@ def fake_fleet_task(tmp_path, monkeypatch):
 def test_one_campaign_per_host_failures_reported_others_kept_and_a_rerun_resumes(tmp_path, fake_fleet_task,
                                                                                 monkeypatch):
     """The in-process fleet: the measurement is replaced by one that sends a synthetic campaign."""
-    monkeypatch.setattr(fleet, "JOIN_WAIT_S", 2.0)      # h3 never joins: its wait, shortened
+    monkeypatch.setattr(fleet, "JOIN_WAIT_S", 1.0)      # h3 never joins: its wait, shortened
     fake_fleet_task["fail"].add("h2")
 
     def ran_on():
@@ -249,38 +249,52 @@ def stop(procs) -> None:
         p.wait(timeout=10)
 
 
+@pytest.fixture(scope="module")
+def process_fleet(tmp_path_factory):
+    """The scheduler and the workers of h1 and h2 as `osbench fleet certs` prints them, on loopback, each
+    host with its own lock file: started once for the tests of worker processes (each test uses campaign
+    ids of its own; a test that stops a worker starts it again, in .procs)."""
+    from types import SimpleNamespace
+
+    tmp = tmp_path_factory.mktemp("process-fleet")
+    certs = process_certs(["h1", "h2"], tmp)
+    locks = {h: tmp / f"{h}.lock" for h in ("h1", "h2")}
+    procs = {"scheduler": start_process(venv_argv(certs.scheduler_argv()), certs.environment("scheduler"))}
+    try:
+        procs.update({h: start_worker(certs, h, tmp, locks[h]) for h in ("h1", "h2")})
+        wait_for_hosts(certs, ["h1", "h2"])
+        yield SimpleNamespace(certs=certs, tmp=tmp, locks=locks, procs=procs)
+    finally:
+        stop(procs.values())
+
+
 @pytest.mark.slow
-def test_worker_processes_measure_and_return_real_signed_campaigns(tmp_path):
+def test_worker_processes_measure_and_return_real_signed_campaigns(process_fleet, tmp_path):
     """The scheduler and two workers as `osbench fleet certs` prints them, on loopback."""
     import papermill as pm  # 1-3 s to import: not at collection
 
-    certs = process_certs(["h1", "h2"], tmp_path)
+    certs, hosts_dir = process_fleet.certs, process_fleet.tmp
     out = tmp_path / "campaigns"
-    procs = [start_process(venv_argv(certs.scheduler_argv()), certs.environment("scheduler"))]
-    try:
-        procs += [start_worker(certs, h, tmp_path) for h in ("h1", "h2")]
-        wait_for_hosts(certs, ["h1", "h2"])
-        client_files = certs.files("client")
-        r = fleet.fleet_run(certs.address, ["h1", "h2"], output=str(out), campaign_id="lc", say=lambda m: None,
-                            **client_files.parameters(), **TINY)
-        assert [o.status for o in r.outcomes] == ["stored", "stored"], r.table()
-        # the CLI and the notebook with the same parameters and the client's certificate: the same campaigns
-        assert cli.main(["fleet", "run", "--scheduler", certs.address, "--hosts", "h1", "--probes", "null_syscall",
-                         "--runs", "2", "--batches", "2", "--min-batch-ms", "1", "--precision-target", "0",
-                         "--placements", "same_cpu", "--variants", "{}", "--output", str(out),
-                         "--campaign-id", "cli", *client_files.options()]) == 0
-        pm.execute_notebook(str(NOTEBOOKS / "fleet.ipynb"), str(tmp_path / "fleet.ipynb"), kernel_name="python3",
-                            parameters=dict(TINY, scheduler=certs.address, hosts=["h1"], output=str(out),
-                                            campaign_id="nb", **client_files.parameters()),
-                            progress_bar=False)
-    finally:
-        stop(procs)
+    wait_for_hosts(certs, ["h1", "h2"])
+    client_files = certs.files("client")
+    r = fleet.fleet_run(certs.address, ["h1", "h2"], output=str(out), campaign_id="lc", say=lambda m: None,
+                        **client_files.parameters(), **TINY)
+    assert [o.status for o in r.outcomes] == ["stored", "stored"], r.table()
+    # the CLI and the notebook with the same parameters and the client's certificate: the same campaigns
+    assert cli.main(["fleet", "run", "--scheduler", certs.address, "--hosts", "h1", "--probes", "null_syscall",
+                     "--runs", "2", "--batches", "2", "--min-batch-ms", "1", "--precision-target", "0",
+                     "--placements", "same_cpu", "--variants", "{}", "--output", str(out),
+                     "--campaign-id", "cli", *client_files.options()]) == 0
+    pm.execute_notebook(str(NOTEBOOKS / "fleet.ipynb"), str(tmp_path / "fleet.ipynb"), kernel_name="python3",
+                        parameters=dict(TINY, scheduler=certs.address, hosts=["h1"], output=str(out),
+                                        campaign_id="nb", **client_files.parameters()),
+                        progress_bar=False)
     for h in ("h1", "h2"):
         c = store.load_campaign(f"lc-{h}", out)
         assert len(c.runs) == 2 and c.errors.empty
         assert c.manifest.host["host_id"] and c.manifest.hostname == socket.gethostname()
         assert store.signed_by(c.path, client_files.ca.read_bytes()) == f"signed by host {h}"
-        assert (tmp_path / h / f"lc-{h}" / store.SEAL_FILE).is_file()  # the host keeps its own copy
+        assert (hosts_dir / h / f"lc-{h}" / store.SEAL_FILE).is_file()  # the host keeps its own copy
     a, b, c = (store.load_campaign(i, out).manifest.config for i in ("lc-h1", "cli-h1", "nb-h1"))
     for cfg in (a, b, c):
         for k in ("campaign_id", "campaign_set", "note", "preflight"):   # preflight: what it found, not a parameter
@@ -289,42 +303,39 @@ def test_worker_processes_measure_and_return_real_signed_campaigns(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_vanished_host_is_reported_the_others_kept_and_a_rerun_finishes_it(tmp_path, monkeypatch):
+def test_a_vanished_host_is_reported_the_others_kept_and_a_rerun_finishes_it(process_fleet, tmp_path, monkeypatch):
     """h2's runner waits for its host lock (held here) when its Dask worker is
     SIGKILLed: h2 is reported vanished, its runner dies with it, h1 is stored;
     the same command once h2 is back finishes h2 only."""
     from osbench_analysis.measure import hostlock
 
-    monkeypatch.setattr(fleet, "VANISHED_AFTER_S", 3.0)
-    certs = process_certs(["h1", "h2"], tmp_path)
-    locks = {h: tmp_path / f"{h}.lock" for h in ("h1", "h2")}
-    procs = [start_process(venv_argv(certs.scheduler_argv()), certs.environment("scheduler"))]
+    # a host gone 1 s is vanished, looked for every 0.5 s (the defaults, 20 s and 2 s, are for real networks)
+    monkeypatch.setattr(fleet, "VANISHED_AFTER_S", 1.0)
+    monkeypatch.setattr(fleet, "POLL_S", 0.5)
+    certs, locks, procs = process_fleet.certs, process_fleet.locks, process_fleet.procs
     out, params = tmp_path / "campaigns", dict(TINY, output=str(tmp_path / "campaigns"), campaign_id="vn",
                                                wait=True, say=lambda m: None, **certs.files("client").parameters())
-    try:
-        procs += [start_worker(certs, h, tmp_path, locks[h]) for h in ("h1", "h2")]
-        wait_for_hosts(certs, ["h1", "h2"])
-        results = []
-        with hostlock.measuring(["someone-else"], path=locks["h2"]):
-            t = threading.Thread(target=lambda: results.append(fleet.fleet_run(certs.address, ["h1", "h2"], **params)))
-            t.start()
-            runner_pid = _wait_for_runner("vn-h2", 60)
-            os.killpg(procs[2].pid, 9)  # the host disappears
-            t.join(timeout=90)
-        (r,) = results
-        assert {o.host: o.status for o in r.outcomes} == {"h1": "stored", "h2": "vanished"}
-        deadline = time.monotonic() + 10
-        while Path(f"/proc/{runner_pid}").exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not Path(f"/proc/{runner_pid}").exists()  # the host's runner died with its Dask worker
+    wait_for_hosts(certs, ["h1", "h2"])
+    results = []
+    with hostlock.measuring(["someone-else"], path=locks["h2"]):
+        t = threading.Thread(target=lambda: results.append(fleet.fleet_run(certs.address, ["h1", "h2"], **params)))
+        t.start()
+        runner_pid = _wait_for_runner("vn-h2", 60)
+        os.killpg(procs["h2"].pid, 9)  # the host disappears
+        procs["h2"].wait(timeout=10)
+        t.join(timeout=90)
+    (r,) = results
+    assert {o.host: o.status for o in r.outcomes} == {"h1": "stored", "h2": "vanished"}
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{runner_pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not Path(f"/proc/{runner_pid}").exists()  # the host's runner died with its Dask worker
 
-        procs.append(start_worker(certs, "h2", tmp_path, locks["h2"]))
-        wait_for_hosts(certs, ["h1", "h2"])
-        again = fleet.fleet_run(certs.address, ["h1", "h2"], **params)
-        assert {o.host: o.status for o in again.outcomes} == {"h1": "already_stored", "h2": "stored"}
-        assert sorted(store.catalog(out)["campaign_id"]) == ["vn-h1", "vn-h2"]
-    finally:
-        stop(procs)
+    procs["h2"] = start_worker(certs, "h2", process_fleet.tmp, locks["h2"])
+    wait_for_hosts(certs, ["h1", "h2"])
+    again = fleet.fleet_run(certs.address, ["h1", "h2"], **params)
+    assert {o.host: o.status for o in again.outcomes} == {"h1": "already_stored", "h2": "stored"}
+    assert sorted(store.catalog(out)["campaign_id"]) == ["vn-h1", "vn-h2"]
 
 
 def _wait_for_runner(campaign_id: str, timeout_s: float) -> int:

@@ -121,6 +121,16 @@ def published(templates, tmp_path_factory):
     return out
 
 
+@pytest.fixture(scope="module")
+def new_machine(templates, tmp_path_factory):
+    """(campaigns root, host key) of a new machine (another host) that measured one round, gVisor missing:
+    what each shape's machine report compares with the paper (the report only reads it)."""
+    data = tmp_path_factory.mktemp("new-machine") / "data"
+    (key,) = write_store(data, templates, hosts=1, rounds=1, missing={0: ("gvisor",)}, guests=False, seed=7,
+                         first_round=20, first_host=20)
+    return data, key
+
+
 def _paper_files(tmp: Path) -> Path:
     d = tmp / "paper"
     (d / "generated").mkdir(parents=True)
@@ -132,7 +142,8 @@ def _paper_files(tmp: Path) -> Path:
 
 @pytest.mark.skipif(not shutil.which("pdflatex") or not shutil.which("pdftoppm"), reason="no TeX or poppler-utils")
 @pytest.mark.parametrize("shape", list(SHAPES))
-def test_the_paper_and_the_machine_report_stay_on_the_page(shape, templates, published, tmp_path, monkeypatch):
+def test_the_paper_and_the_machine_report_stay_on_the_page(shape, templates, published, new_machine, tmp_path,
+                                                            monkeypatch):
     from osbench_analysis.analysis import hosts as analysis_hosts
     from osbench_analysis.analysis import pipeline
     from osbench_analysis.report import machine, paper, scope
@@ -163,9 +174,7 @@ def test_the_paper_and_the_machine_report_stay_on_the_page(shape, templates, pub
         assert "Only this paper's host" in machines
 
     # the machine report: a new machine (another host) measured one round, gVisor missing
-    data = tmp_path / "data"
-    this = write_store(data, templates, hosts=1, rounds=1, missing={0: ("gvisor",)}, guests=False, seed=7,
-                       first_round=20, first_host=20)[0]
+    data, this = new_machine
     assert this not in keys
     rep = machine.machine_report(data, paper_root=got_root, this=this, reference_file=ref_file,
                                  scratch=tmp_path / "mine")
