@@ -1,4 +1,5 @@
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -174,6 +175,32 @@ _LONGEST_FIRST = ("test_environments_real.py", "test_paper_layouts.py", "test_re
                   "test_qemu_boot_kernels.py", "test_fleet.py", "test_notebooks.py", "test_qemu_boot.py",
                   "test_analysis_paper.py", "test_analysis_environments.py", "test_screen.py",
                   "test_sandbox_fs_real.py", "test_fleet_security.py")
+
+
+_SLOW_MODULE = re.compile(r"^pytestmark\s*=.*\bpytest\.mark\.slow\b", re.M)
+
+
+def pytest_ignore_collect(collection_path, config):
+    """The fast tier (-m "not slow") does not import a test module marked slow as a whole (its
+    `pytestmark`): none of its tests would run, and its imports (dask's, the notebooks') cost each worker."""
+    if (config.getoption("markexpr", "") or "").strip() != "not slow" or collection_path.suffix != ".py":
+        return None
+    if not collection_path.name.startswith("test_"):
+        return None
+    try:
+        return True if _SLOW_MODULE.search(collection_path.read_text()) else None
+    except OSError:
+        return None
+
+
+def pytest_collection_finish(session):
+    """What the imports and the collection made (pandas, SciPy, Matplotlib: over a million objects) is moved
+    out of the garbage collector's sight: its full collections during the run, and pytest's own at the
+    end, then scan only what the tests make."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
 
 
 def pytest_collection_modifyitems(config, items):

@@ -352,6 +352,7 @@ def test_the_guests_are_one_call_and_asking_samples_for_one_says_so(tmp_path):
     assert empty.empty and none is None
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_two_campaigns_compares_the_newest_pair_and_a_single_round_gets_a_note_not_an_error(committed_store, tmp_path):
     from osbench_analysis.store import campaigns as store
     from osbench_analysis.store import synthetic

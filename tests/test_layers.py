@@ -87,6 +87,7 @@ def test_imports_only_go_down(graph):
     assert not upward, "\n".join(upward)
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_no_import_circles(graph):
     # A package's __init__ naming its own children (re-exports, the environments' registrations) is how a
     # package is assembled, not an import of another module's logic: those edges are left out.

@@ -138,6 +138,7 @@ def test_counts_are_priced_by_the_papers_native_estimates_with_their_intervals()
     assert counts_to_time.native_from_estimates(pd.DataFrame()).empty
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_the_files_are_written_and_none_stale_without_the_campaigns(tmp_path):
     t = tabs()
     written = memory.write_section(None, tmp_path, t)

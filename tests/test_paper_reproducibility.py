@@ -59,6 +59,7 @@ def test_paper_reproducibility_text_only_when_campaigns_pool():
     assert paper.reproducibility_tex(types.SimpleNamespace(pooling=None)) == ""
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_the_spread_table_and_figure_are_the_appendixs_and_the_body_keeps_none(tmp_path):
     """Issue 42 item 7: the body toward 10 pages; the campaign-to-campaign floats print in the appendix."""
     import matplotlib

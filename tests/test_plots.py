@@ -120,3 +120,34 @@ def test_one_primitive_across_hosts_shows_each_host_with_its_interval():
     assert 2.0 < xs.max() / xs.min() < 4.5
     with pytest.raises(ValueError, match="no estimate of 'fork_exit'.*null_syscall"):
         plots_hosts.primitive_across_hosts(est, "fork_exit")
+
+
+@pytest.mark.slow  # over 0.4 s (three figures drawn, two processes forked): the full suite runs it
+def test_figures_saved_aside_are_the_bytes_saved_in_place_and_a_failed_one_is_said(tmp_path):
+    import os
+
+    from matplotlib.lines import Line2D
+
+    fig = Figure(figsize=(3, 2))
+    ax = fig.subplots()
+    ax.plot([1, 2, 3], [3, 1, 2], marker="o", label="runs")
+    ax.set_yscale("log")
+    ax.legend()
+    here = plots.save_figure(fig, tmp_path / "here", "f")
+    with plots.saving_aside():
+        aside = plots.save_figure(fig, tmp_path / "aside", "f")
+        if len(os.sched_getaffinity(0)) > 1:
+            assert plots._ASIDE["children"], "with a spare CPU the figure is drawn by a forked process"
+    assert [p.read_bytes() for p in aside] == [p.read_bytes() for p in here]
+    assert not plots._ASIDE["children"] and not plots._ASIDE["on"]
+
+    class Broken(Line2D):
+        def draw(self, renderer):
+            raise ValueError("cannot draw this line")
+
+    ax.add_line(Broken([0, 1], [1, 2]))
+    if len(os.sched_getaffinity(0)) > 1:
+        with pytest.raises(RuntimeError, match="a figure could not be written"):
+            with plots.saving_aside():
+                plots.save_figure(fig, tmp_path / "broken", "f", formats=("png",))
+    assert not plots._ASIDE["children"] and not plots._ASIDE["on"]

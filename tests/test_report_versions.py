@@ -136,6 +136,7 @@ def test_no_sweep_no_section_and_no_stale_file(tmp_path):
     assert section.host_check(root).empty
 
 
+@pytest.mark.slow  # over 0.4 s: the full suite (make test) runs it, the fast tier does not
 def test_the_section_and_its_compact_figure_are_written(tmp_path):
     written = section.write_section(tmp_path, inp=_inputs())
     names = {p.name for p in written}

@@ -356,16 +356,99 @@ def runs_plot(samples: pd.DataFrame, runs: pd.DataFrame, *, title: str | None = 
 
 def save_figure(fig: Figure, directory: str | Path, name: str, formats=("pdf", "png")) -> list[Path]:
     """Write fig as directory/name.<fmt> for each format (the one place figures
-    are saved: the name is the file name Analysis.figures() gives); returns the paths."""
+    are saved: the name is the file name Analysis.figures() gives); returns the paths.
+    Inside :func:`saving_aside` the files are written by a forked copy of this process while this one
+    goes on (they exist when the ``with`` block ends)."""
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
-    out = []
-    for fmt in formats:
-        p = d / f"{name}.{fmt}"
-        # no creation date: the same data make the same bytes on any machine, any day (issue 37)
-        fig.savefig(p, bbox_inches="tight", dpi=150, metadata={"CreationDate": None} if fmt == "pdf" else None)
-        out.append(p)
+    out = [d / f"{name}.{fmt}" for fmt in formats]
+    if _ASIDE["on"]:
+        _aside(lambda: _write(fig, out))
+    else:
+        _write(fig, out)
     return out
+
+
+def _write(fig: Figure, paths: list[Path]) -> None:
+    for p in paths:
+        # no creation date: the same data make the same bytes on any machine, any day (issue 37)
+        fig.savefig(p, bbox_inches="tight", dpi=150, metadata={"CreationDate": None} if p.suffix == ".pdf" else None)
+
+
+#: saving_aside's state: whether it is on, its children (pid -> what they write), how many at once
+_ASIDE: dict = {"on": False, "children": {}, "at_once": 1}
+
+
+def _aside(write) -> None:
+    import os
+
+    while len(_ASIDE["children"]) >= _ASIDE["at_once"]:
+        _reap(block=True)
+    pid = os.fork()
+    if pid == 0:    # the child: draw, write, leave without running the parent's exit handlers
+        code = 1
+        try:
+            import sys
+
+            # a notebook kernel's streams go through threads a fork does not copy: the child writes to the fds
+            sys.stdout, sys.stderr = open(1, "w", closefd=False), open(2, "w", closefd=False)
+            write()
+            code = 0
+        except BaseException:   # noqa: BLE001 - the parent raises; the reason goes to stderr here
+            import traceback
+
+            os.write(2, traceback.format_exc().encode())
+        finally:
+            os._exit(code)
+    _ASIDE["children"][pid] = write
+
+
+def _reap(block: bool) -> None:
+    """Wait for the oldest child (block), or collect those done; raise when one failed.  Only this
+    module's own children are waited for (a waitpid(-1) would take subprocess.run's)."""
+    import os
+
+    failed = []
+    for pid in list(_ASIDE["children"]):
+        done, status = os.waitpid(pid, 0 if block else os.WNOHANG)
+        if done:
+            del _ASIDE["children"][pid]
+            if os.waitstatus_to_exitcode(status) != 0:
+                failed.append(pid)
+        if block:
+            break
+    if failed:
+        raise RuntimeError(f"a figure could not be written (process {failed[0]}: its error is above)")
+
+
+class saving_aside:
+    """``with saving_aside(): ...``: save_figure hands each figure to a forked copy of this process (one per
+    spare CPU at a time) and returns at once, so that drawing the figures (half of `make paper`'s analysis)
+    runs beside the next tables; the block ends when every file is written, and raises when one was not.
+    The bytes are those of a plain save_figure: the child draws the very figure.  Without fork (not
+    POSIX) or with one CPU, figures are saved in place."""
+
+    def __enter__(self):
+        import os
+
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+        self._was = _ASIDE["on"]
+        _ASIDE["on"] = self._was or (hasattr(os, "fork") and cpus > 1)
+        _ASIDE["at_once"] = max(1, cpus - 1)
+        return self
+
+    def __exit__(self, *exc):
+        if not self._was:
+            _ASIDE["on"] = False
+            failed = None
+            while _ASIDE["children"]:
+                try:
+                    _reap(block=True)
+                except RuntimeError as e:
+                    failed = failed or e
+            if failed and exc[0] is None:
+                raise failed
+        return False
 
 
 def close(fig: Figure) -> None:

@@ -206,7 +206,15 @@ def check_out_dir(out_dir: str | Path | None = None, make: bool = False) -> Path
 
 def write_generated(result, out_dir: str | Path | None = None, campaigns_root: str | Path | None = None) -> list[Path]:
     """Write tables, macros, methods text and figures of an analysis.Analysis, the reproducibility
-    table and figure, and section (a) from the mach / linux-tcg campaigns under campaigns_root."""
+    table and figure, and section (a) from the mach / linux-tcg campaigns under campaigns_root.  The
+    figures are drawn beside the tables (plots.forest.saving_aside): every file is written on return."""
+    from osbench_analysis.plots import forest as plots
+
+    with plots.saving_aside():
+        return _write_generated(result, out_dir, campaigns_root)
+
+
+def _write_generated(result, out_dir, campaigns_root) -> list[Path]:
     from osbench_analysis.analysis import kernels, microkernel
     from osbench_analysis.plots import forest as plots
 
