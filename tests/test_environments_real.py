@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 
 from osbench_analysis import environments, stats
-from osbench_analysis.catalog import registry
+from osbench_analysis.catalog import registry, views
 from osbench_analysis.measure import runner
 from osbench_analysis.environments import fuse, gvisor, hostops, uml
 
@@ -37,11 +37,20 @@ PROBES_FOR = {"gvisor": list(registry.DEFAULT_PROBES), "uml": list(registry.DEFA
               "gvisor-ptrace": ["null_syscall", "fork_exit", *FILE_PROBES],
               # a probe off the served path is refused by name when asked for (test_config), so not asked here
               "gvisor-gofer": list(FILE_PROBES), "fuse": list(FILE_PROBES)}
-#: the profile's variants (other parameter points of the same paths) where every probe's path changes; a
-#: variant of gVisor only in its platform or its gofer, or of a file server, measures each probe's default
-#: point, and gVisor's gofer only the host volume it serves (its guest tmpfs is the Sentry's, as in gvisor)
-NARROWER = {"gvisor-ptrace": dict(variants={}), "gvisor-gofer": dict(variants={}, sandbox_fs=["host-volume"]),
-            "fuse": dict(variants={}), "fuse-nocache": dict(variants={})}
+
+
+def first_points(probes: list[str]) -> dict[str, list[dict]]:
+    """The quick profile's first parameter set of each probe (its variants are other points of the same paths)."""
+    return {p: sets[:1] for p, sets in views.profile_variants("quick").items() if p in probes}
+
+
+#: the profile's variants where every probe's path changes (gvisor, uml); a variant of gVisor only in its
+#: platform or its gofer, or a file server, measures each probe at its first point, and gVisor's gofer only on
+#: the host volume it serves (its guest tmpfs is the Sentry's, as in gvisor)
+NARROWER = {"gvisor-ptrace": dict(variants=first_points(PROBES_FOR["gvisor-ptrace"])),
+            "gvisor-gofer": dict(variants=first_points(PROBES_FOR["gvisor-gofer"]), sandbox_fs=["host-volume"]),
+            "fuse": dict(variants=first_points(PROBES_FOR["fuse"])),
+            "fuse-nocache": dict(variants=first_points(PROBES_FOR["fuse-nocache"]))}
 
 
 def measure(tmp_path, environment, probes, **kw):
