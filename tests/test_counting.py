@@ -1,6 +1,7 @@
 """measure/counting.py: per-operation counts by differencing two run lengths (start-up cancels), the parser of
 perf stat's CSV output (fixtures captured from real runs here: a FUSE (no cache) worker and its server doing
-1000 stats, and a counter perf could not count), and one slow count on native Linux and one sandbox."""
+1000 stats, and a counter perf could not count), one slow count on native Linux and one sandbox, and one run
+counted by system call name."""
 from pathlib import Path
 
 import pytest
@@ -85,23 +86,45 @@ def test_host_system_calls_by_name_parse_beside_the_counters_and_sum_to_their_to
     assert not counting._by_name_zero("syscalls", [{"low": {}, "high": {}}])
 
 
-@pytest.mark.slow
-def test_counted_on_native_and_under_fuse_without_a_cache():
+def _perf_or_skip():
     ok, why = counting.perf_available()
     if not ok:
         pytest.skip(why)
+
+
+# Counting by name (perf_argv(by_name=True): ~360 tracepoints) costs ~14 s a run, nearly all of it the kernel
+# unregistering each tracepoint when perf closes it (an RCU grace period each): one run counts by name below,
+# the differenced counts are counted without it.
+@pytest.mark.slow
+def test_counted_on_native_and_under_fuse_without_a_cache():
+    _perf_or_skip()
     from osbench_analysis import environments
 
-    native = counting.count_environment("native", "null_syscall", n_low=1_000, n_high=11_000, pairs=1)
+    native = counting.count_environment("native", "null_syscall", n_low=1_000, n_high=11_000, pairs=1, by_name=False)
     assert native["per_operation"]["syscalls"]["median"] == pytest.approx(1.0, abs=0.01)   # one getpid
     assert abs(native["per_operation"]["switches_voluntary"]["median"]) < 0.01
     if not environments.get("fuse-nocache").availability():
         pytest.skip("fuse-nocache not available here")
-    fuse = counting.count_environment("fuse-nocache", "stat", n_low=1_000, n_high=6_000, pairs=1)["per_operation"]
+    fuse = counting.count_environment("fuse-nocache", "stat", n_low=1_000, n_high=6_000, pairs=1,
+                                      by_name=False)["per_operation"]
     assert fuse["syscalls"]["median"] == pytest.approx(1.0, abs=0.01)            # the worker's stat
     assert fuse["fuse_lookup"]["median"] == pytest.approx(2.0, abs=0.01)
     assert fuse["fuse_getattr"]["median"] == pytest.approx(3.0, abs=0.01)
     assert fuse["server_syscalls"]["median"] >= 2 * fuse["fuse_requests"]["median"] - 0.01   # read + reply each
+
+
+@pytest.mark.slow
+def test_a_counted_run_by_name_counts_every_system_call_once_under_its_name(tmp_path):
+    _perf_or_skip()
+    from osbench_analysis import environments
+
+    with environments.get("native").session(tmp_path / "session") as sess:
+        counts = counting.counted_run(sess, "null_syscall", 10_000, by_name=True)
+    named = {k: v for k, v in counts.items() if k.startswith("sc_")}
+    assert len(named) > 300 and named.keys() >= {"sc_getpid", "sc_read", "sc_openat"}
+    assert sum(named.values()) == counts["syscalls"]          # every system call, each under one name
+    assert 10_000 <= named["sc_getpid"] < 10_100               # the probe's getpid, plus the worker's own few
+    assert counts["fuse_requests"] == 0 and counts["rusage_user_us"] >= 0
 
 
 def test_a_pair_that_cannot_be_counted_is_kept_saying_why():

@@ -1,8 +1,11 @@
 """The kernel environments for real (gVisor, User-mode Linux, FUSE), through
 the runner: every probe does its work inside each, the facts seen from inside
-are the environment's, a system call costs more where the architecture adds
-a crossing, and no sandbox process, mount or folder survives success,
-failure, timeout or Ctrl-C.  Needs `make envs` (CI runs it first)."""
+are the environment's, file probes run on the guest's own tmpfs and on the
+host volume with native's binaries and libc (issue #22), a system call costs
+more where the architecture adds a crossing, and no sandbox process, mount or
+folder survives success, failure, timeout or Ctrl-C.  Needs `make envs` (CI
+runs it first).  One campaign of every probe in gVisor and UML serves every
+test that reads them: their boots are the file's time."""
 from __future__ import annotations
 
 import json
@@ -20,7 +23,7 @@ import pandas as pd
 import pytest
 
 from osbench_analysis import environments, stats
-from osbench_analysis.catalog import registry
+from osbench_analysis.catalog import registry, views
 from osbench_analysis.measure import runner
 from osbench_analysis.environments import fuse, gvisor, hostops, uml
 
@@ -34,6 +37,20 @@ PROBES_FOR = {"gvisor": list(registry.DEFAULT_PROBES), "uml": list(registry.DEFA
               "gvisor-ptrace": ["null_syscall", "fork_exit", *FILE_PROBES],
               # a probe off the served path is refused by name when asked for (test_config), so not asked here
               "gvisor-gofer": list(FILE_PROBES), "fuse": list(FILE_PROBES)}
+
+
+def first_points(probes: list[str]) -> dict[str, list[dict]]:
+    """The quick profile's first parameter set of each probe (its variants are other points of the same paths)."""
+    return {p: sets[:1] for p, sets in views.profile_variants("quick").items() if p in probes}
+
+
+#: the profile's variants where every probe's path changes (gvisor, uml); a variant of gVisor only in its
+#: platform or its gofer, or a file server, measures each probe at its first point, and gVisor's gofer only on
+#: the host volume it serves (its guest tmpfs is the Sentry's, as in gvisor)
+NARROWER = {"gvisor-ptrace": dict(variants=first_points(PROBES_FOR["gvisor-ptrace"])),
+            "gvisor-gofer": dict(variants=first_points(PROBES_FOR["gvisor-gofer"]), sandbox_fs=["host-volume"]),
+            "fuse": dict(variants=first_points(PROBES_FOR["fuse"])),
+            "fuse-nocache": dict(variants=first_points(PROBES_FOR["fuse-nocache"]))}
 
 
 def measure(tmp_path, environment, probes, **kw):
@@ -91,9 +108,27 @@ def test_every_environment_is_available_here():
     assert set(SANDBOXES) <= set(table["name"])
 
 
+#: the two sandboxes where every probe's path changes, measured in one campaign that the tests of
+#: their file systems and binaries (issue #22) read too: one pre-flight, no second set of boots
+SHARED = ("gvisor", "uml")
+
+
+@pytest.fixture(scope="module")
+def gvisor_and_uml(tmp_path_factory):
+    """Every default probe (and its variants) in gVisor and UML, one campaign each, measured once."""
+    root = tmp_path_factory.mktemp("gvisor-and-uml")
+    campaigns = measure(root, ",".join(SHARED), list(registry.DEFAULT_PROBES))
+    assert leftovers(os.getpid()) == NOTHING
+    return {c.manifest.environment: c for c in campaigns}
+
+
 @pytest.mark.parametrize("name", SANDBOXES)
-def test_every_probe_does_its_work_inside(name, tmp_path):
-    (c,) = measure(tmp_path, name, PROBES_FOR[name])
+def test_every_probe_does_its_work_inside(name, tmp_path, request):
+    if name in SHARED:
+        assert PROBES_FOR[name] == list(registry.DEFAULT_PROBES)
+        c = request.getfixturevalue("gvisor_and_uml")[name]
+    else:
+        (c,) = measure(tmp_path, name, PROBES_FOR[name], **NARROWER[name])
     bad = [r for r in c.manifest.runs if r.status != "ok"]
     assert not bad, bad
     s = c.samples
@@ -114,7 +149,8 @@ def test_every_probe_does_its_work_inside(name, tmp_path):
     if name.startswith("gvisor"):
         # the Sentry's emulated kernel, not the host's
         assert inside["kernel_release"].endswith("gvisor") and inside["kernel_release"] != host.release
-        assert fs == {"9p", "tmpfs"}, fs  # the volume, as gVisor mounts it, and the Sentry's own tmpfs
+        # the volume, as gVisor mounts it, and the Sentry's own tmpfs
+        assert fs == {"9p", "tmpfs"} - ({"tmpfs"} if name == "gvisor-gofer" else set()), fs
         assert info["platform"] == {"gvisor": "systrap", "gvisor-ptrace": "ptrace"}.get(name, "systrap")
         assert info["directfs"] is (name != "gvisor-gofer")
         assert info["runsc_version"] == gvisor.RUNSC_VERSION
@@ -129,6 +165,57 @@ def test_every_probe_does_its_work_inside(name, tmp_path):
         assert info["cache"] == ("never" if name == "fuse-nocache" else "default")
         assert "default_permissions" in info["mount_options"]
     assert leftovers(os.getpid()) == NOTHING
+
+
+# Issue #22: file probes in gVisor and UML on a file system the guest kernel serves itself and on the
+# host-backed volume, named in the fs_type column; the probes run with the same binaries and libc as native.
+
+#: what each sandbox's worker sees: guest tmpfs, host volume
+EXPECTED_FS = {"gvisor": {registry.FS_GUEST_TMPFS: "tmpfs", registry.FS_HOST_VOLUME: "9p"},
+               "uml": {registry.FS_GUEST_TMPFS: "tmpfs", registry.FS_HOST_VOLUME: "hostfs"}}
+FS_PROBES = ["open_close", "file_create_delete", "null_syscall"]
+
+
+@pytest.fixture(scope="module")
+def native_fs_probes(tmp_path_factory):
+    (c,) = measure(tmp_path_factory.mktemp("native"), "native", FS_PROBES)
+    return c
+
+
+def test_file_probes_run_on_the_guest_tmpfs_and_the_host_volume(gvisor_and_uml, native_fs_probes):
+    for name, expected in EXPECTED_FS.items():
+        c = gvisor_and_uml[name]
+        assert all(r.status == "ok" for r in c.manifest.runs), c.manifest.runs
+        files = c.samples[c.samples["probe"].isin(FS_PROBES[:2])]
+        seen = {(p, registry.workdir_fs(json.loads(pj)), fs)
+                for p, pj, fs in zip(files["probe"], files["params_json"], files["fs_type"])}
+        assert seen == {(p, where, fs) for p in FS_PROBES[:2] for where, fs in expected.items()}, (name, seen)
+        # every table names the file system: the variant says it, so the two are two conditions
+        for where, fs in expected.items():
+            named = f"fs={fs}" if where == registry.FS_HOST_VOLUME else f"workdir_fs={where},fs={fs}"
+            assert set(files.loc[files["fs_type"] == fs, "variant"]) == {named}
+        expected_work = [registry.get_probe(p).expected_work(n, json.loads(pj))
+                         for p, n, pj in zip(files["probe"], files["iterations"], files["params_json"])]
+        assert (files["work_done"] == expected_work).all()
+        assert set(c.samples.loc[c.samples["probe"] == "null_syscall", "fs_type"]) == {""}
+    # native has one folder, its own kernel's: no guest-tmpfs condition there
+    native = native_fs_probes.samples
+    assert {registry.workdir_fs(json.loads(pj)) for pj in native["params_json"]} == {registry.FS_HOST_VOLUME}
+    assert set(native.loc[native["probe"] != "null_syscall", "fs_type"]) == {"tmpfs"}
+    assert set(native["probe"]) == set(FS_PROBES)
+    assert leftovers(os.getpid()) == NOTHING
+
+
+def test_the_same_probe_binaries_and_libc_run_in_every_sandbox(gvisor_and_uml, native_fs_probes):
+    seen = {name: c.manifest.environment_facts for name, c in {**gvisor_and_uml, "native": native_fs_probes}.items()}
+    keys = ("libc", "libc_path", "libc_sha256", "probe_extension", "probe_extension_sha256", "probe_parent_sha256")
+    native = {k: seen["native"][k] for k in keys}
+    assert all(native.values()), native
+    for name in ("gvisor", "uml"):
+        assert {k: seen[name][k] for k in keys} == native, name
+    # the guest kernels are theirs, the host's is recorded beside them
+    for name in ("gvisor", "uml"):
+        assert seen[name]["kernel_release"] != gvisor_and_uml[name].manifest.host["kernel_release"]
 
 
 def test_a_system_call_costs_more_under_gvisor_and_uml(tmp_path):
@@ -164,25 +251,29 @@ def test_an_unavailable_environment_says_why_and_how(monkeypatch, tmp_path):
 
 
 CLEANUP_ENVS = ["gvisor", "uml", "fuse-nocache"]
+#: each worker's deadline: a worker's start inside a booted sandbox, and for a round's first worker in gVisor
+#: (no boot allowance of its own, unlike UML's round_startup_s) the boot and the vDSO clock's settling too
+HUNG_TIMEOUT_S = {"gvisor": 8, "uml": 5, "fuse-nocache": 4}
 
 
 @pytest.mark.parametrize("name", CLEANUP_ENVS)
-def test_a_failing_probe_leaves_nothing(name, tmp_path):
-    (c,) = measure(tmp_path, name, ["test_crash_segv", "stat"])
-    status = {r.probe: r.status for r in c.manifest.runs}
-    assert status["test_crash_segv"] in ("crashed", "error") and status["stat"] == "ok", c.manifest.runs
-    assert leftovers(os.getpid()) == NOTHING
-
-
-@pytest.mark.parametrize("name", CLEANUP_ENVS)
-def test_a_hung_probe_is_killed_with_its_sandbox(name, tmp_path):
-    t0 = time.monotonic()
-    # one hung worker: on the host-backed folder only (a sandbox would also give it a guest tmpfs)
-    # its only run timed out: nothing is sealed, and the reason names the probe (runner.NothingMeasured)
-    with pytest.raises(runner.NothingMeasured, match=r"test_hang: killed after \d+ s"):   # 12 s, plus the boot
-        measure(tmp_path, name, ["test_hang"], timeout_s=12, sandbox_fs=["host-volume"])
-    assert not list((tmp_path / "campaigns").glob("2*"))
-    assert time.monotonic() - t0 < 40
+def test_a_failing_and_a_hung_probe_leave_nothing_and_the_round_goes_on(name, tmp_path):
+    """A crashing worker is recorded and the next one in its boot runs; a hung one is killed with its sandbox
+    at its deadline, and the round's remaining worker gets a boot of its own; nothing is left behind.
+    One hung worker, on the host-backed folder only (a sandbox would also give it a guest tmpfs)."""
+    t0, timeout_s = time.monotonic(), HUNG_TIMEOUT_S[name]
+    (c,) = measure(tmp_path, name, ["test_crash_segv", "stat", "test_hang", "open_close"], timeout_s=timeout_s,
+                   sandbox_fs=["host-volume"])
+    runs = {r.probe: r for r in c.manifest.runs}
+    assert [r.probe for r in c.manifest.runs] == ["test_crash_segv", "stat", "test_hang", "open_close"]
+    assert runs["test_crash_segv"].status in ("crashed", "error"), c.manifest.runs
+    hung = runs["test_hang"]
+    assert (hung.status, hung.returncode) == ("timeout", None), hung
+    assert hung.message == f"killed after {timeout_s} s without finishing" and hung.wall_s < timeout_s + 5, hung
+    # the worker after the hung one, in a fresh boot: measured like the one before it
+    assert runs["stat"].status == runs["open_close"].status == "ok", c.manifest.runs
+    assert set(c.samples["probe"]) == {"stat", "open_close"}
+    assert time.monotonic() - t0 < 60
     assert leftovers(os.getpid()) == NOTHING
 
 

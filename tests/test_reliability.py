@@ -61,12 +61,34 @@ def _forks_of(pid: int) -> int:
     return int(_read("/proc/loadavg").split()[-1]) - pid
 
 
+def _probe_workers(mark: str, probe: str) -> list[int]:
+    """The marked workers running `probe`: not the pre-flight's (null_syscall), which carries the same
+    command_prefix and, on a loaded host, lives long enough to be taken for the worker asked for."""
+    return [p for p in _marked(mark) if f'"probe": "{probe}"'.encode() in _read(f"/proc/{p}/cmdline")]
+
+
+_RUNNERS: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def no_runner_left():
+    """A runner a failed test did not kill holds the session's host lock (with a hung worker, for its
+    600 s timeout): every later campaign of this pytest process would be refused, one failure becoming many."""
+    yield
+    while _RUNNERS:
+        proc = _RUNNERS.pop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
 def _start_runner(tmp_path: Path, **params) -> subprocess.Popen:
     """A runner in its own process, its scratch folders under tmp_path/tmp."""
     (tmp_path / "tmp").mkdir(exist_ok=True)
     code = f"from osbench_analysis.measure import runner; runner.measure('quick', progress=False, **{params!r})"
-    return subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "TMPDIR": str(tmp_path / "tmp")},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    _RUNNERS.append(subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "TMPDIR": str(tmp_path / "tmp")},
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+    return _RUNNERS[-1]
 
 
 def _wait_for(predicate, timeout_s: float, what: str):
@@ -111,7 +133,7 @@ def test_sigkill_of_the_runner_during_a_hung_probe_leaves_no_process(tmp_path, m
     proc = _start_runner(tmp_path, output=str(tmp_path / "c"), probes=["test_hang"], runs=1, batches=1,
                          min_batch_ms=1.0, precision_target=0, placements=["same_cpu"], variants={},
                          timeout_s=600, command_prefix=["env", mark])
-    _wait_for(lambda: _marked(mark), 30, "the hung worker")
+    _wait_for(lambda: _probe_workers(mark, "test_hang"), 30, "the hung worker")
     time.sleep(0.3)
     _kill_runner_and_check_nothing_survives(proc, mark)
     scratch = list((tmp_path / "tmp").glob("osbench-campaign-*"))
@@ -126,7 +148,7 @@ def test_sigkill_of_the_runner_during_a_fork_heavy_probe_leaves_no_process(tmp_p
     proc = _start_runner(tmp_path, output=str(tmp_path / "c"), probes=["fork_exit"], runs=1, batches=50,
                          min_batch_ms=2000.0, precision_target=0, placements=["same_cpu"], variants={},
                          timeout_s=600, command_prefix=["env", mark])
-    (worker,) = _wait_for(lambda: _marked(mark), 30, "the worker")
+    (worker,) = _wait_for(lambda: _probe_workers(mark, "fork_exit"), 30, "the worker")
     # well into its forking batches (children live microseconds: count the worker's forks, not them)
     _wait_for(lambda: _forks_of(worker) > 1000, 30, "the worker forking")
     _kill_runner_and_check_nothing_survives(proc, mark)
@@ -145,14 +167,10 @@ def test_sigkill_of_the_runner_during_an_environment_run_leaves_no_process_and_n
     proc = _start_runner(tmp_path, output=str(tmp_path / "c"), probes=["file_create_delete"], runs=1, batches=50,
                          min_batch_ms=2000.0, precision_target=0, placements=["same_cpu"], variants={},
                          timeout_s=600, workdir=str(work), command_prefix=wrapper)
-    try:
-        # the helper really leaves the worker's session (setsid runs a moment after its fork: wait for it)
-        _wait_for(lambda: list(work.glob("osbench-*")) and len({_sid(p) for p in _marked(mark)} - {None}) == 2, 30,
-                  "the wrapped worker and the helper in its own session")
-        time.sleep(0.5)
-    except BaseException:
-        proc.kill()   # a runner left alive would hold the host lock for every later test of this worker
-        raise
+    # the helper really leaves the worker's session (setsid runs a moment after its fork: wait for it)
+    _wait_for(lambda: list(work.glob("osbench-*")) and len({_sid(p) for p in _marked(mark)} - {None}) == 2, 30,
+              "the wrapped worker and the helper in its own session")
+    time.sleep(0.5)
     _kill_runner_and_check_nothing_survives(proc, mark)
     assert len(list(work.glob("osbench-*"))) == 1  # the probe's private folder, left by the dead runner
     _next_start_sweeps(tmp_path, work, monkeypatch)

@@ -1,7 +1,7 @@
 """Issue #22: a sandbox's file probes on the guest kernel's own tmpfs and on the
 host volume -- the condition key (registry.WORKDIR_FS), the campaign choice
 (sandbox_fs), which environment measures which, and the worker that makes and
-checks a folder only the guest sees.  The real sandboxes: test_sandbox_fs_real.py."""
+checks a folder only the guest sees.  The real sandboxes: test_environments_real.py."""
 from __future__ import annotations
 
 import json
