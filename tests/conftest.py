@@ -171,10 +171,10 @@ _WORKER_FIXTURES = {"tiny_campaign", "tiny_root", "notebook_campaign", "three", 
 # times, 2026-11-28): with `--dist loadfile` a worker takes the next file when it is done, so the long
 # ones start at once and the short ones fill the end instead of one long file running alone on one core.
 # The sandbox tests (the longest chain) stay first, so the worker they land on starts them at once.
-_LONGEST_FIRST = ("test_environments_real.py", "test_paper_layouts.py", "test_reference_notebook.py",
-                  "test_qemu_boot_kernels.py", "test_fleet.py", "test_notebooks.py", "test_qemu_boot.py",
-                  "test_analysis_paper.py", "test_analysis_environments.py", "test_screen.py",
-                  "test_sandbox_fs_real.py", "test_fleet_security.py")
+_LONGEST_FIRST = ("test_environments_real.py", "test_paper_layouts.py", "test_fleet.py",
+                  "test_qemu_boot_kernels.py", "test_notebooks.py", "test_qemu_boot.py", "test_runner_rounds.py",
+                  "test_reliability.py", "test_counting.py", "test_reference_notebook.py",
+                  "test_analysis_paper.py", "test_fleet_security.py")
 
 
 _SLOW_MODULE = re.compile(r"^pytestmark\s*=.*\bpytest\.mark\.slow\b", re.M)

@@ -391,3 +391,20 @@ def test_the_bar_starts_at_what_this_hosts_last_campaign_needed(tmp_path, monkey
     shown = run_report.precision_summary([second])
     assert shown.loc[0, "first round"] == 2 and shown.loc[0, "runs per condition"] == "3"
     assert shown.loc[0, "why it stopped"].startswith("max_runs (3) reached: 0 of 2 conditions")
+
+
+def test_a_made_up_id_whose_second_is_taken_moves_to_the_next_free_second(tmp_path):
+    """Two campaigns of one environment started in the same second (short runs back to back) got the same id and
+    the second failed with CampaignExists; a made-up id now takes the next free second, a given one still fails."""
+    from osbench_analysis.measure.config import make_config, resolve_environments
+
+    envs = resolve_environments("native")
+    cfg = make_config("quick", environment="native")
+    (first,) = runner._campaign_ids(cfg, envs, tmp_path)
+    (tmp_path / first).mkdir()
+    (second,) = runner._campaign_ids(cfg, envs, tmp_path)
+    assert second != first and second.split("-", 1)[1] == first.split("-", 1)[1]
+    assert second[:16] > first[:16]                       # a later second, the same host and label
+    (tmp_path / second).mkdir()
+    with pytest.raises(store.CampaignExists):
+        runner._campaign_ids(make_config("quick", environment="native", campaign_id=first), envs, tmp_path)

@@ -128,7 +128,14 @@ def run_campaign(cfg: CampaignConfig, progress: bool = True) -> store.Campaign:
 def _campaign_ids(cfg: CampaignConfig, envs: list[Environment], root: Path) -> list[str]:
     now = dt.datetime.now(dt.timezone.utc)
     if cfg.campaign_id is None:
+        # an id made here names its start to the second: a campaign of the same environment sealed in the
+        # same second (two short runs back to back) takes the next free second, never a clash
         ids = [store.new_campaign_id(e.name, now) for e in envs]
+        for _ in range(60):
+            if not any((root / cid).exists() for cid in ids):
+                break
+            now += dt.timedelta(seconds=1)
+            ids = [store.new_campaign_id(e.name, now) for e in envs]
     elif len(envs) == 1:
         ids = [cfg.campaign_id]
     else:
