@@ -167,42 +167,6 @@ _VALUES_SAID = ("cpu_vendor", "cpu_model", "cpu_family", "cpu_model_number", "cp
                 "signal_frame_bytes", "logical_cpus", "memory_gib", "virtualization")
 
 
-def recorded_differences(a, b) -> list[str]:
-    """What the manifests record differently about two machines (hosts.identity.HostIdentity each), in
-    words: 'CPU family 25 and 26', 'the state of 2 of 14 mitigations'; a fact one of them does not record
-    is left out (it cannot be compared)."""
-    from osbench_analysis.hosts.identity import differences
-
-    from osbench_analysis.hosts.identity import short_cpu_name
-
-    out = []
-    diff = differences(a, b)
-    if "cpu_model" in diff:            # the model names the vendor too; a vendor id is no word
-        diff.pop("cpu_vendor", None)
-        diff["cpu_model"] = tuple(short_cpu_name(v) if v else v for v in diff["cpu_model"])
-    for k, name in SAID_FACTS.items():
-        if k not in diff or diff[k][0] is None or diff[k][1] is None:
-            continue
-        x, y = diff[k]
-        if k in _VALUES_SAID:
-            x, y = (str(v).rsplit("-", 1)[-1] if k == "kernel_release" else f"{v:,}" if isinstance(v, int) else v
-                    for v in (x, y))
-            out.append(f"{name} {x} and {y}")
-        elif k == "mitigations":
-            names = set(x) | set(y)
-            n = sum(x.get(m) != y.get(m) for m in names)
-            out.append(f"the state of {n} of {len(names)} mitigations")
-        elif k == "features":
-            out.append(f"{len(set(x) ^ set(y))} {name}")
-        else:
-            out.append(name)
-    unrecorded = [SAID_FACTS[k] for k in ("cpu_family", "microcode", "features")
-                  if (a.parts.get(k) is None) != (b.parts.get(k) is None)]
-    if out and unrecorded:
-        out[-1] += " (" + ", ".join(unrecorded) + " recorded for only one of the two)"
-    return [tex_escape(o) for o in out]
-
-
 def machine_identities(cross, root=None) -> dict:
     """host -> hosts.identity.HostIdentity of its recorded campaigns (the facts the comparison names)."""
     from osbench_analysis.hosts.identity import host_identity
@@ -280,13 +244,14 @@ def _software_sentence(cross, letters: dict) -> str:
 
 
 def _difference_items(a, b) -> tuple[dict[str, str], list[str]]:
-    """({fact: b's value in words, against a's}, the facts recorded for only one of the two): what
-    recorded_differences says, keyed by fact so that differences_sentence can say what every machine shares."""
+    """({fact: (b's value, a's value) in words}, the facts recorded for only one of the two): what the manifests
+    record differently about two machines (hosts.identity.HostIdentity each), keyed by fact so that
+    differences_sentence can say what every machine shares; a fact one of them does not record is left out."""
     from osbench_analysis.hosts.identity import differences, short_cpu_name
 
     out = {}
     diff = differences(a, b)
-    if "cpu_model" in diff:
+    if "cpu_model" in diff:            # the model names the vendor too; a vendor id is no word
         diff.pop("cpu_vendor", None)
         diff["cpu_model"] = tuple(short_cpu_name(v) if v else v for v in diff["cpu_model"])
     for k in SAID_FACTS:
