@@ -156,9 +156,9 @@ PROFILES: dict[str, dict] = {
                   # boot gives no range); the five guests' third boots cost ~30 s of a fresh machine's `make all`
                   # and tell nothing new.  The repeat boots within guest_budget_s only (make all's guests'
                   # phase, issue 37: ~60 s on a 2-vCPU Zen 4, at most 150 s where emulation is 2.5x slower):
-                  # the first boots take ~35 s of it on a quiet Zen 4 (xen-linux's 31 s, the five others' 38 s,
-                  # on two CPUs: benchmarks/guest_round_projection.py), so the seL4s' repeats fit there and
-                  # none where emulation is slower (first boots ~89 s); the full profile boots every guest
+                  # in a fresh clone's make all on a quiet Zen 4 (runsc's build beside) the first boots took
+                  # 46 s (xen-linux's) and 58 s (the five others', in turn): no repeat fitted, every guest booted
+                  # once (57 s); where emulation is slower none fits either.  The full profile boots every guest
                   # guest_boots times
                   # guest_batches 5, as the host's: a guest's count repeats from boot to boot but not from batch
                   # to batch for every probe (thread_create_join, mmap_touch, fork_exit settle over the first
